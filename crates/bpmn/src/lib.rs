@@ -25,6 +25,8 @@
 pub mod error;
 pub mod model;
 mod parse;
+#[cfg(test)]
+mod tests;
 mod validate;
 mod xml;
 

@@ -313,12 +313,4 @@ impl ElementData {
             _ => None,
         }
     }
-
-    /// Task headers of the elements that have them.
-    pub fn task_headers(&self) -> &[TaskHeader] {
-        match self {
-            ElementData::UserTask(u) => &u.task_headers,
-            _ => &[],
-        }
-    }
 }

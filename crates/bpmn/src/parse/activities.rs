@@ -238,6 +238,8 @@ impl ProcessBuilder<'_, '_> {
                 None => None,
             };
             let result_variable = self.required(script, "resultVariable").unwrap_or_default();
+            // Headers are only used in job worker mode, but one set at most either way.
+            self.extension(node, "taskHeaders", true);
             if let Some(expression) = expression {
                 return ScriptTask::Script(Script {
                     expression,

@@ -36,6 +36,109 @@ const ELEMENTS_WITH_EXECUTION_LISTENERS: &[&str] = &[
     "eventBasedGateway",
 ];
 
+/// Every `zeebe:` element the parser reads, with the attributes it reads. A test checks
+/// this list against Zeebe's moddle descriptor (the checklist of what Zeebe models use).
+pub(crate) const ZEEBE_ELEMENTS: &[(&str, &[&str])] = &[
+    ("taskDefinition", &["type", "retries"]),
+    ("taskHeaders", &[]),
+    ("header", &["key", "value"]),
+    ("ioMapping", &[]),
+    ("input", &["source", "target"]),
+    ("output", &["source", "target"]),
+    ("subscription", &["correlationKey"]),
+    (
+        "publishMessage",
+        &["correlationKey", "messageId", "timeToLive"],
+    ),
+    (
+        "loopCharacteristics",
+        &[
+            "inputCollection",
+            "inputElement",
+            "outputCollection",
+            "outputElement",
+        ],
+    ),
+    (
+        "calledElement",
+        &[
+            "processId",
+            "propagateAllChildVariables",
+            "propagateAllParentVariables",
+            "businessId",
+            "bindingType",
+            "versionTag",
+        ],
+    ),
+    (
+        "calledDecision",
+        &["decisionId", "resultVariable", "bindingType", "versionTag"],
+    ),
+    ("script", &["expression", "resultVariable"]),
+    ("userTask", &[]),
+    (
+        "formDefinition",
+        &[
+            "formKey",
+            "formId",
+            "externalReference",
+            "bindingType",
+            "versionTag",
+        ],
+    ),
+    ("userTaskForm", &["id"]),
+    (
+        "assignmentDefinition",
+        &["assignee", "candidateGroups", "candidateUsers"],
+    ),
+    ("taskSchedule", &["dueDate", "followUpDate"]),
+    ("priorityDefinition", &["priority"]),
+    ("jobPriorityDefinition", &["priority"]),
+    ("taskListeners", &[]),
+    ("taskListener", &["eventType", "type", "retries"]),
+    ("executionListeners", &[]),
+    ("executionListener", &["eventType", "type", "retries"]),
+    ("properties", &[]),
+    ("property", &["name", "value"]),
+    ("versionTag", &["value"]),
+    ("linkedResources", &[]),
+    (
+        "linkedResource",
+        &[
+            "resourceId",
+            "resourceType",
+            "linkName",
+            "bindingType",
+            "versionTag",
+        ],
+    ),
+    (
+        "adHoc",
+        &[
+            "activeElementsCollection",
+            "outputCollection",
+            "outputElement",
+        ],
+    ),
+    ("conditionalFilter", &["variableNames", "variableEvents"]),
+    ("agentDefinition", &["agentType"]),
+];
+
+/// `zeebe:` attributes accepted and deliberately not used: modeler bookkeeping (element
+/// templates), an id Zeebe does not read, an attribute Zeebe itself ignores.
+pub(crate) const IGNORED_ZEEBE_ATTRIBUTES: &[(&str, &str)] = &[
+    ("header", "id"),
+    ("calledElement", "processIdExpression"),
+    ("input", "modelerConfigurationTemplate"),
+    ("input", "modelerConfigurationName"),
+    ("property", "modelerConfigurationTemplate"),
+    ("property", "modelerConfigurationName"),
+    ("<bpmn element>", "modelerTemplate"),
+    ("<bpmn element>", "modelerTemplateVersion"),
+    ("<bpmn element>", "modelerTemplateIcon"),
+    ("<bpmn element>", "retryCounter"),
+];
+
 impl<'d> ProcessBuilder<'d, '_> {
     /// All `zeebe:<local>` extension elements of `node`.
     pub(super) fn extensions(&self, node: NodeId, local: &'static str) -> Vec<NodeId> {

@@ -12,6 +12,8 @@ mod roots;
 
 pub(crate) use builder::Draft;
 pub(crate) use errors::Errors;
+#[cfg(test)]
+pub(crate) use extensions::{IGNORED_ZEEBE_ATTRIBUTES, ZEEBE_ELEMENTS};
 
 use crate::error::ParseError;
 use crate::model::Definitions;

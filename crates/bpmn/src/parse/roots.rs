@@ -117,10 +117,7 @@ impl ProcessBuilder<'_, '_> {
         {
             self.expressions.require_constant(e.id);
         }
-        let correlation_key = match use_ {
-            MessageUse::Correlate => self.correlation_key(node, reference),
-            MessageUse::ProcessStart | MessageUse::Throw => None,
-        };
+        let correlation_key = self.correlation_key(node, reference, use_ == MessageUse::Correlate);
         Some(MessageRef {
             message_id: reference.to_owned(),
             name,
@@ -128,18 +125,23 @@ impl ProcessBuilder<'_, '_> {
         })
     }
 
-    /// The `zeebe:subscription correlationKey` of a message: exactly one subscription, and
-    /// the key is always an expression.
-    fn correlation_key(&mut self, message: NodeId, message_id: &str) -> Option<FeelSource> {
-        if let Some(key) = self.correlation_cache.get(&message) {
-            return key.clone();
-        }
+    /// The `zeebe:subscription correlationKey` of a message: the key is always an
+    /// expression; a correlating use needs exactly one subscription. `None` unless `required`.
+    fn correlation_key(
+        &mut self,
+        message: NodeId,
+        message_id: &str,
+        required: bool,
+    ) -> Option<FeelSource> {
         let subscriptions = self.extensions(message, "subscription");
-        if subscriptions.len() != 1 {
+        if required && subscriptions.len() != 1 {
             self.error(
                 message,
                 "Must have exactly one zeebe:subscription extension element",
             );
+        }
+        if let Some(key) = self.correlation_cache.get(&message) {
+            return key.clone().filter(|_| required);
         }
         let key = subscriptions.first().and_then(|&s| {
             self.required(s, "correlationKey")?;
@@ -147,7 +149,7 @@ impl ProcessBuilder<'_, '_> {
             self.expression_only(s, value)
         });
         self.correlation_cache.insert(message, key.clone());
-        key
+        key.filter(|_| required)
     }
 
     /// Resolves a `signalRef`; `None` if absent or unresolved.
