@@ -1,0 +1,1 @@
+//! DMN models (work in progress).

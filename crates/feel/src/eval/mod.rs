@@ -1,0 +1,845 @@
+//! The tree-walking evaluator.
+//!
+//! Errors in FEEL mostly do not fail: an undefined operation, a missing variable or a bad
+//! argument gives `null` and a [`Warning`] (feel-scala's "suppressed failure"), so the
+//! engine can both follow Zeebe's null-friendly semantics and explain a null in an
+//! incident. Only assertions and resource limits fail with an [`EvalError`].
+
+mod arith;
+mod call;
+pub mod compare;
+mod properties;
+
+use std::cmp::Ordering;
+use std::sync::Arc;
+
+pub use call::bind_args;
+
+use crate::ast::{ArithOp, CmpOp, Iteration, Kind, Node, Quantifier, UnaryTest};
+use crate::error::{EvalError, Warning, WarningKind};
+use crate::number::Number;
+use crate::temporal::{DateTime, Zone};
+use crate::value::{Bound, Context, Function, Name, Range, Value};
+
+/// Times with a zone id but no date get the zone's standard offset at this instant
+/// (2025-01-01T00:00:00Z). feel-scala reads the wall clock here; a fixed instant keeps the
+/// engine deterministic, and standard offsets practically never change.
+pub const TIME_ZONE_REFERENCE_SECS: i64 = 1_735_689_600;
+
+/// Where variables come from. Called lazily, only for names the expression reads, so an
+/// engine can fetch variables from state on demand.
+pub trait Variables {
+    fn get(&self, name: &str) -> Option<Value>;
+}
+
+impl Variables for () {
+    fn get(&self, _: &str) -> Option<Value> {
+        None
+    }
+}
+
+impl Variables for Context {
+    fn get(&self, name: &str) -> Option<Value> {
+        Context::get(self, name).cloned()
+    }
+}
+
+impl<S: std::hash::BuildHasher> Variables for std::collections::HashMap<String, Value, S> {
+    fn get(&self, name: &str) -> Option<Value> {
+        std::collections::HashMap::get(self, name).cloned()
+    }
+}
+
+impl<F: Fn(&str) -> Option<Value>> Variables for F {
+    fn get(&self, name: &str) -> Option<Value> {
+        self(name)
+    }
+}
+
+/// The current time for `now()` and `today()`. The engine passes the record timestamp; no
+/// evaluation ever reads the wall clock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Clock {
+    /// Nanoseconds since 1970-01-01T00:00:00Z.
+    pub instant_nanos: i128,
+    /// The zone `now()` is expressed in.
+    pub zone: Zone,
+}
+
+impl Clock {
+    pub fn from_epoch_millis(millis: i64) -> Clock {
+        Clock {
+            instant_nanos: i128::from(millis) * 1_000_000,
+            zone: Zone::UTC,
+        }
+    }
+
+    pub fn now(&self) -> Option<DateTime> {
+        DateTime::at_instant(self.instant_nanos, self.zone)
+    }
+}
+
+/// Bounds on what one evaluation may do, so hostile or broken expressions cannot exhaust
+/// memory or time.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// Nested evaluation depth (expression nesting plus function calls).
+    pub max_depth: usize,
+    /// Longest list an evaluation may build.
+    pub max_list_len: usize,
+    /// Loop iterations, filter items and function calls in one evaluation.
+    pub max_steps: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            max_depth: 256,
+            max_list_len: 1_000_000,
+            max_steps: 10_000_000,
+        }
+    }
+}
+
+/// What an evaluation needs from its caller.
+pub struct EvalContext<'a> {
+    pub variables: &'a dyn Variables,
+    pub clock: Option<Clock>,
+    pub limits: Limits,
+}
+
+impl<'a> EvalContext<'a> {
+    pub fn new(variables: &'a dyn Variables) -> EvalContext<'a> {
+        EvalContext {
+            variables,
+            clock: None,
+            limits: Limits::default(),
+        }
+    }
+
+    pub fn with_clock(mut self, clock: Clock) -> EvalContext<'a> {
+        self.clock = Some(clock);
+        self
+    }
+
+    pub fn with_limits(mut self, limits: Limits) -> EvalContext<'a> {
+        self.limits = limits;
+        self
+    }
+}
+
+/// A local binding on the evaluator's scope stack.
+#[derive(Clone, Debug)]
+pub enum Frame {
+    Var(Name, Value),
+    /// All entries of a context are in scope (filter items, `get entries` lambdas).
+    Context(Arc<Context>),
+    /// The value `?` refers to in unary tests.
+    Input(Value),
+}
+
+const MAX_WARNINGS: usize = 32;
+
+pub struct Evaluator<'a> {
+    variables: &'a dyn Variables,
+    clock: Option<Clock>,
+    limits: Limits,
+    frames: Vec<Frame>,
+    warnings: Vec<Warning>,
+    depth: usize,
+    steps: u64,
+}
+
+type R = Result<Value, EvalError>;
+
+impl<'a> Evaluator<'a> {
+    pub fn new(ctx: &EvalContext<'a>) -> Evaluator<'a> {
+        Evaluator {
+            variables: ctx.variables,
+            clock: ctx.clock,
+            limits: ctx.limits,
+            frames: Vec::new(),
+            warnings: Vec::new(),
+            depth: 0,
+            steps: 0,
+        }
+    }
+
+    pub fn warnings(&self) -> &[Warning] {
+        &self.warnings
+    }
+
+    pub fn take_warnings(&mut self) -> Vec<Warning> {
+        std::mem::take(&mut self.warnings)
+    }
+
+    pub fn clock(&self) -> Option<Clock> {
+        self.clock
+    }
+
+    pub fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    /// Records why something became null. The message is built only if it is kept.
+    pub fn warn(&mut self, kind: WarningKind, message: impl FnOnce() -> String) {
+        if self.warnings.len() < MAX_WARNINGS {
+            self.warnings.push(Warning {
+                kind,
+                message: message(),
+            });
+        }
+    }
+
+    /// Counts one unit of work against the step budget.
+    pub fn step(&mut self) -> Result<(), EvalError> {
+        self.steps += 1;
+        if self.steps > self.limits.max_steps {
+            return Err(EvalError::LimitExceeded(format!(
+                "more than {} evaluation steps",
+                self.limits.max_steps
+            )));
+        }
+        Ok(())
+    }
+
+    pub fn check_list_len(&self, len: usize) -> Result<(), EvalError> {
+        if len > self.limits.max_list_len {
+            return Err(EvalError::LimitExceeded(format!(
+                "list longer than {} items",
+                self.limits.max_list_len
+            )));
+        }
+        Ok(())
+    }
+
+    pub fn push_frame(&mut self, f: Frame) {
+        self.frames.push(f);
+    }
+
+    pub fn frames_len(&self) -> usize {
+        self.frames.len()
+    }
+
+    pub fn truncate_frames(&mut self, len: usize) {
+        self.frames.truncate(len);
+    }
+
+    /// Runs `f` with extra bindings that are removed afterwards.
+    pub fn with_frames<T>(
+        &mut self,
+        frames: impl IntoIterator<Item = Frame>,
+        f: impl FnOnce(&mut Self) -> T,
+    ) -> T {
+        let base = self.frames.len();
+        self.frames.extend(frames);
+        let r = f(self);
+        self.frames.truncate(base);
+        r
+    }
+
+    /// Looks a name up in local bindings only.
+    fn lookup_local(&self, name: &str) -> Option<Value> {
+        for f in self.frames.iter().rev() {
+            match f {
+                Frame::Var(n, v) if &**n == name => return Some(v.clone()),
+                Frame::Context(c) => {
+                    if let Some(v) = c.get(name) {
+                        return Some(v.clone());
+                    }
+                }
+                _ => {}
+            }
+        }
+        None
+    }
+
+    pub fn lookup(&self, name: &str) -> Option<Value> {
+        self.lookup_local(name).or_else(|| self.variables.get(name))
+    }
+
+    fn input(&self) -> Value {
+        for f in self.frames.iter().rev() {
+            if let Frame::Input(v) = f {
+                return v.clone();
+            }
+        }
+        Value::Null
+    }
+
+    pub fn eval(&mut self, node: &Node) -> R {
+        self.depth += 1;
+        if self.depth > self.limits.max_depth {
+            self.depth -= 1;
+            return Err(EvalError::LimitExceeded(format!(
+                "nesting deeper than {} levels",
+                self.limits.max_depth
+            )));
+        }
+        let r = self.eval_kind(node);
+        self.depth -= 1;
+        r
+    }
+
+    fn eval_kind(&mut self, node: &Node) -> R {
+        match &node.kind {
+            Kind::Literal(v) => Ok(v.clone()),
+            Kind::Var(name) => Ok(match self.lookup(name) {
+                Some(v) => v,
+                None => {
+                    self.warn(WarningKind::NoVariableFound, || {
+                        format!("No variable found with name '{name}'")
+                    });
+                    Value::Null
+                }
+            }),
+            Kind::Input => Ok(self.input()),
+            Kind::Path(target, name) => {
+                let v = self.eval(target)?;
+                Ok(self.path(&v, name))
+            }
+            Kind::Filter(target, cond) => {
+                let v = self.eval(target)?;
+                self.filter(v, cond)
+            }
+            Kind::Call(callee, args) => self.call_node(callee, args),
+            Kind::Neg(inner) => {
+                let v = self.eval(inner)?;
+                Ok(match arith::neg(&v) {
+                    Some(r) => r,
+                    None => {
+                        if !v.is_null() {
+                            self.warn(WarningKind::InvalidType, || {
+                                format!("Can't negate '{v}' of type {}", v.type_name())
+                            });
+                        }
+                        Value::Null
+                    }
+                })
+            }
+            Kind::Arith(op, a, b) => {
+                let x = self.eval(a)?;
+                let y = self.eval(b)?;
+                Ok(self.arith(*op, &x, &y))
+            }
+            Kind::Compare(op, a, b) => {
+                let x = self.eval(a)?;
+                let y = self.eval(b)?;
+                Ok(self.compare_values(*op, &x, &y))
+            }
+            Kind::And(a, b) => {
+                let x = self.eval(a)?;
+                if x.as_bool() == Some(false) {
+                    return Ok(Value::Bool(false));
+                }
+                let y = self.eval(b)?;
+                Ok(match (x.as_bool(), y.as_bool()) {
+                    (_, Some(false)) => Value::Bool(false),
+                    (Some(true), Some(true)) => Value::Bool(true),
+                    _ => Value::Null,
+                })
+            }
+            Kind::Or(a, b) => {
+                let x = self.eval(a)?;
+                if x.as_bool() == Some(true) {
+                    return Ok(Value::Bool(true));
+                }
+                let y = self.eval(b)?;
+                Ok(match (x.as_bool(), y.as_bool()) {
+                    (_, Some(true)) => Value::Bool(true),
+                    (Some(false), Some(false)) => Value::Bool(false),
+                    _ => Value::Null,
+                })
+            }
+            Kind::Between(x, low, high) => {
+                let v = self.eval(x)?;
+                let lo = self.eval(low)?;
+                let hi = self.eval(high)?;
+                let a = self.compare_values(CmpOp::Ge, &v, &lo);
+                let b = self.compare_values(CmpOp::Le, &v, &hi);
+                Ok(match (a.as_bool(), b.as_bool()) {
+                    (Some(false), _) | (_, Some(false)) => Value::Bool(false),
+                    (Some(true), Some(true)) => Value::Bool(true),
+                    _ => Value::Null,
+                })
+            }
+            Kind::In(x, tests) => {
+                let v = self.eval(x)?;
+                self.in_tests(&v, tests)
+            }
+            Kind::InstanceOf(x, ty) => {
+                let v = self.eval(x)?;
+                Ok(Value::Bool(ty.is_instance(&v)))
+            }
+            Kind::If(c, t, e) => {
+                let cond = self.eval(c)?;
+                if cond.as_bool() == Some(true) {
+                    self.eval(t)
+                } else {
+                    self.eval(e)
+                }
+            }
+            Kind::For {
+                iterations,
+                body,
+                uses_partial,
+            } => self.for_loop(iterations, body, *uses_partial),
+            Kind::Quantified(q, iterations, body) => self.quantified(*q, iterations, body),
+            Kind::List(items) => {
+                let mut out = Vec::with_capacity(items.len());
+                for item in items {
+                    out.push(self.eval(item)?);
+                }
+                Ok(Value::list(out))
+            }
+            Kind::Context(entries) => {
+                let base = self.frames.len();
+                let mut ctx = Context::with_capacity(entries.len());
+                let mut result = Ok(());
+                for (key, expr) in entries {
+                    match self.eval(expr) {
+                        Ok(v) => {
+                            // Later entries see earlier ones.
+                            self.frames.push(Frame::Var(key.clone(), v.clone()));
+                            ctx.push_unchecked(key.clone(), v);
+                        }
+                        Err(e) => {
+                            result = Err(e);
+                            break;
+                        }
+                    }
+                }
+                self.frames.truncate(base);
+                result.map(|_| Value::context(ctx))
+            }
+            Kind::Range {
+                start,
+                start_closed,
+                end,
+                end_closed,
+            } => {
+                let s = match start {
+                    Some(s) => Some(self.eval(s)?),
+                    None => None,
+                };
+                let e = match end {
+                    Some(e) => Some(self.eval(e)?),
+                    None => None,
+                };
+                Ok(self.make_range(s, *start_closed, e, *end_closed))
+            }
+            Kind::UnaryRange(op, endpoint) => {
+                let v = self.eval(endpoint)?;
+                Ok(unary_range(*op, v))
+            }
+            Kind::Function(def) => Ok(Value::Function(Arc::new(Function::User {
+                def: def.clone(),
+                captured: Arc::new(self.frames.clone()),
+            }))),
+        }
+    }
+
+    fn make_range(&mut self, s: Option<Value>, sc: bool, e: Option<Value>, ec: bool) -> Value {
+        // Both ends must be of one comparable type (or null for an open end, DMN 1.4+).
+        if let (Some(a), Some(b)) = (&s, &e)
+            && !a.is_null()
+            && !b.is_null()
+            && compare::compare(a, b).is_none()
+        {
+            self.warn(WarningKind::InvalidType, || {
+                format!("Range endpoints '{a}' and '{b}' are not comparable")
+            });
+            return Value::Null;
+        }
+        let bound = |v: Option<Value>, closed: bool| match v {
+            None | Some(Value::Null) => Bound::Unbounded,
+            Some(v) if closed => Bound::Closed(v),
+            Some(v) => Bound::Open(v),
+        };
+        Value::Range(Arc::new(Range {
+            start: bound(s, sc),
+            end: bound(e, ec),
+        }))
+    }
+
+    pub fn path(&mut self, v: &Value, name: &Name) -> Value {
+        match v {
+            Value::Context(c) => match c.get(name) {
+                Some(x) => x.clone(),
+                None => {
+                    self.warn(WarningKind::NoContextEntryFound, || {
+                        format!("No context entry found with key '{name}'")
+                    });
+                    Value::Null
+                }
+            },
+            Value::List(items) => {
+                let mut out = Vec::with_capacity(items.len());
+                for item in items.iter() {
+                    out.push(self.path(item, name));
+                }
+                Value::list(out)
+            }
+            Value::Null => Value::Null,
+            other => match properties::property(other, name) {
+                Some(p) => p,
+                None => {
+                    self.warn(WarningKind::NoPropertyFound, || {
+                        format!("No property found with name '{name}' of value '{other}'")
+                    });
+                    Value::Null
+                }
+            },
+        }
+    }
+
+    fn filter(&mut self, v: Value, cond: &Node) -> R {
+        let items: Arc<Vec<Value>> = match v {
+            Value::List(l) => l,
+            Value::Null => return Ok(Value::Null),
+            // A filter on a single value treats it as a one-item list.
+            other => Arc::new(vec![other]),
+        };
+        if items.is_empty() {
+            // Nothing to bind `item` to; a numeric index into nothing is null.
+            let probe = self.eval(cond);
+            self.warnings
+                .retain(|w| w.kind != WarningKind::NoVariableFound);
+            return Ok(match probe {
+                Ok(Value::Number(_)) => Value::Null,
+                _ => Value::list(Vec::new()),
+            });
+        }
+        let mut out = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            self.step()?;
+            let frames = item_frames(item);
+            let r = self.with_frames(frames, |ev| ev.eval(cond))?;
+            match r {
+                Value::Bool(true) => out.push(item.clone()),
+                Value::Number(n) if i == 0 => return Ok(index_list(&items, n)),
+                _ => {}
+            }
+        }
+        Ok(Value::list(out))
+    }
+
+    pub fn arith(&mut self, op: ArithOp, x: &Value, y: &Value) -> Value {
+        let r = match op {
+            ArithOp::Add => arith::add(x, y),
+            ArithOp::Sub => arith::sub(x, y),
+            ArithOp::Mul => arith::mul(x, y),
+            ArithOp::Div => arith::div(x, y),
+            ArithOp::Pow => arith::pow(x, y),
+        };
+        match r {
+            Some(v) => v,
+            None => {
+                if !x.is_null() && !y.is_null() {
+                    self.warn(WarningKind::InvalidType, || {
+                        let sym = match op {
+                            ArithOp::Add => "+",
+                            ArithOp::Sub => "-",
+                            ArithOp::Mul => "*",
+                            ArithOp::Div => "/",
+                            ArithOp::Pow => "**",
+                        };
+                        format!(
+                            "Can't evaluate '{x}' {sym} '{y}' ({} {sym} {})",
+                            x.type_name(),
+                            y.type_name()
+                        )
+                    });
+                }
+                Value::Null
+            }
+        }
+    }
+
+    pub fn compare_values(&mut self, op: CmpOp, x: &Value, y: &Value) -> Value {
+        let r = match op {
+            CmpOp::Eq => compare::equals(x, y),
+            CmpOp::Ne => compare::equals(x, y).map(|b| !b),
+            _ => compare::compare(x, y).map(|o| match op {
+                CmpOp::Lt => o == Ordering::Less,
+                CmpOp::Le => o != Ordering::Greater,
+                CmpOp::Gt => o == Ordering::Greater,
+                _ => o != Ordering::Less,
+            }),
+        };
+        match r {
+            Some(b) => Value::Bool(b),
+            None => {
+                if !x.is_null() && !y.is_null() {
+                    self.warn(WarningKind::NotComparable, || {
+                        format!(
+                            "Can't compare '{x}' ({}) with '{y}' ({})",
+                            x.type_name(),
+                            y.type_name()
+                        )
+                    });
+                }
+                Value::Null
+            }
+        }
+    }
+
+    fn in_tests(&mut self, v: &Value, tests: &[UnaryTest]) -> R {
+        let mut any_null = false;
+        for t in tests {
+            match self.test_matches(v, t)? {
+                Some(true) => return Ok(Value::Bool(true)),
+                Some(false) => {}
+                None => any_null = true,
+            }
+        }
+        Ok(if any_null && tests.len() == 1 {
+            Value::Null
+        } else {
+            Value::Bool(false)
+        })
+    }
+
+    /// Whether `input` satisfies one unary test; `None` when undecidable (incomparable
+    /// types).
+    pub fn test_matches(
+        &mut self,
+        input: &Value,
+        test: &UnaryTest,
+    ) -> Result<Option<bool>, EvalError> {
+        match test {
+            UnaryTest::Any => Ok(Some(true)),
+            UnaryTest::Not(inner) => {
+                let mut undecided = false;
+                for t in inner {
+                    match self.test_matches(input, t)? {
+                        Some(true) => return Ok(Some(false)),
+                        Some(false) => {}
+                        None => undecided = true,
+                    }
+                }
+                Ok(if undecided { None } else { Some(true) })
+            }
+            UnaryTest::Compare(op, node) => {
+                let v = self.with_frames([Frame::Input(input.clone())], |ev| ev.eval(node))?;
+                Ok(self.compare_values(*op, input, &v).as_bool())
+            }
+            UnaryTest::Expr { node, uses_input } => {
+                let v = self.with_frames([Frame::Input(input.clone())], |ev| ev.eval(node))?;
+                if *uses_input {
+                    return Ok(v.as_bool());
+                }
+                Ok(match &v {
+                    Value::Range(r) => compare::in_range(input, r),
+                    Value::List(items) => {
+                        if items
+                            .iter()
+                            .any(|i| compare::equals(input, i) == Some(true))
+                        {
+                            Some(true)
+                        } else if let Value::List(_) = input {
+                            compare::equals(input, &v)
+                        } else {
+                            Some(false)
+                        }
+                    }
+                    Value::Bool(b) if !matches!(input, Value::Bool(_)) => Some(*b),
+                    Value::Function(f) => {
+                        let f = f.clone();
+                        self.invoke(&f, vec![input.clone()])?.as_bool()
+                    }
+                    _ => compare::equals(input, &v),
+                })
+            }
+        }
+    }
+
+    fn iteration_values(&mut self, it: &Iteration) -> Result<Vec<Value>, EvalError> {
+        let source = self.eval(&it.source)?;
+        if let Some(end) = &it.range_end {
+            let end = self.eval(end)?;
+            return self.integer_range(&source, &end);
+        }
+        Ok(match source {
+            Value::List(l) => l.as_ref().clone(),
+            Value::Range(r) => self.range_items(&r)?,
+            Value::Null => Vec::new(),
+            other => vec![other],
+        })
+    }
+
+    fn integer_range(&mut self, from: &Value, to: &Value) -> Result<Vec<Value>, EvalError> {
+        let (Some(a), Some(b)) = (
+            from.as_number().and_then(|n| n.to_i64()),
+            to.as_number().and_then(|n| n.to_i64()),
+        ) else {
+            self.warn(WarningKind::InvalidType, || {
+                format!("Can't iterate over '{from}..{to}': expected two integers")
+            });
+            return Ok(Vec::new());
+        };
+        let len = a.abs_diff(b).saturating_add(1);
+        self.check_list_len(usize::try_from(len).unwrap_or(usize::MAX))?;
+        Ok(if a <= b {
+            (a..=b).map(Value::number).collect()
+        } else {
+            (b..=a).rev().map(Value::number).collect()
+        })
+    }
+
+    /// Iterating a range value: integer ranges only.
+    fn range_items(&mut self, r: &Range) -> Result<Vec<Value>, EvalError> {
+        let ends = (
+            r.start
+                .value()
+                .and_then(|v| v.as_number())
+                .and_then(|n| n.to_i64()),
+            r.end
+                .value()
+                .and_then(|v| v.as_number())
+                .and_then(|n| n.to_i64()),
+        );
+        let (Some(mut a), Some(mut b)) = ends else {
+            self.warn(WarningKind::InvalidType, || {
+                "Can't iterate over a range that is not bounded by integers".to_string()
+            });
+            return Ok(Vec::new());
+        };
+        let ascending = a <= b;
+        if !r.start.is_closed() {
+            a += if ascending { 1 } else { -1 };
+        }
+        if !r.end.is_closed() {
+            b -= if ascending { 1 } else { -1 };
+        }
+        if (ascending && a > b) || (!ascending && a < b) {
+            return Ok(Vec::new());
+        }
+        self.integer_range(&Value::number(a), &Value::number(b))
+    }
+
+    fn for_loop(&mut self, iterations: &[Iteration], body: &Node, uses_partial: bool) -> R {
+        let base = self.frames.len();
+        let mut results = Vec::new();
+        let r = self.for_level(iterations, body, uses_partial, &mut results);
+        self.frames.truncate(base);
+        r.map(|_| Value::list(results))
+    }
+
+    fn for_level(
+        &mut self,
+        iterations: &[Iteration],
+        body: &Node,
+        uses_partial: bool,
+        results: &mut Vec<Value>,
+    ) -> Result<(), EvalError> {
+        let Some((first, rest)) = iterations.split_first() else {
+            self.step()?;
+            let v = if uses_partial {
+                let partial = Value::list(results.clone());
+                self.with_frames([Frame::Var(Name::from("partial"), partial)], |ev| {
+                    ev.eval(body)
+                })?
+            } else {
+                self.eval(body)?
+            };
+            results.push(v);
+            return self.check_list_len(results.len());
+        };
+        // Later iteration sources may refer to earlier variables, so each level evaluates
+        // its source with the outer bindings in place.
+        let values = self.iteration_values(first)?;
+        for v in values {
+            let base = self.frames.len();
+            self.frames.push(Frame::Var(first.name.clone(), v));
+            let r = self.for_level(rest, body, uses_partial, results);
+            self.frames.truncate(base);
+            r?;
+        }
+        Ok(())
+    }
+
+    fn quantified(&mut self, q: Quantifier, iterations: &[Iteration], body: &Node) -> R {
+        let base = self.frames.len();
+        let mut outcomes = Vec::new();
+        let r = self.quantified_level(iterations, body, &mut outcomes);
+        self.frames.truncate(base);
+        r?;
+        Ok(Value::Bool(match q {
+            Quantifier::Some => outcomes.iter().any(|b| *b == Some(true)),
+            Quantifier::Every => outcomes.iter().all(|b| *b == Some(true)),
+        }))
+    }
+
+    fn quantified_level(
+        &mut self,
+        iterations: &[Iteration],
+        body: &Node,
+        outcomes: &mut Vec<Option<bool>>,
+    ) -> Result<(), EvalError> {
+        let Some((first, rest)) = iterations.split_first() else {
+            self.step()?;
+            let v = self.eval(body)?;
+            outcomes.push(v.as_bool());
+            return Ok(());
+        };
+        let values = self.iteration_values(first)?;
+        for v in values {
+            let base = self.frames.len();
+            self.frames.push(Frame::Var(first.name.clone(), v));
+            let r = self.quantified_level(rest, body, outcomes);
+            self.frames.truncate(base);
+            r?;
+        }
+        Ok(())
+    }
+}
+
+/// Bindings for one filter item: `item`, plus the item's entries if it is a context.
+pub fn item_frames(item: &Value) -> Vec<Frame> {
+    let mut frames = vec![Frame::Var(Name::from("item"), item.clone())];
+    if let Value::Context(c) = item {
+        frames.push(Frame::Context(c.clone()));
+    }
+    frames
+}
+
+/// `list[n]`: 1-based, negative counts from the end; out of range is null.
+fn index_list(items: &[Value], n: Number) -> Value {
+    let Some(i) = n.trunc_i64() else {
+        return Value::Null;
+    };
+    let len = items.len() as i64;
+    let idx = if i > 0 {
+        i - 1
+    } else if i < 0 {
+        len + i
+    } else {
+        return Value::Null;
+    };
+    if (0..len).contains(&idx) {
+        items[idx as usize].clone()
+    } else {
+        Value::Null
+    }
+}
+
+/// `< x` and friends as a range value with one open side.
+pub fn unary_range(op: CmpOp, v: Value) -> Value {
+    let (start, end) = match op {
+        CmpOp::Lt => (Bound::Unbounded, Bound::Open(v)),
+        CmpOp::Le => (Bound::Unbounded, Bound::Closed(v)),
+        CmpOp::Gt => (Bound::Open(v), Bound::Unbounded),
+        CmpOp::Ge => (Bound::Closed(v), Bound::Unbounded),
+        CmpOp::Eq => (Bound::Closed(v.clone()), Bound::Closed(v)),
+        CmpOp::Ne => return Value::Null,
+    };
+    Value::Range(Arc::new(Range { start, end }))
+}
+
+/// Matches unary tests that cannot refer to variables or `?` beyond the input, without a
+/// caller context (item definitions' allowed values in `instance of`).
+pub fn unary_tests_match_static(tests: &crate::UnaryTests, v: &Value) -> bool {
+    let ctx = EvalContext::new(&());
+    tests.matches(v, &ctx).unwrap_or(false)
+}
