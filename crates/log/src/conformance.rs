@@ -1,0 +1,243 @@
+//! The journal contract as executable checks. Every [`Journal`] implementation runs this suite
+//! from its tests: `beeline_log::conformance::run(|| MyJournal::new(..))`. Each check gets a
+//! fresh, empty journal from the factory and panics with a description on a violation.
+
+use crate::journal::{Entry, Flusher, Journal, JournalReader};
+
+/// Runs every check against journals made by `new_journal`.
+pub fn run<J: Journal>(mut new_journal: impl FnMut() -> J) {
+    empty_journal(new_journal());
+    indices_are_dense_from_one(new_journal());
+    readers_see_only_committed_entries(new_journal());
+    flush_reports_what_was_appended(new_journal());
+    asqn_must_increase(new_journal());
+    seek_by_index(new_journal());
+    seek_by_asqn(new_journal());
+    truncate_after_removes_the_tail(new_journal());
+    committed_entries_cannot_be_truncated(new_journal());
+    compaction_keeps_the_requested_index(new_journal());
+    many_entries_of_many_sizes(new_journal());
+    commit_wakes_subscribers(new_journal());
+}
+
+fn data(index: u64, len: usize) -> Vec<u8> {
+    (0..len)
+        .map(|i| (index as usize * 31 + i * 7) as u8)
+        .collect()
+}
+
+fn append_n<J: Journal>(journal: &mut J, from_asqn: u64, n: u64, len: usize) {
+    for i in 0..n {
+        let expected = journal.last_index() + 1;
+        let index = journal
+            .append(from_asqn + i * 10, &data(expected, len))
+            .expect("append");
+        assert_eq!(index, expected, "append returns the next dense index");
+    }
+}
+
+fn commit_all<J: Journal>(journal: &J) {
+    let durable = journal.flusher().flush().expect("flush");
+    journal.commit_index().advance(durable);
+}
+
+fn read_all<R: JournalReader>(reader: &mut R) -> Vec<Entry> {
+    let mut out = Vec::new();
+    while let Some(entry) = reader.next_entry() {
+        out.push(entry.expect("read a committed entry"));
+    }
+    out
+}
+
+fn empty_journal<J: Journal>(journal: J) {
+    assert_eq!(journal.first_index(), 1, "an empty journal starts at 1");
+    assert_eq!(
+        journal.last_index(),
+        0,
+        "an empty journal has no last entry"
+    );
+    assert_eq!(journal.last_asqn(), None);
+    assert!(journal.reader().next_entry().is_none());
+}
+
+fn indices_are_dense_from_one<J: Journal>(mut journal: J) {
+    append_n(&mut journal, 100, 5, 10);
+    assert_eq!(journal.last_index(), 5);
+    assert_eq!(journal.last_asqn(), Some(140));
+    commit_all(&journal);
+    let entries = read_all(&mut journal.reader());
+    let indices: Vec<u64> = entries.iter().map(|e| e.index).collect();
+    assert_eq!(indices, vec![1, 2, 3, 4, 5]);
+    for entry in entries {
+        assert_eq!(entry.data, data(entry.index, 10), "entry data round-trips");
+        assert_eq!(entry.asqn, 100 + (entry.index - 1) * 10);
+    }
+}
+
+fn readers_see_only_committed_entries<J: Journal>(mut journal: J) {
+    let mut reader = journal.reader();
+    append_n(&mut journal, 1, 4, 16);
+    assert!(
+        reader.next_entry().is_none(),
+        "appended but uncommitted entries are invisible"
+    );
+    journal.commit_index().advance(2);
+    let seen: Vec<u64> = read_all(&mut reader).iter().map(|e| e.index).collect();
+    assert_eq!(seen, vec![1, 2], "a reader stops at the commit index");
+    journal.commit_index().advance(1);
+    assert_eq!(
+        journal.commit_index().get(),
+        2,
+        "the commit index never goes back"
+    );
+    journal.commit_index().advance(4);
+    let seen: Vec<u64> = read_all(&mut reader).iter().map(|e| e.index).collect();
+    assert_eq!(
+        seen,
+        vec![3, 4],
+        "an existing reader continues after a commit"
+    );
+}
+
+fn flush_reports_what_was_appended<J: Journal>(mut journal: J) {
+    let flusher = journal.flusher();
+    append_n(&mut journal, 1, 3, 8);
+    assert!(flusher.flush().expect("flush") >= 3);
+    append_n(&mut journal, 100, 2, 8);
+    let other = flusher.clone();
+    let durable = std::thread::spawn(move || other.flush())
+        .join()
+        .expect("flush thread")
+        .expect("flush");
+    assert!(
+        durable >= 5,
+        "a flusher on another thread covers every earlier append"
+    );
+}
+
+fn asqn_must_increase<J: Journal>(mut journal: J) {
+    journal.append(10, b"a").expect("append");
+    assert!(
+        journal.append(10, b"b").is_err(),
+        "an equal asqn is refused"
+    );
+    assert!(journal.append(5, b"c").is_err(), "a lower asqn is refused");
+    assert_eq!(journal.last_index(), 1, "a refused append leaves no entry");
+    journal.append(11, b"d").expect("append after refusal");
+    assert_eq!(journal.last_index(), 2);
+}
+
+fn seek_by_index<J: Journal>(mut journal: J) {
+    append_n(&mut journal, 1, 300, 40);
+    commit_all(&journal);
+    let mut reader = journal.reader();
+    for target in [1u64, 2, 63, 64, 65, 150, 299, 300] {
+        reader.seek(target).expect("seek");
+        let entry = reader.next_entry().expect("an entry").expect("read");
+        assert_eq!(entry.index, target, "seek({target})");
+        assert_eq!(entry.data, data(target, 40));
+    }
+    reader.seek(301).expect("seek past the end");
+    assert!(reader.next_entry().is_none());
+    reader.seek(0).expect("seek to 0");
+    assert_eq!(reader.next_entry().expect("entry").expect("read").index, 1);
+}
+
+fn seek_by_asqn<J: Journal>(mut journal: J) {
+    // Entry i (1-based) has asqn 1000 + (i - 1) * 10.
+    append_n(&mut journal, 1000, 200, 24);
+    commit_all(&journal);
+    let mut reader = journal.reader();
+    let cases = [
+        (0u64, 1u64),
+        (1000, 1),
+        (1005, 1),
+        (1010, 2),
+        (1019, 2),
+        (1640, 65),
+        (2990, 200),
+        (99_999, 200),
+    ];
+    for (asqn, expected) in cases {
+        reader.seek_to_asqn(asqn).expect("seek_to_asqn");
+        let entry = reader.next_entry().expect("an entry").expect("read");
+        assert_eq!(entry.index, expected, "seek_to_asqn({asqn})");
+    }
+}
+
+fn truncate_after_removes_the_tail<J: Journal>(mut journal: J) {
+    append_n(&mut journal, 1, 10, 32);
+    journal.commit_index().advance(4);
+    journal.truncate_after(6).expect("truncate");
+    assert_eq!(journal.last_index(), 6);
+    assert_eq!(journal.last_asqn(), Some(51));
+    let index = journal.append(52, b"replacement").expect("append");
+    assert_eq!(index, 7, "indices continue after the truncation point");
+    commit_all(&journal);
+    let entries = read_all(&mut journal.reader());
+    assert_eq!(entries.len(), 7);
+    assert_eq!(
+        entries[6].data,
+        b"replacement".to_vec(),
+        "the new entry replaces the old"
+    );
+}
+
+fn committed_entries_cannot_be_truncated<J: Journal>(mut journal: J) {
+    append_n(&mut journal, 1, 5, 8);
+    journal.commit_index().advance(3);
+    assert!(journal.truncate_after(2).is_err());
+    assert_eq!(
+        journal.last_index(),
+        5,
+        "a refused truncation changes nothing"
+    );
+}
+
+fn compaction_keeps_the_requested_index<J: Journal>(mut journal: J) {
+    append_n(&mut journal, 1, 500, 100);
+    commit_all(&journal);
+    journal.compact(400).expect("compact");
+    assert!(
+        journal.first_index() <= 400,
+        "compaction never drops the given index"
+    );
+    let mut reader = journal.reader();
+    reader.seek(400).expect("seek");
+    assert_eq!(
+        reader.next_entry().expect("entry").expect("read").index,
+        400
+    );
+    reader.seek(1).expect("seek below the first entry");
+    let first = reader.next_entry().expect("entry").expect("read");
+    assert_eq!(
+        first.index,
+        journal.first_index(),
+        "a seek below the first entry lands on it"
+    );
+    append_n(&mut journal, 10_000, 5, 100);
+    assert_eq!(journal.last_index(), 505);
+}
+
+fn many_entries_of_many_sizes<J: Journal>(mut journal: J) {
+    let sizes = [1usize, 7, 8, 9, 100, 1000, 4096, 20_000];
+    for i in 0..400u64 {
+        let len = sizes[(i as usize) % sizes.len()];
+        journal.append(i + 1, &data(i + 1, len)).expect("append");
+    }
+    commit_all(&journal);
+    let entries = read_all(&mut journal.reader());
+    assert_eq!(entries.len(), 400);
+    for entry in entries {
+        let len = sizes[((entry.index - 1) as usize) % sizes.len()];
+        assert_eq!(entry.data, data(entry.index, len), "entry {}", entry.index);
+    }
+}
+
+fn commit_wakes_subscribers<J: Journal>(mut journal: J) {
+    let mut changes = journal.commit_index().subscribe();
+    append_n(&mut journal, 1, 1, 8);
+    journal.commit_index().advance(1);
+    assert!(changes.has_changed().unwrap_or(false));
+    assert_eq!(*changes.borrow_and_update(), 1);
+}

@@ -1,0 +1,421 @@
+//! The durable journal: a directory of preallocated, checksummed segment files.
+
+mod format;
+mod reader;
+mod recovery;
+mod segment;
+
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+
+use format::{FRAME_HEADER_LEN, SEGMENT_HEADER_LEN, SegmentHeader, encode_frame, frame_len};
+pub use reader::FileReader;
+pub use recovery::{Recovery, RecoveryReport};
+use segment::{IndexPoint, Segment};
+
+use crate::journal::{CommitIndex, Flusher, Journal};
+use crate::{Error, Result};
+
+#[derive(Debug, Clone)]
+pub struct FileJournalConfig {
+    /// Size of one segment file, preallocated when the segment is created. Default 128 MiB.
+    pub segment_size: u64,
+    /// Largest entry accepted. Default 4 MiB; must fit in a segment.
+    pub max_entry_size: usize,
+    /// One sparse index point per this many entries (memory vs. seek cost). Default 64.
+    pub index_density: u64,
+    /// What to do when recovery finds damage that is not a torn tail. Default [`Recovery::Strict`].
+    pub recovery: Recovery,
+}
+
+impl Default for FileJournalConfig {
+    fn default() -> Self {
+        Self {
+            segment_size: 128 * 1024 * 1024,
+            max_entry_size: 4 * 1024 * 1024,
+            index_density: 64,
+            recovery: Recovery::Strict,
+        }
+    }
+}
+
+impl FileJournalConfig {
+    fn validate(&self) -> Result<()> {
+        let room = self
+            .segment_size
+            .saturating_sub(SEGMENT_HEADER_LEN + FRAME_HEADER_LEN);
+        if (self.max_entry_size as u64) > room || self.max_entry_size == 0 {
+            return Err(Error::Failed(format!(
+                "invalid journal configuration: max entry size {} must be between 1 and the \
+                 segment size {} minus {} bytes of headers",
+                self.max_entry_size,
+                self.segment_size,
+                SEGMENT_HEADER_LEN + FRAME_HEADER_LEN
+            )));
+        }
+        if self.index_density == 0 {
+            return Err(Error::Failed(
+                "invalid journal configuration: index density must be at least 1".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// State shared by the writer, its flushers and its readers.
+#[derive(Debug)]
+struct Shared {
+    dir: PathBuf,
+    segments: RwLock<Vec<Arc<Segment>>>,
+    /// Highest index whose frame is completely written (not necessarily synced).
+    written: AtomicU64,
+    /// Highest index known to be on stable storage.
+    durable: AtomicU64,
+    /// Bumped whenever frames are rewritten in place, so readers drop buffered bytes.
+    rewrites: AtomicU64,
+    /// Set when a write or sync failed in a way that leaves the files uncertain.
+    failure: Mutex<Option<String>>,
+}
+
+impl Shared {
+    fn segments(&self) -> std::sync::RwLockReadGuard<'_, Vec<Arc<Segment>>> {
+        // The list is only ever replaced by whole pushes, truncations and drains.
+        self.segments.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn segments_mut(&self) -> std::sync::RwLockWriteGuard<'_, Vec<Arc<Segment>>> {
+        self.segments.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn check_failed(&self) -> Result<()> {
+        match &*self.failure.lock().unwrap_or_else(|e| e.into_inner()) {
+            Some(reason) => Err(Error::Failed(reason.clone())),
+            None => Ok(()),
+        }
+    }
+
+    fn fail(&self, reason: String) {
+        tracing::error!(dir = %self.dir.display(), %reason, "journal failed");
+        let mut failure = self.failure.lock().unwrap_or_else(|e| e.into_inner());
+        failure.get_or_insert(reason);
+    }
+}
+
+/// A segmented journal on disk. See the crate documentation for the guarantees.
+#[derive(Debug)]
+pub struct FileJournal {
+    shared: Arc<Shared>,
+    commit: Arc<CommitIndex>,
+    config: FileJournalConfig,
+    last_asqn: Option<u64>,
+    frame: Vec<u8>,
+    report: RecoveryReport,
+}
+
+impl FileJournal {
+    /// Opens (or creates) the journal in `dir`, recovering what is intact. Everything recovered
+    /// is synced and committed.
+    pub fn open(dir: impl AsRef<Path>, config: FileJournalConfig) -> Result<Self> {
+        config.validate()?;
+        let dir = dir.as_ref().to_path_buf();
+        std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+        let recovered = recovery::recover(&dir, &config)?;
+        let last_index = recovered
+            .segments
+            .last()
+            .map(|s| s.last_index())
+            .unwrap_or(0);
+        let shared = Arc::new(Shared {
+            dir,
+            segments: RwLock::new(recovered.segments),
+            written: AtomicU64::new(last_index),
+            durable: AtomicU64::new(last_index),
+            rewrites: AtomicU64::new(0),
+            failure: Mutex::new(None),
+        });
+        let mut journal = Self {
+            shared,
+            commit: CommitIndex::new(last_index),
+            config,
+            last_asqn: recovered.last_asqn,
+            frame: Vec::new(),
+            report: recovered.report,
+        };
+        if journal.shared.segments().is_empty() {
+            journal.create_segment(1, 1)?;
+        }
+        Ok(journal)
+    }
+
+    /// What recovery found when the journal was opened.
+    pub fn recovery_report(&self) -> &RecoveryReport {
+        &self.report
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.shared.dir
+    }
+
+    fn active(&self) -> Arc<Segment> {
+        // `open` guarantees at least one segment; the list never becomes empty afterwards.
+        self.shared
+            .segments()
+            .last()
+            .cloned()
+            .expect("a journal always has an active segment")
+    }
+
+    fn create_segment(&mut self, id: u64, first_index: u64) -> Result<Arc<Segment>> {
+        let path = segment_path(&self.shared.dir, id);
+        let file = create_segment_file(&path, id, first_index, self.config.segment_size)?;
+        sync_dir(&self.shared.dir)?;
+        let segment = Arc::new(Segment::new(
+            id,
+            path,
+            first_index,
+            self.config.segment_size,
+            file,
+        ));
+        self.shared.segments_mut().push(segment.clone());
+        Ok(segment)
+    }
+
+    /// Seals the active segment (synced, so flushers never need to look back) and starts the next.
+    fn roll(&mut self, active: &Segment) -> Result<Arc<Segment>> {
+        active.file.sync_data().map_err(|e| {
+            self.shared.fail(format!("sync failed: {e}"));
+            Error::io(&active.path, e)
+        })?;
+        self.shared
+            .durable
+            .fetch_max(active.last_index(), Ordering::AcqRel);
+        self.create_segment(active.id + 1, active.last_index() + 1)
+    }
+}
+
+fn segment_path(dir: &Path, id: u64) -> PathBuf {
+    dir.join(format!("segment-{id:010}.log"))
+}
+
+fn create_segment_file(path: &Path, id: u64, first_index: u64, size: u64) -> Result<File> {
+    let io = |e| Error::io(path, e);
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(io)?;
+    let header = SegmentHeader {
+        id,
+        first_index,
+        size,
+    };
+    let result = preallocate(&file, size)
+        .and_then(|()| file.write_all_at(&header.encode(), 0))
+        .and_then(|()| file.sync_all());
+    if let Err(e) = result {
+        // A half-made segment would only confuse recovery: take it away again.
+        let _ = std::fs::remove_file(path);
+        return Err(io(e));
+    }
+    Ok(file)
+}
+
+/// Reserves the segment's blocks up front: appends then never allocate, so a full disk shows
+/// at segment creation (cleanly) rather than in the middle of a frame, and `fdatasync` has no
+/// file size to update.
+fn preallocate(file: &File, size: u64) -> std::io::Result<()> {
+    match rustix::fs::fallocate(file, rustix::fs::FallocateFlags::empty(), 0, size) {
+        Ok(()) => Ok(()),
+        Err(rustix::io::Errno::OPNOTSUPP) => file.set_len(size),
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn sync_dir(dir: &Path) -> Result<()> {
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| Error::io(dir, e))
+}
+
+impl Journal for FileJournal {
+    type Reader = FileReader;
+    type Flusher = FileFlusher;
+
+    fn append(&mut self, asqn: u64, data: &[u8]) -> Result<u64> {
+        self.shared.check_failed()?;
+        if data.len() > self.config.max_entry_size || data.is_empty() {
+            return Err(Error::EntryTooLarge {
+                size: data.len(),
+                max: self.config.max_entry_size,
+            });
+        }
+        if let Some(last) = self.last_asqn
+            && asqn <= last
+        {
+            return Err(Error::AsqnNotIncreasing { asqn, last });
+        }
+        let mut active = self.active();
+        let len = frame_len(data.len());
+        if active.end() + len > active.size {
+            active = self.roll(&active)?;
+        }
+        let index = active.last_index() + 1;
+        let offset = active.end();
+        encode_frame(&mut self.frame, index, asqn, data);
+        if let Err(e) = active.file.write_all_at(&self.frame, offset) {
+            // Undo whatever part of the frame reached the file, so a later append does not
+            // leave garbage between frames. If even that fails, recovery must decide.
+            let zeros = vec![0u8; self.frame.len()];
+            if let Err(undo) = active.file.write_all_at(&zeros, offset) {
+                self.shared.fail(format!(
+                    "write at offset {offset} of {} failed ({e}) and could not be undone ({undo})",
+                    active.path.display()
+                ));
+            }
+            return Err(Error::io(&active.path, e));
+        }
+        active.record_frame(
+            IndexPoint {
+                index,
+                asqn,
+                offset,
+            },
+            len,
+            self.config.index_density,
+        );
+        self.shared.written.store(index, Ordering::Release);
+        self.last_asqn = Some(asqn);
+        Ok(index)
+    }
+
+    fn first_index(&self) -> u64 {
+        self.shared
+            .segments()
+            .first()
+            .map(|s| s.first_index)
+            .unwrap_or(1)
+    }
+
+    fn last_index(&self) -> u64 {
+        self.shared.written.load(Ordering::Acquire)
+    }
+
+    fn last_asqn(&self) -> Option<u64> {
+        self.last_asqn
+    }
+
+    fn flusher(&self) -> FileFlusher {
+        FileFlusher {
+            shared: self.shared.clone(),
+        }
+    }
+
+    fn commit_index(&self) -> Arc<CommitIndex> {
+        self.commit.clone()
+    }
+
+    fn reader(&self) -> FileReader {
+        FileReader::new(self.shared.clone(), self.commit.clone())
+    }
+
+    fn truncate_after(&mut self, index: u64) -> Result<()> {
+        self.shared.check_failed()?;
+        let commit = self.commit.get();
+        if index < commit {
+            return Err(Error::TruncateCommitted { index, commit });
+        }
+        if index >= self.last_index() {
+            return Ok(());
+        }
+        // Drop whole segments that start after `index`, then cut the one that holds it.
+        let dropped: Vec<Arc<Segment>> = {
+            let mut segments = self.shared.segments_mut();
+            let keep = segments
+                .iter()
+                .position(|s| s.first_index > index)
+                .unwrap_or(segments.len())
+                .max(1);
+            segments.drain(keep..).collect()
+        };
+        for segment in dropped {
+            std::fs::remove_file(&segment.path).map_err(|e| Error::io(&segment.path, e))?;
+        }
+        let active = self.active();
+        let cut = reader::offset_after(&active, index)?;
+        zero_from(&active, cut)?;
+        active.rewind(index, cut);
+        self.shared.rewrites.fetch_add(1, Ordering::AcqRel);
+        self.shared.written.store(index, Ordering::Release);
+        self.shared.durable.fetch_min(index, Ordering::AcqRel);
+        self.last_asqn = None;
+        for segment in self.shared.segments().iter().rev() {
+            if let Some(asqn) = reader::last_asqn(segment)? {
+                self.last_asqn = Some(asqn);
+                break;
+            }
+        }
+        sync_dir(&self.shared.dir)
+    }
+
+    fn compact(&mut self, index: u64) -> Result<()> {
+        let removable: Vec<Arc<Segment>> = {
+            let mut segments = self.shared.segments_mut();
+            // A segment can go when the next one starts at or below `index`: all of its entries
+            // are then below `index`. The active segment always stays.
+            let mut count = 0;
+            while count + 1 < segments.len() && segments[count + 1].first_index <= index {
+                count += 1;
+            }
+            segments.drain(..count).collect()
+        };
+        for segment in removable {
+            // Readers that still hold the file keep reading it; unlinking only frees the name.
+            std::fs::remove_file(&segment.path).map_err(|e| Error::io(&segment.path, e))?;
+            tracing::debug!(path = %segment.path.display(), "compacted journal segment");
+        }
+        Ok(())
+    }
+}
+
+/// Cuts the segment at `offset` and restores the preallocated zero tail, so stale frames after
+/// the cut can never be mistaken for new ones.
+fn zero_from(segment: &Segment, offset: u64) -> Result<()> {
+    let io = |e| Error::io(&segment.path, e);
+    segment.file.set_len(offset).map_err(io)?;
+    preallocate(&segment.file, segment.size.max(offset)).map_err(io)?;
+    segment.file.sync_all().map_err(io)
+}
+
+/// Syncs written entries from any thread; one call covers every append before it.
+#[derive(Debug, Clone)]
+pub struct FileFlusher {
+    shared: Arc<Shared>,
+}
+
+impl Flusher for FileFlusher {
+    fn flush(&self) -> Result<u64> {
+        self.shared.check_failed()?;
+        // Read the written watermark before choosing the file: entries up to it are either in
+        // the active segment (synced below) or in a sealed one (synced when it was sealed).
+        let written = self.shared.written.load(Ordering::Acquire);
+        let active = self.shared.segments().last().cloned();
+        if let Some(active) = active
+            && let Err(e) = active.file.sync_data()
+        {
+            // After a failed fsync the kernel may have dropped the dirty pages: nothing written
+            // since the last good sync can be trusted, so stop accepting work.
+            self.shared
+                .fail(format!("fsync of {} failed: {e}", active.path.display()));
+            return Err(Error::io(&active.path, e));
+        }
+        Ok(self
+            .shared
+            .durable
+            .fetch_max(written, Ordering::AcqRel)
+            .max(written))
+    }
+}

@@ -1,0 +1,181 @@
+//! Cursors over the committed entries of a file journal.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use super::Shared;
+use super::segment::{FrameReader, Segment};
+use crate::journal::{CommitIndex, Entry, JournalReader};
+use crate::{Error, Result};
+
+/// Reads are served from a window this large, so sequential replay costs one syscall per window.
+const READ_WINDOW: usize = 64 * 1024;
+
+#[derive(Debug)]
+pub struct FileReader {
+    shared: Arc<Shared>,
+    commit: Arc<CommitIndex>,
+    /// The segment and offset of entry `next`, when known.
+    cursor: Option<(Arc<Segment>, u64)>,
+    next: u64,
+    frames: FrameReader,
+    rewrites_seen: u64,
+}
+
+impl FileReader {
+    pub(super) fn new(shared: Arc<Shared>, commit: Arc<CommitIndex>) -> Self {
+        let rewrites_seen = shared.rewrites.load(Ordering::Acquire);
+        Self {
+            shared,
+            commit,
+            cursor: None,
+            next: 1,
+            frames: FrameReader::new(READ_WINDOW),
+            rewrites_seen,
+        }
+    }
+
+    /// Finds the segment holding `index` (or the first one, when it was compacted away).
+    fn segment_for(&self, index: u64) -> Option<Arc<Segment>> {
+        let segments = self.shared.segments();
+        let at = segments.partition_point(|s| s.first_index <= index);
+        segments.get(at.saturating_sub(1)).cloned()
+    }
+
+    /// Locates entry `self.next`, walking from the nearest sparse index point.
+    fn locate(&mut self) -> Result<Option<(Arc<Segment>, u64)>> {
+        let Some(segment) = self.segment_for(self.next) else {
+            return Ok(None);
+        };
+        if self.next < segment.first_index {
+            self.next = segment.first_index;
+        }
+        if self.next > segment.last_index() {
+            return Ok(None);
+        }
+        let point = segment.point_for_index(self.next);
+        let offset = walk(
+            &mut self.frames,
+            &segment,
+            point.index,
+            point.offset,
+            self.next,
+        )?;
+        Ok(Some((segment, offset)))
+    }
+}
+
+/// From the frame of entry `from` at `offset`, skips forward to the frame of entry `to`.
+fn walk(
+    frames: &mut FrameReader,
+    segment: &Segment,
+    from: u64,
+    mut offset: u64,
+    to: u64,
+) -> Result<u64> {
+    let limit = segment.end();
+    for expected in from..to {
+        let header = frames.header(segment, offset, limit)?;
+        if header.index != expected || header.is_end_marker() {
+            return Err(segment.corrupt(offset, format!("expected entry {expected} here")));
+        }
+        offset += header.frame_len();
+    }
+    Ok(offset)
+}
+
+/// The offset just past entry `index` in `segment` (its header's offset if `index` precedes it).
+pub(super) fn offset_after(segment: &Segment, index: u64) -> Result<u64> {
+    let mut frames = FrameReader::new(READ_WINDOW);
+    if index < segment.first_index {
+        return Ok(super::format::SEGMENT_HEADER_LEN);
+    }
+    let point = segment.point_for_index(index);
+    walk(&mut frames, segment, point.index, point.offset, index + 1)
+}
+
+/// The asqn of the last entry of `segment`, if it has any.
+pub(super) fn last_asqn(segment: &Segment) -> Result<Option<u64>> {
+    if segment.is_empty() {
+        return Ok(None);
+    }
+    let last = segment.last_index();
+    let mut frames = FrameReader::new(READ_WINDOW);
+    let offset = offset_after(segment, last - 1)?;
+    Ok(Some(frames.header(segment, offset, segment.end())?.asqn))
+}
+
+impl JournalReader for FileReader {
+    fn seek(&mut self, index: u64) -> Result<()> {
+        self.next = index.max(1);
+        self.cursor = None;
+        Ok(())
+    }
+
+    fn seek_to_asqn(&mut self, asqn: u64) -> Result<()> {
+        let commit = self.commit.get();
+        let segment = {
+            let segments = self.shared.segments();
+            // The last segment whose first entry is at or below `asqn`.
+            let at = segments.partition_point(|s| s.first_asqn().is_some_and(|a| a <= asqn));
+            segments.get(at.saturating_sub(1)).cloned()
+        };
+        let Some(segment) = segment else {
+            return self.seek(1);
+        };
+        let point = segment.point_for_asqn(asqn);
+        let (mut index, mut offset) = (point.index, point.offset);
+        let limit = segment.end();
+        // Walk forward while the next committed entry still starts at or below `asqn`.
+        while index < segment.last_index().min(commit) {
+            let header = self.frames.header(&segment, offset, limit)?;
+            let next_offset = offset + header.frame_len();
+            let next = self.frames.header(&segment, next_offset, limit)?;
+            if next.asqn > asqn || next.is_end_marker() {
+                break;
+            }
+            index += 1;
+            offset = next_offset;
+        }
+        self.next = index;
+        self.cursor = Some((segment, offset));
+        Ok(())
+    }
+
+    fn next_entry(&mut self) -> Option<Result<Entry>> {
+        if self.next > self.commit.get() {
+            return None;
+        }
+        let rewrites = self.shared.rewrites.load(Ordering::Acquire);
+        if rewrites != self.rewrites_seen {
+            self.rewrites_seen = rewrites;
+            self.frames.invalidate();
+        }
+        let (segment, offset) = match self.cursor.take() {
+            Some((segment, offset)) if self.next <= segment.last_index() => (segment, offset),
+            _ => match self.locate() {
+                Ok(Some(found)) => found,
+                Ok(None) => return None,
+                Err(e) => return Some(Err(e)),
+            },
+        };
+        let (header, data) = match self.frames.frame(&segment, offset, segment.end()) {
+            Ok(frame) => frame,
+            Err(e) => return Some(Err(e)),
+        };
+        if header.index != self.next {
+            return Some(Err(Error::Corrupt {
+                path: segment.path.clone(),
+                offset,
+                reason: format!("expected entry {}, found {}", self.next, header.index),
+            }));
+        }
+        self.next += 1;
+        self.cursor = Some((segment, offset + header.frame_len()));
+        Some(Ok(Entry {
+            index: header.index,
+            asqn: header.asqn,
+            data,
+        }))
+    }
+}

@@ -1,0 +1,202 @@
+//! One segment file: its immutable identity plus the watermarks the writer publishes to readers.
+
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::format::{FRAME_HEADER_LEN, FrameHeader, SEGMENT_HEADER_LEN};
+use crate::{Error, Result};
+
+/// A point of the sparse index: entry `index` with `asqn` starts at `offset`.
+#[derive(Debug, Clone, Copy)]
+pub struct IndexPoint {
+    pub index: u64,
+    pub asqn: u64,
+    pub offset: u64,
+}
+
+#[derive(Debug)]
+pub struct Segment {
+    pub id: u64,
+    pub path: PathBuf,
+    pub first_index: u64,
+    /// Preallocated size; frames never extend past it.
+    pub size: u64,
+    pub file: File,
+    /// Offset just past the last written frame.
+    end: AtomicU64,
+    /// Index of the last written frame (`first_index - 1` when empty).
+    last_index: AtomicU64,
+    /// Every `density`-th entry, always including the first; ordered by index and asqn.
+    sparse: Mutex<Vec<IndexPoint>>,
+}
+
+impl Segment {
+    pub fn new(id: u64, path: PathBuf, first_index: u64, size: u64, file: File) -> Self {
+        Self {
+            id,
+            path,
+            first_index,
+            size,
+            file,
+            end: AtomicU64::new(SEGMENT_HEADER_LEN),
+            last_index: AtomicU64::new(first_index - 1),
+            sparse: Mutex::new(Vec::new()),
+        }
+    }
+
+    pub fn end(&self) -> u64 {
+        self.end.load(Ordering::Acquire)
+    }
+
+    pub fn last_index(&self) -> u64 {
+        self.last_index.load(Ordering::Acquire)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.last_index() < self.first_index
+    }
+
+    /// Publishes a frame the writer has completely written.
+    pub fn record_frame(&self, point: IndexPoint, frame_len: u64, density: u64) {
+        if (point.index - self.first_index).is_multiple_of(density) {
+            self.sparse_points().push(point);
+        }
+        self.end.store(point.offset + frame_len, Ordering::Release);
+        self.last_index.store(point.index, Ordering::Release);
+    }
+
+    /// Forgets every frame after `index`, whose frame ends at `end`.
+    pub fn rewind(&self, index: u64, end: u64) {
+        self.sparse_points().retain(|p| p.index <= index);
+        self.last_index.store(index, Ordering::Release);
+        self.end.store(end, Ordering::Release);
+    }
+
+    pub fn first_asqn(&self) -> Option<u64> {
+        self.sparse_points().first().map(|p| p.asqn)
+    }
+
+    /// The last sparse point at or before the entry `index`.
+    pub fn point_for_index(&self, index: u64) -> IndexPoint {
+        let sparse = self.sparse_points();
+        let at = sparse.partition_point(|p| p.index <= index);
+        at.checked_sub(1)
+            .and_then(|i| sparse.get(i).copied())
+            .unwrap_or(IndexPoint {
+                index: self.first_index,
+                asqn: 0,
+                offset: SEGMENT_HEADER_LEN,
+            })
+    }
+
+    /// The last sparse point whose asqn is `<= asqn`.
+    pub fn point_for_asqn(&self, asqn: u64) -> IndexPoint {
+        let sparse = self.sparse_points();
+        let at = sparse.partition_point(|p| p.asqn <= asqn);
+        at.checked_sub(1)
+            .and_then(|i| sparse.get(i).copied())
+            .unwrap_or(IndexPoint {
+                index: self.first_index,
+                asqn: 0,
+                offset: SEGMENT_HEADER_LEN,
+            })
+    }
+
+    fn sparse_points(&self) -> std::sync::MutexGuard<'_, Vec<IndexPoint>> {
+        // Every mutation is a single push or retain: a poisoned lock still holds a valid list.
+        self.sparse.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn corrupt(&self, offset: u64, reason: impl Into<String>) -> Error {
+        Error::Corrupt {
+            path: self.path.clone(),
+            offset,
+            reason: reason.into(),
+        }
+    }
+}
+
+/// Reads frames of one segment through a window buffer, never past a given end offset.
+#[derive(Debug)]
+pub struct FrameReader {
+    buf: Vec<u8>,
+    /// File offset of `buf[0]`.
+    start: u64,
+    /// The segment the buffer holds bytes of.
+    segment: u64,
+    window: usize,
+}
+
+impl FrameReader {
+    pub fn new(window: usize) -> Self {
+        Self {
+            buf: Vec::new(),
+            start: 0,
+            segment: 0,
+            window,
+        }
+    }
+
+    pub fn invalidate(&mut self) {
+        self.buf.clear();
+    }
+
+    /// Returns `len` bytes at `offset`, reading at most up to `limit` (exclusive).
+    fn bytes(&mut self, segment: &Segment, offset: u64, len: usize, limit: u64) -> Result<&[u8]> {
+        let (file, path) = (&segment.file, &segment.path);
+        let wanted_end = offset + len as u64;
+        let buffered_end = self.start + self.buf.len() as u64;
+        if segment.id != self.segment || offset < self.start || wanted_end > buffered_end {
+            self.segment = segment.id;
+            let read_len = (self.window.max(len) as u64).min(limit.saturating_sub(offset));
+            if read_len < len as u64 {
+                return Err(Error::Corrupt {
+                    path: path.to_path_buf(),
+                    offset,
+                    reason: format!("a frame of {len} bytes runs past the written end {limit}"),
+                });
+            }
+            self.buf.resize(read_len as usize, 0);
+            file.read_exact_at(&mut self.buf, offset)
+                .map_err(|e| Error::io(path, e))?;
+            self.start = offset;
+        }
+        let from = (offset - self.start) as usize;
+        Ok(&self.buf[from..from + len])
+    }
+
+    /// Reads and verifies the frame at `offset`; returns its header and data.
+    pub fn frame(
+        &mut self,
+        segment: &Segment,
+        offset: u64,
+        limit: u64,
+    ) -> Result<(FrameHeader, Vec<u8>)> {
+        let head = self.bytes(segment, offset, FRAME_HEADER_LEN as usize, limit)?;
+        let header = FrameHeader::decode(head);
+        if header.is_end_marker() {
+            return Err(segment.corrupt(offset, "expected a frame, found the end marker"));
+        }
+        let data = self
+            .bytes(
+                segment,
+                offset + FRAME_HEADER_LEN,
+                header.len as usize,
+                limit,
+            )?
+            .to_vec();
+        if !header.verify(&data) {
+            return Err(segment.corrupt(offset, "frame checksum mismatch"));
+        }
+        Ok((header, data))
+    }
+
+    /// Reads only the frame header at `offset` (used to skip forward while seeking).
+    pub fn header(&mut self, segment: &Segment, offset: u64, limit: u64) -> Result<FrameHeader> {
+        let head = self.bytes(segment, offset, FRAME_HEADER_LEN as usize, limit)?;
+        Ok(FrameHeader::decode(head))
+    }
+}

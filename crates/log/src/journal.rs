@@ -1,0 +1,105 @@
+//! The storage contract every log implementation keeps (file, memory, and later Raft).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use tokio::sync::watch;
+
+use crate::Result;
+
+/// One journal entry: an opaque batch of bytes with its index and application sequence number.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// 1-based, dense: entry `n + 1` follows entry `n`.
+    pub index: u64,
+    /// Strictly increasing across entries; the partition stores the position of the first
+    /// record of the batch here, so readers can seek by record position.
+    pub asqn: u64,
+    pub data: Vec<u8>,
+}
+
+/// The storage contract of a partition log.
+///
+/// - Indices start at 1 and are dense. An empty journal has `first_index() == 1` and
+///   `last_index() == 0`; after compaction `first_index()` is the oldest entry kept.
+/// - [`append`](Journal::append) writes an entry; it is neither durable nor visible to readers
+///   until flushed and committed.
+/// - Readers see exactly the entries with `index <= commit_index`, never more.
+/// - Entries at or below the commit index are never truncated.
+/// - On reopen, every entry that a flush reported durable is still there, unchanged.
+pub trait Journal: Send + 'static {
+    type Reader: JournalReader;
+    type Flusher: Flusher;
+
+    /// Appends `data` as the next entry and returns its index.
+    fn append(&mut self, asqn: u64, data: &[u8]) -> Result<u64>;
+    /// The oldest entry still held (`last_index() + 1` when empty).
+    fn first_index(&self) -> u64;
+    /// The newest entry written (0 when nothing was ever written).
+    fn last_index(&self) -> u64;
+    /// The asqn of the newest entry, if any.
+    fn last_asqn(&self) -> Option<u64>;
+    /// A handle that syncs written entries to stable storage, usable from another thread.
+    fn flusher(&self) -> Self::Flusher;
+    /// The commit watermark shared with every reader of this journal.
+    fn commit_index(&self) -> Arc<CommitIndex>;
+    /// A new reader positioned at the first entry.
+    fn reader(&self) -> Self::Reader;
+    /// Removes every entry after `index` (a replicated log's conflict resolution).
+    fn truncate_after(&mut self, index: u64) -> Result<()>;
+    /// Allows removing entries below `index`; implementations free whole segments only,
+    /// so entries below `index` may survive, but `index` itself always does.
+    fn compact(&mut self, index: u64) -> Result<()>;
+}
+
+/// Makes what was appended so far durable.
+pub trait Flusher: Clone + Send + Sync + 'static {
+    /// Syncs every entry written before the call; returns the highest durable index.
+    fn flush(&self) -> Result<u64>;
+}
+
+/// A cursor over committed entries.
+pub trait JournalReader: Send + 'static {
+    /// The next call to [`next`](JournalReader::next) returns entry `index`, or the first entry
+    /// held when `index` was compacted away.
+    fn seek(&mut self, index: u64) -> Result<()>;
+    /// Positions at the last entry whose asqn is `<= asqn` (the entry that holds that record
+    /// position), or at the first entry when every asqn is greater.
+    fn seek_to_asqn(&mut self, asqn: u64) -> Result<()>;
+    /// The next committed entry, `None` when the reader has caught up with the commit index.
+    fn next_entry(&mut self) -> Option<Result<Entry>>;
+}
+
+/// The highest committed index, shared between the writer and every reader. Committing wakes
+/// whoever waits for new entries.
+#[derive(Debug)]
+pub struct CommitIndex {
+    value: AtomicU64,
+    changes: watch::Sender<u64>,
+}
+
+impl CommitIndex {
+    pub fn new(initial: u64) -> Arc<Self> {
+        Arc::new(Self {
+            value: AtomicU64::new(initial),
+            changes: watch::Sender::new(initial),
+        })
+    }
+
+    pub fn get(&self) -> u64 {
+        self.value.load(Ordering::Acquire)
+    }
+
+    /// Raises the watermark; a lower value is ignored (the commit index never goes back).
+    pub fn advance(&self, index: u64) {
+        let previous = self.value.fetch_max(index, Ordering::AcqRel);
+        if index > previous {
+            self.changes.send_replace(index);
+        }
+    }
+
+    /// A receiver that changes whenever the watermark advances.
+    pub fn subscribe(&self) -> watch::Receiver<u64> {
+        self.changes.subscribe()
+    }
+}

@@ -1,0 +1,343 @@
+//! The journal contract for both implementations, and the file journal's crash and damage
+//! behaviour: torn tails, flipped bits, failing writes.
+
+use std::path::{Path, PathBuf};
+
+use beeline_log::{
+    Error, FileJournal, FileJournalConfig, Flusher, Journal, JournalReader, MemJournal, Recovery,
+    conformance,
+};
+
+fn small_segments() -> FileJournalConfig {
+    FileJournalConfig {
+        segment_size: 64 * 1024,
+        max_entry_size: 32 * 1024,
+        index_density: 8,
+        recovery: Recovery::Strict,
+    }
+}
+
+#[test]
+fn mem_journal_keeps_the_contract() {
+    conformance::run(MemJournal::new);
+}
+
+#[test]
+fn file_journal_keeps_the_contract() {
+    let dirs: std::cell::RefCell<Vec<tempfile::TempDir>> = Default::default();
+    conformance::run(|| {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let journal = FileJournal::open(dir.path(), small_segments()).expect("open");
+        dirs.borrow_mut().push(dir);
+        journal
+    });
+}
+
+#[test]
+fn file_journal_with_default_segments_keeps_the_contract() {
+    let dirs: std::cell::RefCell<Vec<tempfile::TempDir>> = Default::default();
+    conformance::run(|| {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let config = FileJournalConfig {
+            segment_size: 8 * 1024 * 1024,
+            ..Default::default()
+        };
+        let journal = FileJournal::open(dir.path(), config).expect("open");
+        dirs.borrow_mut().push(dir);
+        journal
+    });
+}
+
+fn payload(index: u64) -> Vec<u8> {
+    let len = 20 + (index as usize * 37) % 300;
+    (0..len).map(|i| (index as usize + i) as u8).collect()
+}
+
+/// Appends entries `1..=n` (asqn = 10 * index), flushes, and returns where the last frame starts
+/// and how long it is.
+fn write_entries(dir: &Path, n: u64) -> (PathBuf, u64, u64) {
+    let mut journal = FileJournal::open(dir, small_segments()).expect("open");
+    for index in 1..=n {
+        journal.append(index * 10, &payload(index)).expect("append");
+    }
+    journal.flusher().flush().expect("flush");
+    // Frames are laid out back to back after the 64-byte header, each padded to 8 bytes.
+    let mut segment = 1;
+    let mut offset = 64u64;
+    let mut last = (0, 0);
+    for index in 1..=n {
+        let len = (24 + payload(index).len() as u64).next_multiple_of(8);
+        if offset + len > small_segments().segment_size {
+            segment += 1;
+            offset = 64;
+        }
+        last = (offset, len);
+        offset += len;
+    }
+    (
+        dir.join(format!("segment-{segment:010}.log")),
+        last.0,
+        last.1,
+    )
+}
+
+fn read_back(dir: &Path) -> Result<Vec<(u64, u64, Vec<u8>)>, Error> {
+    let journal = FileJournal::open(dir, small_segments())?;
+    let mut reader = journal.reader();
+    let mut out = Vec::new();
+    while let Some(entry) = reader.next_entry() {
+        let entry = entry?;
+        out.push((entry.index, entry.asqn, entry.data));
+    }
+    Ok(out)
+}
+
+fn expect_entries(entries: &[(u64, u64, Vec<u8>)], n: u64) {
+    assert_eq!(entries.len() as u64, n, "entries kept");
+    for (index, asqn, data) in entries {
+        assert_eq!(*asqn, index * 10);
+        assert_eq!(*data, payload(*index), "entry {index} intact");
+    }
+}
+
+fn patch(path: &Path, offset: u64, bytes: &[u8]) {
+    use std::os::unix::fs::FileExt;
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .expect("open segment");
+    file.write_all_at(bytes, offset).expect("patch");
+}
+
+#[test]
+fn reopening_keeps_every_flushed_entry_across_segments() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_entries(dir.path(), 600);
+    let entries = read_back(dir.path()).expect("reopen");
+    expect_entries(&entries, 600);
+    let journal = FileJournal::open(dir.path(), small_segments()).expect("reopen");
+    assert_eq!(journal.last_index(), 600);
+    assert_eq!(journal.last_asqn(), Some(6000));
+    assert!(journal.recovery_report().truncated.is_none());
+    assert!(
+        std::fs::read_dir(dir.path()).expect("list").count() >= 2,
+        "600 entries span several 64 KiB segments"
+    );
+}
+
+#[test]
+fn a_torn_last_entry_is_cut_at_every_byte_offset() {
+    let template = tempfile::tempdir().expect("tempdir");
+    let n = 40;
+    let (segment, offset, len) = write_entries(template.path(), n);
+    // Bytes past the data are padding: a tear there leaves the entry complete.
+    let meaningful = 24 + payload(n).len() as u64;
+    for torn_at in 0..len {
+        let complete = torn_at >= meaningful;
+        for garbage in [false, true] {
+            let dir = tempfile::tempdir().expect("tempdir");
+            let copy = dir.path().join(segment.file_name().expect("name"));
+            for file in std::fs::read_dir(template.path()).expect("list") {
+                let file = file.expect("entry").path();
+                std::fs::copy(&file, dir.path().join(file.file_name().expect("name")))
+                    .expect("copy");
+            }
+            // Only the first `torn_at` bytes of the last frame reached the disk; the rest is
+            // the preallocated zeros, or leftover garbage.
+            let rest: Vec<u8> = (torn_at..len)
+                .map(|i| if garbage { (i as u8) ^ 0xA5 } else { 0 })
+                .collect();
+            patch(&copy, offset + torn_at, &rest);
+            let entries = read_back(dir.path())
+                .unwrap_or_else(|e| panic!("torn at byte {torn_at} (garbage {garbage}): {e}"));
+            let kept = if complete { n } else { n - 1 };
+            expect_entries(&entries, kept);
+            let mut journal = FileJournal::open(dir.path(), small_segments()).expect("reopen");
+            assert_eq!(journal.last_index(), kept);
+            assert_eq!(
+                journal.append((kept + 1) * 10, b"after").expect("append"),
+                kept + 1
+            );
+        }
+    }
+}
+
+#[test]
+fn a_flipped_bit_inside_a_segment_is_reported_with_file_and_offset() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let n = 50;
+    write_entries(dir.path(), n);
+    let first = dir.path().join("segment-0000000001.log");
+    // Entry 10's frame: flip one bit in its data.
+    let mut offset = 64u64;
+    for index in 1..10 {
+        offset += (24 + payload(index).len() as u64).next_multiple_of(8);
+    }
+    let mut byte = [0u8; 1];
+    {
+        use std::os::unix::fs::FileExt;
+        let file = std::fs::File::open(&first).expect("open");
+        file.read_exact_at(&mut byte, offset + 30).expect("read");
+    }
+    patch(&first, offset + 30, &[byte[0] ^ 0x04]);
+
+    match read_back(dir.path()) {
+        Err(Error::Corrupt {
+            path, offset: at, ..
+        }) => {
+            assert_eq!(path, first);
+            assert_eq!(at, offset, "the damaged frame's offset is reported");
+        }
+        other => panic!("expected a corruption error, got {other:?}"),
+    }
+    // Repair keeps every entry before the damage and nothing after it.
+    let config = FileJournalConfig {
+        recovery: Recovery::TruncateCorrupt,
+        ..small_segments()
+    };
+    let journal = FileJournal::open(dir.path(), config).expect("repair");
+    assert_eq!(journal.last_index(), 9);
+    assert!(journal.recovery_report().truncated.is_some());
+    drop(journal);
+    expect_entries(&read_back(dir.path()).expect("reopen after repair"), 9);
+}
+
+#[test]
+fn a_damaged_sealed_segment_is_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_entries(dir.path(), 600);
+    let first = dir.path().join("segment-0000000001.log");
+    let len = std::fs::metadata(&first).expect("meta").len();
+    // Zero the last few KiB of written data of the first (sealed) segment.
+    patch(&first, len / 2, &vec![0u8; 4096]);
+    assert!(matches!(
+        read_back(dir.path()),
+        Err(Error::Corrupt { path, .. }) if path == first
+    ));
+}
+
+#[test]
+fn compaction_removes_whole_segments_only() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_entries(dir.path(), 600);
+    let mut journal = FileJournal::open(dir.path(), small_segments()).expect("open");
+    let before = std::fs::read_dir(dir.path()).expect("list").count();
+    journal.compact(400).expect("compact");
+    let after = std::fs::read_dir(dir.path()).expect("list").count();
+    assert!(after < before, "segments below 400 were removed");
+    assert!(journal.first_index() > 1 && journal.first_index() <= 400);
+    drop(journal);
+    let journal = FileJournal::open(dir.path(), small_segments()).expect("reopen");
+    let mut reader = journal.reader();
+    reader.seek(400).expect("seek");
+    let entry = reader.next_entry().expect("entry").expect("read");
+    assert_eq!((entry.index, entry.data), (400, payload(400)));
+}
+
+// ---- failing writes -------------------------------------------------------------------------
+//
+// A child process (this test binary again) appends under a file size limit (RLIMIT_FSIZE), so
+// the kernel fails its writes the way a full disk does. The parent then checks that every entry
+// the child had flushed survives and nothing else does.
+
+const CHILD_DIR: &str = "BEELINE_JOURNAL_CHILD_DIR";
+const CHILD_MODE: &str = "BEELINE_JOURNAL_CHILD_MODE";
+
+fn limit_file_size(bytes: u64) {
+    // SAFETY: plain libc calls with valid arguments; ignoring SIGXFSZ turns the signal the
+    // kernel sends on an over-limit write into an EFBIG error, which is what we want to see.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+        let limit = libc::rlimit {
+            rlim_cur: bytes,
+            rlim_max: libc::RLIM_INFINITY,
+        };
+        assert_eq!(libc::setrlimit(libc::RLIMIT_FSIZE, &limit), 0);
+    }
+}
+
+/// Child side: append until a write fails; print how many entries were flushed.
+#[test]
+fn failing_write_child() {
+    let (Ok(dir), Ok(mode)) = (std::env::var(CHILD_DIR), std::env::var(CHILD_MODE)) else {
+        return; // only meaningful when started by `a_failing_write_loses_nothing`
+    };
+    let mut config = small_segments();
+    if mode == "segment" {
+        // Start the journal with 64 KiB segments, then reopen it asking for 256 KiB ones under a
+        // 100 KiB file size limit: the 64 KiB segment fills up normally, and preallocating the
+        // next one fails like a full disk.
+        let mut journal = FileJournal::open(&dir, config.clone()).expect("open");
+        journal.append(10, &payload(1)).expect("append");
+        journal.flusher().flush().expect("flush");
+        drop(journal);
+        limit_file_size(100 * 1024);
+        config.segment_size = 256 * 1024;
+    }
+    let mut journal = FileJournal::open(&dir, config.clone()).expect("open");
+    let start = journal.last_index() + 1;
+    if mode == "frame" {
+        // Writes past the middle of the first segment fail, part-way through a frame.
+        limit_file_size(config.segment_size / 2 + 13);
+    }
+    let flusher = journal.flusher();
+    let mut flushed = 0;
+    for index in start..10_000u64 {
+        match journal.append(index * 10, &payload(index)) {
+            Ok(_) => flushed = flusher.flush().expect("flush"),
+            Err(e) => {
+                eprintln!("append {index} failed as intended: {e}");
+                // A failed append leaves the journal consistent: it keeps refusing or fails
+                // cleanly, and never corrupts what was flushed.
+                let again = journal.append(index * 10, &payload(index));
+                assert!(again.is_err());
+                break;
+            }
+        }
+    }
+    println!("FLUSHED={flushed}");
+}
+
+fn run_failing_child(mode: &str) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let output = std::process::Command::new(std::env::current_exe().expect("exe"))
+        .args([
+            "--exact",
+            "failing_write_child",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CHILD_DIR, dir.path())
+        .env(CHILD_MODE, mode)
+        .output()
+        .expect("run child");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "child failed: {stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let flushed: u64 = stdout
+        .lines()
+        .find_map(|l| l.split("FLUSHED=").nth(1))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("child did not report: {stdout}"));
+    assert!(flushed > 10, "the child wrote a fair amount before failing");
+    let entries = read_back(dir.path()).expect("recover after the failed write");
+    expect_entries(&entries, flushed);
+    let mut journal = FileJournal::open(dir.path(), small_segments()).expect("reopen");
+    assert_eq!(
+        journal.append((flushed + 1) * 10, b"more").expect("append"),
+        flushed + 1
+    );
+}
+
+#[test]
+fn a_failing_segment_allocation_loses_nothing() {
+    run_failing_child("segment");
+}
+
+#[test]
+fn a_write_failing_mid_frame_loses_nothing() {
+    run_failing_child("frame");
+}
