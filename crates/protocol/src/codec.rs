@@ -1,0 +1,237 @@
+//! The binary form of records in the log: a batch of records is one journal entry.
+//!
+//! ```text
+//! batch   = version u8 (=1) · count u32 · count × (length u32 · record)
+//! record  = record type u8 · value type u8 · intent u8 · rejection type u8
+//!           · record version u16 · partition id u16 · flags u8 (bit 0: processed)
+//!           · source position i64 · key i64 · timestamp i64 · operation reference i64
+//!           · rejection reason (length u32 · UTF-8) · value (protobuf, to the end)
+//! ```
+//! Little endian. A record's position is not stored: record `i` of a batch has position
+//! `first_position + i`, and the journal entry's asqn is `first_position`.
+
+use crate::intent::{Intent, ValueType};
+use crate::record::{Record, RecordType, RejectionType};
+use crate::value::RecordValue;
+
+/// Bump when the layout above changes; old versions stay decodable.
+pub const BATCH_FORMAT_VERSION: u8 = 1;
+const RECORD_FIXED_LEN: usize = 1 + 1 + 1 + 1 + 2 + 2 + 1 + 8 * 4 + 4;
+const FLAG_PROCESSED: u8 = 1;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DecodeError {
+    #[error("record batch format version {0} is unknown to this build")]
+    UnknownVersion(u8),
+    #[error("record batch is truncated: {0}")]
+    Truncated(&'static str),
+    #[error("unknown record type {0}")]
+    UnknownRecordType(u8),
+    #[error("unknown value type {0}")]
+    UnknownValueType(u8),
+    #[error("unknown intent {1} for value type {0:?}")]
+    UnknownIntent(ValueType, u8),
+    #[error("unknown rejection type {0}")]
+    UnknownRejectionType(u8),
+    #[error("rejection reason is not UTF-8")]
+    InvalidReason,
+    #[error(transparent)]
+    Value(#[from] crate::value::DecodeValueError),
+}
+
+/// Encodes `records` as one batch into `out` (appended).
+pub fn encode_batch<'a>(records: impl ExactSizeIterator<Item = &'a Record>, out: &mut Vec<u8>) {
+    out.push(BATCH_FORMAT_VERSION);
+    out.extend_from_slice(&(records.len() as u32).to_le_bytes());
+    for record in records {
+        let length_at = out.len();
+        out.extend_from_slice(&[0; 4]);
+        encode_record(record, out);
+        let length = (out.len() - length_at - 4) as u32;
+        out[length_at..length_at + 4].copy_from_slice(&length.to_le_bytes());
+    }
+}
+
+fn encode_record(record: &Record, out: &mut Vec<u8>) {
+    out.push(record.record_type as u8);
+    out.push(record.intent.value_type().value());
+    out.push(record.intent.value());
+    out.push(record.rejection_type as u8);
+    out.extend_from_slice(&record.record_version.to_le_bytes());
+    out.extend_from_slice(&record.partition_id.to_le_bytes());
+    out.push(if record.processed { FLAG_PROCESSED } else { 0 });
+    out.extend_from_slice(&record.source_record_position.to_le_bytes());
+    out.extend_from_slice(&record.key.to_le_bytes());
+    out.extend_from_slice(&record.timestamp.to_le_bytes());
+    out.extend_from_slice(&record.operation_reference.to_le_bytes());
+    out.extend_from_slice(&(record.rejection_reason.len() as u32).to_le_bytes());
+    out.extend_from_slice(record.rejection_reason.as_bytes());
+    record.value.encode(out);
+}
+
+/// The number of records in an encoded batch, without decoding them.
+pub fn batch_len(bytes: &[u8]) -> Result<u32, DecodeError> {
+    let mut reader = Reader(bytes);
+    let version = reader.u8()?;
+    if version != BATCH_FORMAT_VERSION {
+        return Err(DecodeError::UnknownVersion(version));
+    }
+    reader.u32()
+}
+
+/// Decodes a batch whose first record has `first_position`.
+pub fn decode_batch(bytes: &[u8], first_position: i64) -> Result<Vec<Record>, DecodeError> {
+    let count = batch_len(bytes)?;
+    let mut reader = Reader(&bytes[5..]);
+    // Every record takes at least its fixed part: a corrupt count cannot make us allocate more
+    // than the input could hold.
+    let mut records = Vec::with_capacity((count as usize).min(bytes.len() / RECORD_FIXED_LEN));
+    for i in 0..count {
+        let length = reader.u32()? as usize;
+        let body = reader.take(length, "record body")?;
+        records.push(decode_record(body, first_position + i64::from(i))?);
+    }
+    Ok(records)
+}
+
+fn decode_record(bytes: &[u8], position: i64) -> Result<Record, DecodeError> {
+    let mut r = Reader(bytes);
+    let record_type = r.u8()?;
+    let record_type =
+        RecordType::from_value(record_type).ok_or(DecodeError::UnknownRecordType(record_type))?;
+    let value_type = r.u8()?;
+    let value_type =
+        ValueType::from_value(value_type).ok_or(DecodeError::UnknownValueType(value_type))?;
+    let intent = r.u8()?;
+    let intent = Intent::from_parts(value_type, intent)
+        .ok_or(DecodeError::UnknownIntent(value_type, intent))?;
+    let rejection_type = r.u8()?;
+    let rejection_type = RejectionType::from_value(rejection_type)
+        .ok_or(DecodeError::UnknownRejectionType(rejection_type))?;
+    let record_version = r.u16()?;
+    let partition_id = r.u16()?;
+    let flags = r.u8()?;
+    let source_record_position = r.i64()?;
+    let key = r.i64()?;
+    let timestamp = r.i64()?;
+    let operation_reference = r.i64()?;
+    let reason_len = r.u32()? as usize;
+    let reason = r.take(reason_len, "rejection reason")?;
+    let rejection_reason = std::str::from_utf8(reason)
+        .map_err(|_| DecodeError::InvalidReason)?
+        .to_owned();
+    let value = RecordValue::decode(value_type, r.0)?;
+    Ok(Record {
+        position,
+        source_record_position,
+        key,
+        timestamp,
+        partition_id,
+        record_type,
+        intent,
+        record_version,
+        rejection_type,
+        rejection_reason,
+        operation_reference,
+        processed: flags & FLAG_PROCESSED != 0,
+        value,
+    })
+}
+
+struct Reader<'a>(&'a [u8]);
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize, what: &'static str) -> Result<&'a [u8], DecodeError> {
+        if self.0.len() < n {
+            return Err(DecodeError::Truncated(what));
+        }
+        let (head, rest) = self.0.split_at(n);
+        self.0 = rest;
+        Ok(head)
+    }
+
+    fn array<const N: usize>(&mut self) -> Result<[u8; N], DecodeError> {
+        let mut out = [0u8; N];
+        out.copy_from_slice(self.take(N, "record header")?);
+        Ok(out)
+    }
+
+    fn u8(&mut self) -> Result<u8, DecodeError> {
+        Ok(self.array::<1>()?[0])
+    }
+
+    fn u16(&mut self) -> Result<u16, DecodeError> {
+        Ok(u16::from_le_bytes(self.array()?))
+    }
+
+    fn u32(&mut self) -> Result<u32, DecodeError> {
+        Ok(u32::from_le_bytes(self.array()?))
+    }
+
+    fn i64(&mut self) -> Result<i64, DecodeError> {
+        Ok(i64::from_le_bytes(self.array()?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::intent::MessageIntent;
+    use crate::value::MessageRecord;
+    use proptest::prelude::*;
+
+    fn sample(position: i64) -> Record {
+        let mut record = Record::event(
+            crate::key::encode(1, position),
+            MessageIntent::Published,
+            MessageRecord {
+                name: "order-paid".into(),
+                correlation_key: format!("order-{position}"),
+                time_to_live: 60_000,
+                message_id: String::new(),
+                variables: br#"{"amount":12.5}"#.to_vec(),
+                deadline: 1_700_000_060_000,
+                tenant_id: "<default>".into(),
+            },
+        );
+        record.position = position;
+        record.source_record_position = position - 1;
+        record.timestamp = 1_700_000_000_000;
+        record.partition_id = 1;
+        record
+    }
+
+    #[test]
+    fn batches_round_trip() {
+        let mut records = vec![sample(10), sample(11), sample(12)];
+        records[1] = Record::rejection(
+            &records[1],
+            RejectionType::AlreadyExists,
+            "a message with id 'x' is already published".into(),
+        );
+        records[1].record_type = RecordType::CommandRejection;
+        records[1].intent = MessageIntent::Publish.into();
+        records[2].processed = true;
+        let mut bytes = Vec::new();
+        encode_batch(records.iter(), &mut bytes);
+        assert_eq!(batch_len(&bytes), Ok(3));
+        assert_eq!(decode_batch(&bytes, 10).unwrap(), records);
+    }
+
+    proptest! {
+        #[test]
+        fn garbage_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
+            let _ = decode_batch(&bytes, 1);
+        }
+
+        #[test]
+        fn any_truncation_is_an_error(cut in 0usize..200) {
+            let mut bytes = Vec::new();
+            encode_batch([sample(1), sample(2)].iter(), &mut bytes);
+            if cut < bytes.len() {
+                let truncated = &bytes[..bytes.len() - cut - 1];
+                prop_assert!(decode_batch(truncated, 1).is_err());
+            }
+        }
+    }
+}

@@ -1,0 +1,16 @@
+//! Zeebe's record model, shared by every part of Beeline: records, value types and intents with
+//! their fixed numbers, keys that carry their partition, record values, the versioned binary
+//! encoding of the log and the JSON form of exports.
+
+pub mod codec;
+pub mod document;
+pub mod intent;
+mod json;
+pub mod key;
+mod record;
+pub mod value;
+
+pub use intent::{Intent, ValueType};
+pub use json::BROKER_VERSION;
+pub use record::{Record, RecordType, RejectionType};
+pub use value::{RecordValue, Value};

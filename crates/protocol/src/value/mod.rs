@@ -1,0 +1,105 @@
+//! Record values: one struct per value type, named as in Zeebe (`MessageRecord`, ...).
+//!
+//! Each value is a protobuf message (field numbers are its stable binary form; a new field gets
+//! a new number, a removed one stays reserved) and serializes to Zeebe's exported JSON shape.
+//! To add a value type: write its struct in a file of its own here, then list it in
+//! `record_values!` below.
+
+mod error;
+mod message;
+
+pub use error::ErrorRecord;
+pub use message::MessageRecord;
+
+use crate::intent::{self, Intent, ValueType};
+
+/// A record value of a known type.
+pub trait Value:
+    Sized
+    + Clone
+    + Default
+    + PartialEq
+    + std::fmt::Debug
+    + prost::Message
+    + serde::Serialize
+    + Into<RecordValue>
+{
+    const VALUE_TYPE: ValueType;
+    type Intent: Copy + Into<Intent>;
+
+    fn from_record_value(value: &RecordValue) -> Option<&Self>;
+}
+
+macro_rules! record_values {
+    ($( $variant:ident($ty:ident, $intent:ident); )*) => {
+        /// The value of a record, one variant per value type Beeline implements.
+        #[derive(Debug, Clone, PartialEq)]
+        pub enum RecordValue { $( $variant($ty), )* }
+
+        impl RecordValue {
+            pub fn value_type(&self) -> ValueType {
+                match self {
+                    $( RecordValue::$variant(_) => ValueType::$variant, )*
+                }
+            }
+
+            pub(crate) fn encode(&self, out: &mut Vec<u8>) {
+                match self {
+                    $( RecordValue::$variant(v) => prost::Message::encode_raw(v, out), )*
+                }
+            }
+
+            pub(crate) fn decode(value_type: ValueType, bytes: &[u8]) -> Result<Self, DecodeValueError> {
+                match value_type {
+                    $( ValueType::$variant => <$ty as prost::Message>::decode(bytes)
+                        .map(RecordValue::$variant)
+                        .map_err(|e| DecodeValueError::Malformed(value_type, e.to_string())), )*
+                    #[allow(unreachable_patterns)]
+                    other => Err(DecodeValueError::Unsupported(other)),
+                }
+            }
+        }
+
+        impl serde::Serialize for RecordValue {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                match self {
+                    $( RecordValue::$variant(v) => v.serialize(serializer), )*
+                }
+            }
+        }
+
+        $(
+            impl Value for $ty {
+                const VALUE_TYPE: ValueType = ValueType::$variant;
+                type Intent = intent::$intent;
+
+                fn from_record_value(value: &RecordValue) -> Option<&Self> {
+                    match value {
+                        RecordValue::$variant(v) => Some(v),
+                        #[allow(unreachable_patterns)]
+                        _ => None,
+                    }
+                }
+            }
+
+            impl From<$ty> for RecordValue {
+                fn from(value: $ty) -> Self {
+                    RecordValue::$variant(value)
+                }
+            }
+        )*
+    };
+}
+
+record_values! {
+    Message(MessageRecord, MessageIntent);
+    Error(ErrorRecord, ErrorIntent);
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DecodeValueError {
+    #[error("value type {0:?} is not supported by this version of Beeline")]
+    Unsupported(ValueType),
+    #[error("malformed {0:?} value: {1}")]
+    Malformed(ValueType, String),
+}
