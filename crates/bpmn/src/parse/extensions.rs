@@ -38,6 +38,7 @@ const ELEMENTS_WITH_EXECUTION_LISTENERS: &[&str] = &[
 
 /// Every `zeebe:` element the parser reads, with the attributes it reads. A test checks
 /// this list against Zeebe's moddle descriptor (the checklist of what Zeebe models use).
+#[cfg(test)]
 pub(crate) const ZEEBE_ELEMENTS: &[(&str, &[&str])] = &[
     ("taskDefinition", &["type", "retries"]),
     ("taskHeaders", &[]),
@@ -126,6 +127,7 @@ pub(crate) const ZEEBE_ELEMENTS: &[(&str, &[&str])] = &[
 
 /// `zeebe:` attributes accepted and deliberately not used: modeler bookkeeping (element
 /// templates), an id Zeebe does not read, an attribute Zeebe itself ignores.
+#[cfg(test)]
 pub(crate) const IGNORED_ZEEBE_ATTRIBUTES: &[(&str, &str)] = &[
     ("header", "id"),
     ("calledElement", "processIdExpression"),

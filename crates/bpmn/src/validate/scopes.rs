@@ -29,7 +29,7 @@ pub(super) fn check(c: &mut Check<'_, '_>) {
     }
 }
 
-fn start_event<'a>(process: &'a Process, index: ElementIndex) -> Option<&'a StartEvent> {
+fn start_event(process: &Process, index: ElementIndex) -> Option<&StartEvent> {
     match &process.element(index)?.data {
         ElementData::StartEvent(s) => Some(s),
         _ => None,

@@ -348,8 +348,8 @@ impl TreeBuilder {
         let index = self.nodes.len();
         let id = NodeId(u32::try_from(index).map_err(|_| ("too many elements".to_string(), at))?);
         let parent = self.stack.last().copied();
-        if let Some(parent) = parent {
-            self.nodes[parent].children.push(id);
+        if let Some(parent) = parent.and_then(|p| self.nodes.get_mut(p)) {
+            parent.children.push(id);
         }
         self.nodes.push(Node {
             ns,
@@ -372,9 +372,9 @@ impl TreeBuilder {
     }
 
     fn text(&mut self, text: &str, at: usize) -> Step {
-        match self.stack.last() {
-            Some(&open) => {
-                self.nodes[open].text.push_str(text);
+        match self.stack.last().and_then(|&open| self.nodes.get_mut(open)) {
+            Some(node) => {
+                node.text.push_str(text);
                 Ok(())
             }
             None if text.chars().all(char::is_whitespace) => Ok(()),
