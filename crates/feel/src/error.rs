@@ -61,6 +61,10 @@ pub enum EvalError {
     /// `assert(value, condition, cause)` did not hold.
     #[error("Assertion failure on evaluate the expression: {0}")]
     Assertion(String),
+    /// A host function (a DMN decision table inside a business knowledge model, ...) failed
+    /// in a way that fails the whole evaluation.
+    #[error("{0}")]
+    Failure(String),
     /// A resource limit (nesting, list size, iterations) was exceeded.
     #[error("evaluation exceeded a limit: {0}")]
     LimitExceeded(String),

@@ -60,6 +60,19 @@ pub struct Evaluation {
     pub warnings: Vec<Warning>,
 }
 
+impl FeelType {
+    /// Parses a type as written in a DMN `typeRef` or after `instance of`.
+    pub fn parse(source: &str, options: &ParseOptions) -> Result<FeelType, ParseError> {
+        parser::parse_type(source, options)
+    }
+}
+
+/// Calls one of the few JDK static methods FEEL's `external` functions may name (see
+/// `builtins::external`); `None` when unsupported.
+pub fn call_java_static(class: &str, method_signature: &str, args: &[Value]) -> Option<Value> {
+    builtins::external::call_java(class, method_signature, args)
+}
+
 impl Expression {
     /// Parses and checks an expression. The error carries a message and the position.
     pub fn parse(source: &str) -> Result<Expression, ParseError> {
@@ -161,6 +174,24 @@ impl UnaryTests {
             }
         }
         Ok(false)
+    }
+
+    /// The values of tests that are plain literals (`"high", "low"`), in order; DMN output
+    /// values give priorities this way.
+    pub fn literal_values(&self) -> Vec<Value> {
+        let ctx = EvalContext::new(&());
+        let mut ev = Evaluator::new(&ctx);
+        self.tests
+            .iter()
+            .filter_map(|t| match t {
+                UnaryTest::Expr {
+                    node,
+                    uses_input: false,
+                } => ev.eval(node).ok(),
+                _ => None,
+            })
+            .filter(|v| !v.is_null())
+            .collect()
     }
 
     /// `-`: matches anything.

@@ -101,6 +101,16 @@ pub fn parse_expression(src: &str, opts: &ParseOptions) -> PResult<Node> {
     Ok(node)
 }
 
+/// A type expression (`number`, `list<string>`, `context<a: number>`, a named type).
+pub fn parse_type(src: &str, opts: &ParseOptions) -> PResult<FeelType> {
+    let known = prepare_known(opts);
+    let toks = Lexer::new(src, &known).tokenize()?;
+    let mut p = Parser::new(src, toks, &opts.types);
+    let t = p.type_expr()?;
+    p.expect_eof()?;
+    Ok(t)
+}
+
 pub fn parse_unary_tests(src: &str, opts: &ParseOptions) -> PResult<Vec<UnaryTest>> {
     let known = prepare_known(opts);
     let toks = Lexer::new(src, &known).tokenize()?;

@@ -14,6 +14,10 @@ pub fn call(ev: &mut Evaluator<'_>, body: &Node, args: &[Value]) -> Option<Value
     let java = spec.as_context()?.get("java")?.as_context()?.clone();
     let class = java.get("class")?.as_str()?.to_string();
     let signature = java.get("method signature")?.as_str()?.to_string();
+    call_java(&class, &signature, args)
+}
+
+pub fn call_java(class: &str, signature: &str, args: &[Value]) -> Option<Value> {
     let open = signature.find('(')?;
     let method = signature[..open].trim();
     let params: Vec<String> = signature[open + 1..signature.rfind(')')?]
@@ -28,7 +32,7 @@ pub fn call(ev: &mut Evaluator<'_>, body: &Node, args: &[Value]) -> Option<Value
     let float = |i: usize| num(i).map(|n| n.to_f64());
     let from_f64 = |f: f64| Number::from_f64(f).map(Value::Number);
     let is_float = |p: &str| matches!(p, "double" | "float");
-    match (class.as_str(), method, params.first().map(String::as_str)) {
+    match (class, method, params.first().map(String::as_str)) {
         ("java.lang.Math", "max" | "min", Some(p)) => {
             let (a, b) = (num(0)?, num(1)?);
             let pick = if method == "max" { a.max(b) } else { a.min(b) };

@@ -213,6 +213,11 @@ impl<'a> Evaluator<'a> {
         Ok(())
     }
 
+    /// The current local bindings, for closures built by a host (DMN boxed functions).
+    pub fn capture_frames(&self) -> Vec<Frame> {
+        self.frames.clone()
+    }
+
     pub fn push_frame(&mut self, f: Frame) {
         self.frames.push(f);
     }
@@ -793,6 +798,11 @@ impl<'a> Evaluator<'a> {
         }
         Ok(())
     }
+}
+
+/// A built-in function as a value (for hosts that call built-ins, e.g. DMN aggregations).
+pub fn builtin_function(name: &str) -> Option<Arc<Function>> {
+    crate::builtins::lookup(name).map(|b| Arc::new(Function::Builtin(b)))
 }
 
 /// Bindings for one filter item: `item`, plus the item's entries if it is a context.
