@@ -1,0 +1,1 @@
+//! RocksDB-backed partition state (work in progress).

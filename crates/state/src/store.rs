@@ -1,0 +1,44 @@
+//! The contract a state backend keeps: an ordered key-value space with atomic batches and
+//! consistent checkpoints.
+
+use std::path::Path;
+
+use crate::Result;
+
+/// Entries `(key, value)` in key order.
+pub type ScanIter<'a> = Box<dyn Iterator<Item = Result<(Vec<u8>, Vec<u8>)>> + 'a>;
+
+/// An ordered key-value store.
+pub trait Store: Send + Sync + 'static {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>>;
+
+    /// Entries whose key starts with `prefix`, in key order, from the first key `>= start`
+    /// (`start` itself starts with `prefix`, or is `prefix`).
+    fn scan<'a>(&'a self, prefix: &[u8], start: &[u8]) -> ScanIter<'a>;
+
+    /// Applies every write of `batch` at once, or none of them.
+    fn write(&self, batch: &WriteBatch) -> Result<()>;
+
+    /// Writes a consistent copy of the committed state into `dir`, which must not exist yet.
+    fn checkpoint(&self, dir: &Path) -> Result<()>;
+}
+
+/// Writes applied together; `None` deletes the key.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct WriteBatch {
+    pub writes: Vec<(Vec<u8>, Option<Vec<u8>>)>,
+}
+
+impl WriteBatch {
+    pub fn put(&mut self, key: Vec<u8>, value: Vec<u8>) {
+        self.writes.push((key, Some(value)));
+    }
+
+    pub fn delete(&mut self, key: Vec<u8>) {
+        self.writes.push((key, None));
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.writes.is_empty()
+    }
+}

@@ -1,0 +1,165 @@
+//! A transaction: the writes of one processing batch, buffered over a store.
+
+use std::collections::BTreeMap;
+use std::iter::Peekable;
+
+use crate::Result;
+use crate::store::{ScanIter, Store, WriteBatch};
+
+/// Reads see the transaction's own writes; nothing reaches the store until [`commit`].
+/// Dropping the transaction rolls it back.
+///
+/// [`commit`]: Transaction::commit
+pub struct Transaction<'s> {
+    store: &'s dyn Store,
+    writes: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
+}
+
+impl<'s> Transaction<'s> {
+    pub fn new(store: &'s dyn Store) -> Self {
+        Self {
+            store,
+            writes: BTreeMap::new(),
+        }
+    }
+
+    pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        match self.writes.get(key) {
+            Some(pending) => Ok(pending.clone()),
+            None => self.store.get(key),
+        }
+    }
+
+    pub fn exists(&self, key: &[u8]) -> Result<bool> {
+        Ok(self.get(key)?.is_some())
+    }
+
+    pub fn put(&mut self, key: Vec<u8>, value: Vec<u8>) {
+        self.writes.insert(key, Some(value));
+    }
+
+    pub fn delete(&mut self, key: Vec<u8>) {
+        self.writes.insert(key, None);
+    }
+
+    /// Entries with `prefix`, in key order, as the store would hold them after a commit.
+    pub fn scan<'a>(&'a self, prefix: &[u8]) -> ScanIter<'a> {
+        self.scan_from(prefix, prefix)
+    }
+
+    /// Like [`scan`](Transaction::scan), from the first key `>= start`.
+    pub fn scan_from<'a>(&'a self, prefix: &[u8], start: &[u8]) -> ScanIter<'a> {
+        let stored = self.store.scan(prefix, start).peekable();
+        if self.writes.is_empty() {
+            return Box::new(stored);
+        }
+        let prefix = prefix.to_vec();
+        let pending = self
+            .writes
+            .range(start.to_vec()..)
+            .take_while(move |(k, _)| k.starts_with(&prefix))
+            .peekable();
+        Box::new(Merge { stored, pending })
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.writes.is_empty()
+    }
+
+    /// The buffered writes as one batch, leaving the transaction empty.
+    pub fn take_batch(&mut self) -> WriteBatch {
+        WriteBatch {
+            writes: std::mem::take(&mut self.writes).into_iter().collect(),
+        }
+    }
+
+    /// Writes everything at once.
+    pub fn commit(mut self) -> Result<()> {
+        let batch = self.take_batch();
+        if batch.is_empty() {
+            return Ok(());
+        }
+        self.store.write(&batch)
+    }
+}
+
+/// Merges the store's entries with pending writes; a pending write wins, a pending delete hides.
+struct Merge<'a, P: Iterator<Item = (&'a Vec<u8>, &'a Option<Vec<u8>>)>> {
+    stored: Peekable<ScanIter<'a>>,
+    pending: Peekable<P>,
+}
+
+impl<'a, P: Iterator<Item = (&'a Vec<u8>, &'a Option<Vec<u8>>)>> Iterator for Merge<'a, P> {
+    type Item = Result<(Vec<u8>, Vec<u8>)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            let order = match (self.stored.peek(), self.pending.peek()) {
+                (None, None) => return None,
+                (Some(Err(_)), _) => return self.stored.next(),
+                (Some(Ok((stored, _))), Some((pending, _))) => stored.cmp(pending),
+                (Some(_), None) => std::cmp::Ordering::Less,
+                (None, Some(_)) => std::cmp::Ordering::Greater,
+            };
+            let (key, value) = match order {
+                std::cmp::Ordering::Less => return self.stored.next(),
+                std::cmp::Ordering::Equal => {
+                    self.stored.next();
+                    self.pending.next()?
+                }
+                std::cmp::Ordering::Greater => self.pending.next()?,
+            };
+            if let Some(value) = value {
+                return Some(Ok((key.clone(), value.clone())));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::MemStore;
+    use proptest::prelude::*;
+    use std::collections::BTreeMap as Model;
+
+    #[test]
+    fn reads_see_own_writes_and_rollback_discards_them() {
+        let store = MemStore::new();
+        let mut txn = Transaction::new(&store);
+        txn.put(b"a1".to_vec(), b"x".to_vec());
+        assert_eq!(txn.get(b"a1").unwrap(), Some(b"x".to_vec()));
+        drop(txn);
+        assert_eq!(store.get(b"a1").unwrap(), None);
+    }
+
+    proptest! {
+        /// Whatever mix of stored entries and pending writes, a scan shows what the store
+        /// would hold after a commit, and a commit makes the store hold exactly that.
+        #[test]
+        fn scans_merge_like_a_commit(
+            stored in proptest::collection::btree_map("[ab][0-9]", "[a-z]", 0..12),
+            ops in proptest::collection::vec(("[ab][0-9]", proptest::option::of("[a-z]")), 0..12),
+        ) {
+            let store = MemStore::new();
+            let mut seed = WriteBatch::default();
+            for (k, v) in &stored { seed.put(k.clone().into_bytes(), v.clone().into_bytes()); }
+            store.write(&seed).unwrap();
+            let mut model: Model<Vec<u8>, Vec<u8>> = stored.iter()
+                .map(|(k, v)| (k.clone().into_bytes(), v.clone().into_bytes())).collect();
+            let mut txn = Transaction::new(&store);
+            for (k, v) in &ops {
+                match v {
+                    Some(v) => { txn.put(k.clone().into_bytes(), v.clone().into_bytes()); model.insert(k.clone().into_bytes(), v.clone().into_bytes()); }
+                    None => { txn.delete(k.clone().into_bytes()); model.remove(k.as_bytes()); }
+                }
+            }
+            let scanned: Vec<_> = txn.scan(b"a").map(|r| r.unwrap()).collect();
+            let expected: Vec<_> = model.iter().filter(|(k, _)| k.starts_with(b"a"))
+                .map(|(k, v)| (k.clone(), v.clone())).collect();
+            prop_assert_eq!(scanned, expected);
+            txn.commit().unwrap();
+            prop_assert_eq!(store.dump(), model.into_iter().collect::<Vec<_>>());
+        }
+    }
+}
