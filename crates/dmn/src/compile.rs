@@ -130,6 +130,7 @@ pub struct CBkm {
 pub struct CService {
     pub id: String,
     pub name: Name,
+    pub ty: Option<FeelType>,
     pub outputs: Vec<usize>,
     pub input_decisions: Vec<usize>,
     pub input_data: Vec<usize>,
@@ -525,6 +526,17 @@ impl<'a> Compiler<'a> {
             })
             .collect();
         let single = t.outputs.len() == 1;
+        let multi_hit = matches!(
+            t.hit_policy,
+            HitPolicy::Collect | HitPolicy::RuleOrder | HitPolicy::OutputOrder
+        );
+        // The table's own type describes its result: for a multi-hit table a list, whose
+        // item type is what each output cell must have.
+        let table_ty = match self.type_ref(t.type_ref.as_deref()) {
+            Some(FeelType::List(item)) if multi_hit => Some(*item),
+            Some(_) if multi_hit => None,
+            other => other,
+        };
         let outputs = t
             .outputs
             .iter()
@@ -533,7 +545,7 @@ impl<'a> Compiler<'a> {
                 let id = o.id.clone().unwrap_or_else(|| format!("{table_id}_output_{}", i + 1));
                 let ty = self
                     .type_ref(o.type_ref.as_deref())
-                    .or_else(|| if single { self.type_ref(t.type_ref.as_deref()) } else { None });
+                    .or_else(|| if single { table_ty.clone() } else { None });
                 let allowed = o.output_values.as_ref().map(|v| self.tests(&id, v));
                 let priorities = match &allowed {
                     Some(Tests::Ok(u)) => literal_values(u),

@@ -18,21 +18,54 @@ use crate::Inner;
 /// DMN's type conversion on assignment: a conforming value passes, a singleton list
 /// stands for its item and an item for a singleton list; anything else is null.
 pub fn coerce(v: Value, ty: &FeelType) -> Value {
-    if v.is_null() || ty.is_instance(&v) {
-        return v;
+    try_coerce(v, ty).unwrap_or(Value::Null)
+}
+
+/// Like [`coerce`], but says when a non-null value did not conform (function arguments:
+/// the whole invocation is then null).
+pub fn try_coerce(v: Value, ty: &FeelType) -> Option<Value> {
+    if ty.conforms(&v) {
+        return Some(v);
     }
     if let Value::List(items) = &v
         && items.len() == 1
-        && ty.is_instance(&items[0])
+        && ty.conforms(&items[0])
     {
-        return items[0].clone();
+        return Some(items[0].clone());
     }
     if let FeelType::List(inner) = ty
-        && inner.is_instance(&v)
+        && inner.conforms(&v)
     {
-        return Value::list(vec![v]);
+        return Some(Value::list(vec![v]));
     }
-    Value::Null
+    None
+}
+
+/// Binds typed parameters; `None` if an argument does not conform.
+fn bind_params(
+    ev: &mut Evaluator<'_>,
+    params: &[(Name, Option<FeelType>)],
+    args: Vec<Value>,
+) -> Option<Vec<Frame>> {
+    let mut args = args.into_iter();
+    let mut frames = Vec::with_capacity(params.len());
+    for (name, ty) in params {
+        let v = args.next().unwrap_or(Value::Null);
+        let v = match ty {
+            Some(t) => match try_coerce(v, t) {
+                Some(v) => v,
+                None => {
+                    ev.warn(beeline_feel::WarningKind::InvalidType, || {
+                        format!("parameter '{name}' expects {t}")
+                    });
+                    return None;
+                }
+            },
+            None => v,
+        };
+        frames.push(Frame::Var(name.clone(), v));
+    }
+    Some(frames)
 }
 
 fn coerce_opt(v: Value, ty: &Option<FeelType>) -> Value {
@@ -585,16 +618,17 @@ impl NativeFunction for BkmFunction {
         let Some(body) = &b.body else {
             return Ok(Value::Null);
         };
+        let Some(params) = bind_params(ev, &b.params, args) else {
+            return Ok(Value::Null);
+        };
         let base = ev.frames_len();
         // The model's own knowledge (and the BKM itself, for recursion) is in scope.
         ev.push_frame(knowledge_frame(&self.model, Knowledge::Bkm(self.index)));
         for k in &b.knowledge {
             ev.push_frame(knowledge_frame(&self.model, *k));
         }
-        let mut args = args.into_iter();
-        for (name, ty) in &b.params {
-            let v = coerce_opt(args.next().unwrap_or(Value::Null), ty);
-            ev.push_frame(Frame::Var(name.clone(), v));
+        for f in params {
+            ev.push_frame(f);
         }
         let mut run = Run::new(&self.model, false);
         let r = match b.kind {
@@ -623,20 +657,21 @@ impl NativeFunction for BoxedFunction {
     }
 
     fn call(&self, args: Vec<Value>, ev: &mut Evaluator<'_>) -> Result<Value, EvalError> {
-        let base = ev.frames_len();
-        for f in &self.captured {
-            ev.push_frame(f.clone());
-        }
-        let mut args = args.into_iter();
         let params: Vec<(Name, Option<FeelType>)> = self
             .names
             .iter()
             .cloned()
             .zip(self.types.iter().cloned())
             .collect();
-        for (name, ty) in &params {
-            let v = coerce_opt(args.next().unwrap_or(Value::Null), ty);
-            ev.push_frame(Frame::Var(name.clone(), v));
+        let Some(bound) = bind_params(ev, &params, args) else {
+            return Ok(Value::Null);
+        };
+        let base = ev.frames_len();
+        for f in &self.captured {
+            ev.push_frame(f.clone());
+        }
+        for f in bound {
+            ev.push_frame(f);
         }
         let mut run = Run::new(&self.model, false);
         let r = match self.kind {
@@ -687,6 +722,16 @@ impl NativeFunction for ServiceFunction {
     }
 
     fn call(&self, args: Vec<Value>, ev: &mut Evaluator<'_>) -> Result<Value, EvalError> {
+        if args.len() != self.names.len() {
+            ev.warn(beeline_feel::WarningKind::FunctionInvocationFailure, || {
+                format!(
+                    "the decision service expects {} arguments but got {}",
+                    self.names.len(),
+                    args.len()
+                )
+            });
+            return Ok(Value::Null);
+        }
         let ctx = EvalContext {
             variables: &(),
             clock: ev.clock(),
@@ -720,7 +765,18 @@ pub(crate) fn invoke_service(
     for &d in &s.input_decisions {
         let name = &model.compiled.decisions[d].var;
         let v = vars.get(name).cloned().unwrap_or(Value::Null);
-        run.given.insert(d, coerce_opt(v, &model.compiled.decisions[d].ty));
+        match &model.compiled.decisions[d].ty {
+            Some(t) => match try_coerce(v, t) {
+                Some(v) => {
+                    run.given.insert(d, v);
+                }
+                // A wrongly typed input decision: the service is not invoked.
+                None => return Ok(Value::Null),
+            },
+            None => {
+                run.given.insert(d, v);
+            }
+        }
     }
     let mut out = beeline_feel::Context::new();
     let mut single = None;
@@ -731,9 +787,10 @@ pub(crate) fn invoke_service(
         single = Some(v.clone());
         out.insert(model.compiled.decisions[d].var.clone(), v);
     }
-    Ok(if s.outputs.len() == 1 {
+    let result = if s.outputs.len() == 1 {
         single.unwrap_or(Value::Null)
     } else {
         Value::context(out)
-    })
+    };
+    Ok(coerce_opt(result, &s.ty))
 }

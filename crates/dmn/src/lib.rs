@@ -369,6 +369,7 @@ fn build(main: &Definitions, imported: &[(String, Definitions)]) -> Compiled {
             c.services.push(CService {
                 id: x.id.clone(),
                 name: qualify(prefix, &x.variable.name),
+                ty: compiler.type_ref(x.variable.type_ref.as_deref()),
                 outputs: refs(&x.output_decisions, &decision_ix),
                 input_decisions: refs(&x.input_decisions, &decision_ix),
                 input_data: refs(&x.input_data, &input_ix),

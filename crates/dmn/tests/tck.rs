@@ -13,7 +13,6 @@ use std::path::{Path, PathBuf};
 
 use beeline_dmn::DmnModel;
 use beeline_dmn::xml::{self, Element};
-use beeline_feel::number::RoundMode;
 use beeline_feel::{Clock, Context, EvalContext, Name, Number, Value};
 
 fn corpus() -> PathBuf {
@@ -80,15 +79,20 @@ fn scalar(v: &Element) -> Value {
     }
 }
 
+/// Exact, or, for expected values written with six or more decimals (the TCK's results
+/// of `exp`, `log`, `stddev`, `**` and similar, printed from double arithmetic), within one
+/// unit of the last written decimal or a relative 1e-12.
 fn numbers_match(expected: Number, actual: Number) -> bool {
     if expected == actual {
         return true;
     }
     let scale = expected.scale();
-    scale >= 6
-        && actual
-            .round(i64::from(scale), RoundMode::HalfUp)
-            .is_some_and(|r| r == expected)
+    if scale < 6 {
+        return false;
+    }
+    let (e, a) = (expected.to_f64(), actual.to_f64());
+    let diff = (e - a).abs();
+    diff <= 10f64.powi(-scale) || diff <= e.abs() * 1e-12
 }
 
 fn matches(expected: &Value, actual: &Value) -> bool {

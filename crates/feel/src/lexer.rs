@@ -60,6 +60,12 @@ const KEYWORD_NAMES: &[&str] = &[
     "years and months duration",
     "days and time duration",
     "get or else",
+    "index of",
+    "day of year",
+    "day of week",
+    "month of year",
+    "week of year",
+    "last day of month",
 ];
 
 pub fn is_name_start(c: char) -> bool {
@@ -218,6 +224,16 @@ impl<'a> Lexer<'a> {
             self.pos += 1;
             while self.peek().is_some_and(|c| c.is_ascii_digit()) {
                 self.pos += 1;
+            }
+        }
+        // An exponent (`1.23e4`, `1E-3`), as DMN 1.5 allows.
+        if matches!(self.peek(), Some('e' | 'E')) {
+            let digits_at = if matches!(self.peek_at(1), Some('+' | '-')) { 2 } else { 1 };
+            if self.peek_at(digits_at).is_some_and(|c| c.is_ascii_digit()) {
+                self.pos += digits_at;
+                while self.peek().is_some_and(|c| c.is_ascii_digit()) {
+                    self.pos += 1;
+                }
             }
         }
         Tok::Number(self.src[start..self.pos].to_string())

@@ -85,6 +85,9 @@ fn prepare_known(opts: &ParseOptions) -> Vec<String> {
         .iter()
         .filter(|n| n.chars().any(|c| !crate::lexer::is_name_part(c)) || n.contains(' '))
         .filter(|n| !n.trim().is_empty())
+        // Dotted names (`Person.Gender` as a parameter name) stay paths for the lexer; the
+        // evaluator falls back to the dotted name when the path's root does not exist.
+        .filter(|n| !n.contains('.'))
         .map(|n| n.split_whitespace().collect::<Vec<_>>().join(" "))
         .collect();
     known.sort_by_key(|n| std::cmp::Reverse(n.len()));
@@ -680,12 +683,14 @@ impl<'a> Parser<'a> {
                 self.leave();
                 r
             }
-            Tok::Lt | Tok::Le | Tok::Gt | Tok::Ge => {
+            Tok::Lt | Tok::Le | Tok::Gt | Tok::Ge | Tok::Eq | Tok::Ne => {
                 let op = match self.advance() {
                     Tok::Lt => CmpOp::Lt,
                     Tok::Le => CmpOp::Le,
                     Tok::Gt => CmpOp::Gt,
-                    _ => CmpOp::Ge,
+                    Tok::Ge => CmpOp::Ge,
+                    Tok::Eq => CmpOp::Eq,
+                    _ => CmpOp::Ne,
                 };
                 self.enter()?;
                 let endpoint = self.additive();
@@ -815,17 +820,25 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// Context keys may be any words, keywords included (`{if: 1}` is odd but legal).
+    /// Context keys may be any words, keywords included (`{if: 1}` is odd but legal), and
+    /// the name symbols `+ - * / .` (`{foo+bar: 1}`): everything up to the colon.
     fn context_key(&mut self) -> PResult<Name> {
-        let mut parts: Vec<String> = Vec::new();
-        while let Tok::Name { text, .. } = self.peek().clone() {
-            parts.push(text);
-            self.advance();
+        let first = self.pos;
+        let mut i = self.pos;
+        while matches!(
+            self.toks[i.min(self.toks.len() - 1)].tok,
+            Tok::Name { .. } | Tok::Plus | Tok::Minus | Tok::Star | Tok::Slash | Tok::Dot | Tok::Number(_)
+        ) {
+            i += 1;
         }
-        if parts.is_empty() {
+        if i == first || !matches!(self.toks[i.min(self.toks.len() - 1)].tok, Tok::Colon) {
             return Err(self.unexpected("a context key"));
         }
-        Ok(Name::from(parts.join(" ")))
+        let start = self.toks[first].start;
+        let end = self.toks[i - 1].end;
+        self.pos = i;
+        let text = self.src[start..end].split_whitespace().collect::<Vec<_>>().join(" ");
+        Ok(Name::from(text))
     }
 
     // ---- types ----

@@ -51,8 +51,20 @@ impl FeelType {
         })
     }
 
-    /// `value instance of self`. `null` is an instance of `Null` only.
+    /// `value instance of self`. `null` is an instance of `Null` only. Allowed values of a
+    /// DMN item definition do not take part (`256 instance of t255` is true, per the TCK);
+    /// [`conforms`](Self::conforms) checks them.
     pub fn is_instance(&self, value: &Value) -> bool {
+        self.check(value, false)
+    }
+
+    /// Whether a value may be assigned to something of this type: an instance that also
+    /// satisfies every allowed-values constraint, at any depth. `null` conforms to any type.
+    pub fn conforms(&self, value: &Value) -> bool {
+        value.is_null() || self.check(value, true)
+    }
+
+    fn check(&self, value: &Value, strict: bool) -> bool {
         match (self, value) {
             (FeelType::Null, Value::Null) => true,
             (_, Value::Null) => false,
@@ -66,22 +78,21 @@ impl FeelType {
             | (FeelType::DayTimeDuration, Value::DayTimeDuration(_))
             | (FeelType::YearMonthDuration, Value::YearMonthDuration(_)) => true,
             (FeelType::List(item), Value::List(items)) => {
-                items.iter().all(|v| v.is_null() || item.is_instance(v))
+                items.iter().all(|v| v.is_null() || item.check(v, strict))
             }
-            (FeelType::Context(entries), Value::Context(c)) => entries
-                .iter()
-                .all(|(k, t)| c.get(k).is_some_and(|v| v.is_null() || t.is_instance(v))),
-            (FeelType::Range(item), Value::Range(r)) => {
-                [&r.start, &r.end].iter().all(|b| match b {
-                    Bound::Unbounded => true,
-                    Bound::Open(v) | Bound::Closed(v) => item.is_instance(v),
-                })
-            }
+            (FeelType::Context(entries), Value::Context(c)) => entries.iter().all(|(k, t)| {
+                c.get(k).is_some_and(|v| v.is_null() || t.check(v, strict))
+            }),
+            (FeelType::Range(item), Value::Range(r)) => [&r.start, &r.end].iter().all(|b| match b {
+                Bound::Unbounded => true,
+                Bound::Open(v) | Bound::Closed(v) => v.is_null() || item.check(v, strict),
+            }),
             (FeelType::Function(params, result), Value::Function(f)) => {
                 function_conforms(f, params.as_deref(), result)
             }
             (FeelType::Constrained(base, tests), v) => {
-                base.is_instance(v) && crate::eval::unary_tests_match_static(tests, v)
+                base.check(v, strict)
+                    && (!strict || crate::eval::unary_tests_match_static(tests, v))
             }
             _ => false,
         }

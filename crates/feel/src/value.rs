@@ -207,6 +207,20 @@ impl Bound {
 pub struct Range {
     pub start: Bound,
     pub end: Bound,
+    /// Set for ranges written as unary comparisons (`< 10`, `= 5`, `!= 5`): DMN 1.5 keeps
+    /// them distinct from the equivalent interval (`(< 10) != (null..10)`), and `!= 5` is
+    /// no interval at all (both bounds hold 5).
+    pub unary: Option<crate::ast::CmpOp>,
+}
+
+impl Range {
+    pub fn interval(start: Bound, end: Bound) -> Range {
+        Range {
+            start,
+            end,
+            unary: None,
+        }
+    }
 }
 
 /// A function a host (the DMN evaluator) implements in Rust: a business knowledge model, a
@@ -300,6 +314,19 @@ impl fmt::Display for Value {
                     write_nested(f, v)?;
                 }
                 f.write_str("}")
+            }
+            Value::Range(r) if r.unary.is_some() => {
+                let op = match r.unary {
+                    Some(crate::ast::CmpOp::Lt) => "<",
+                    Some(crate::ast::CmpOp::Le) => "<=",
+                    Some(crate::ast::CmpOp::Gt) => ">",
+                    Some(crate::ast::CmpOp::Ge) => ">=",
+                    Some(crate::ast::CmpOp::Eq) => "=",
+                    _ => "!=",
+                };
+                let v = r.start.value().or(r.end.value()).cloned().unwrap_or_default();
+                write!(f, "{op} ")?;
+                write_nested(f, &v)
             }
             Value::Range(r) => {
                 match &r.start {

@@ -55,7 +55,8 @@ impl Builtin {
     pub fn accepts_arity(&self, n: usize) -> bool {
         self.sigs.iter().any(|s| {
             if s.variadic {
-                n + 1 >= s.params.len()
+                // The variadic parameter takes at least one argument.
+                n >= s.params.len()
             } else {
                 n == s.params.len()
             }
@@ -133,9 +134,17 @@ pub(crate) fn fail(ev: &mut Evaluator<'_>, name: &str, why: impl FnOnce() -> Str
 
 macro_rules! expect_type {
     ($fn_name:ident, $variant:ident, $ty:ty, $label:literal) => {
+        #[allow(unreachable_patterns)]
         pub(crate) fn $fn_name(ev: &mut Evaluator<'_>, name: &str, v: &Value) -> Option<$ty> {
             match v {
                 Value::$variant(x) => Some(x.clone()),
+                // DMN's implicit conversion from a singleton list to its item.
+                Value::List(l) if l.len() == 1 && matches!(l[0], Value::$variant(_)) => {
+                    match &l[0] {
+                        Value::$variant(x) => Some(x.clone()),
+                        _ => None,
+                    }
+                }
                 Value::Null => None,
                 other => {
                     fail(ev, name, || {

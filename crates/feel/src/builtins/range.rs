@@ -120,6 +120,7 @@ struct Span {
 fn span(v: &Value) -> Option<Span> {
     match v {
         Value::Null => None,
+        Value::Range(r) if r.unary == Some(crate::ast::CmpOp::Ne) => None,
         Value::Range(r) => {
             let end = |b: &Bound| match b {
                 Bound::Unbounded => End::Inf,
@@ -453,10 +454,10 @@ fn range_fn(ev: &mut Evaluator<'_>, a: Vec<Value>) -> R {
             Bound::Open(v)
         }
     };
-    Ok(Value::Range(std::sync::Arc::new(Range {
-        start: bound(sv, *start_closed),
-        end: bound(evv, *end_closed),
-    })))
+    Ok(Value::Range(std::sync::Arc::new(Range::interval(
+        bound(sv, *start_closed),
+        bound(evv, *end_closed),
+    ))))
 }
 
 fn is_endpoint_literal(n: &crate::ast::Node) -> bool {

@@ -101,6 +101,9 @@ fn date_time_cmp(x: &DateTime, y: &DateTime) -> Option<Ordering> {
 
 /// Whether `v` lies in the range. `None` when `v` is not comparable with the endpoints.
 pub fn in_range(v: &Value, r: &Range) -> Option<bool> {
+    if r.unary == Some(crate::ast::CmpOp::Ne) {
+        return equals(v, r.start.value()?).map(|b| !b);
+    }
     let lower_ok = match &r.start {
         Bound::Unbounded => true,
         Bound::Open(s) => compare(v, s)? == Ordering::Greater,
@@ -142,10 +145,7 @@ mod tests {
 
     #[test]
     fn ranges() {
-        let r = Range {
-            start: Bound::Closed(n(1)),
-            end: Bound::Open(n(10)),
-        };
+        let r = Range::interval(Bound::Closed(n(1)), Bound::Open(n(10)));
         assert_eq!(in_range(&n(1), &r), Some(true));
         assert_eq!(in_range(&n(10), &r), Some(false));
         assert_eq!(in_range(&Value::string("a"), &r), None);

@@ -140,6 +140,9 @@ pub enum Frame {
 
 const MAX_WARNINGS: usize = 32;
 
+/// Internal marker: an iteration source that cannot be iterated makes the loop null.
+const NOT_ITERABLE: &str = "\u{0}not iterable";
+
 pub struct Evaluator<'a> {
     variables: &'a dyn Variables,
     clock: Option<Clock>,
@@ -300,7 +303,17 @@ impl<'a> Evaluator<'a> {
             }),
             Kind::Input => Ok(self.input()),
             Kind::Path(target, name) => {
+                let before = self.warnings.len();
                 let v = self.eval(target)?;
+                if v.is_null()
+                    && let Some(full) = dotted_name(node)
+                    && let Some(found) = self.lookup(&full)
+                {
+                    // A name with dots (`Person.Gender`, a DMN parameter) rather than a
+                    // path: only tried when the path's start does not exist.
+                    self.warnings.truncate(before);
+                    return Ok(found);
+                }
                 Ok(self.path(&v, name))
             }
             Kind::Filter(target, cond) => {
@@ -456,15 +469,14 @@ impl<'a> Evaluator<'a> {
             });
             return Value::Null;
         }
+        // A literal `null` end is kept (DMN 1.5: `(null..10)` is not `< 10`, and testing
+        // membership against it is null).
         let bound = |v: Option<Value>, closed: bool| match v {
-            None | Some(Value::Null) => Bound::Unbounded,
+            None => Bound::Unbounded,
             Some(v) if closed => Bound::Closed(v),
             Some(v) => Bound::Open(v),
         };
-        Value::Range(Arc::new(Range {
-            start: bound(s, sc),
-            end: bound(e, ec),
-        }))
+        Value::Range(Arc::new(Range::interval(bound(s, sc), bound(e, ec))))
     }
 
     pub fn path(&mut self, v: &Value, name: &Name) -> Value {
@@ -637,10 +649,10 @@ impl<'a> Evaluator<'a> {
                 Ok(match &v {
                     Value::Range(r) => compare::in_range(input, r),
                     Value::List(items) => {
-                        if items
-                            .iter()
-                            .any(|i| compare::equals(input, i) == Some(true))
-                        {
+                        if items.iter().any(|i| match i {
+                            Value::Range(r) => compare::in_range(input, r) == Some(true),
+                            other => compare::equals(input, other) == Some(true),
+                        }) {
                             Some(true)
                         } else if let Value::List(_) = input {
                             compare::equals(input, &v)
@@ -659,68 +671,90 @@ impl<'a> Evaluator<'a> {
         }
     }
 
-    fn iteration_values(&mut self, it: &Iteration) -> Result<Vec<Value>, EvalError> {
+    /// The values an iteration runs over; `None` when the source cannot be iterated
+    /// (the whole `for`/`some`/`every` is then null).
+    fn iteration_values(&mut self, it: &Iteration) -> Result<Option<Vec<Value>>, EvalError> {
         let source = self.eval(&it.source)?;
         if let Some(end) = &it.range_end {
             let end = self.eval(end)?;
-            return self.integer_range(&source, &end);
+            return self.step_range(&source, &end, true);
         }
-        Ok(match source {
+        Ok(Some(match source {
             Value::List(l) => l.as_ref().clone(),
-            Value::Range(r) => self.range_items(&r)?,
+            Value::Range(r) => return self.range_items(&r),
             Value::Null => Vec::new(),
             other => vec![other],
-        })
+        }))
     }
 
-    fn integer_range(&mut self, from: &Value, to: &Value) -> Result<Vec<Value>, EvalError> {
-        let (Some(a), Some(b)) = (
-            from.as_number().and_then(|n| n.to_i64()),
-            to.as_number().and_then(|n| n.to_i64()),
-        ) else {
-            self.warn(WarningKind::InvalidType, || {
-                format!("Can't iterate over '{from}..{to}': expected two integers")
-            });
-            return Ok(Vec::new());
+    /// `a..b` in an iteration: integers or dates (by day), in either direction when
+    /// `any_direction`.
+    fn step_range(
+        &mut self,
+        from: &Value,
+        to: &Value,
+        any_direction: bool,
+    ) -> Result<Option<Vec<Value>>, EvalError> {
+        let (a, b, dates) = match (from, to) {
+            (Value::Number(x), Value::Number(y)) => match (x.to_i64(), y.to_i64()) {
+                (Some(a), Some(b)) => (a, b, false),
+                _ => return Ok(self.not_iterable(from, to)),
+            },
+            (Value::Date(x), Value::Date(y)) => (x.epoch_days(), y.epoch_days(), true),
+            _ => return Ok(self.not_iterable(from, to)),
         };
+        if a > b && !any_direction {
+            return Ok(self.not_iterable(from, to));
+        }
         let len = a.abs_diff(b).saturating_add(1);
         self.check_list_len(usize::try_from(len).unwrap_or(usize::MAX))?;
-        Ok(if a <= b {
-            (a..=b).map(Value::number).collect()
+        let item = |i: i64| {
+            if dates {
+                crate::temporal::Date::from_epoch_days(i)
+                    .map(Value::Date)
+                    .unwrap_or_default()
+            } else {
+                Value::number(i)
+            }
+        };
+        Ok(Some(if a <= b {
+            (a..=b).map(item).collect()
         } else {
-            (b..=a).rev().map(Value::number).collect()
-        })
+            (b..=a).rev().map(item).collect()
+        }))
     }
 
-    /// Iterating a range value: integer ranges only.
-    fn range_items(&mut self, r: &Range) -> Result<Vec<Value>, EvalError> {
-        let ends = (
-            r.start
-                .value()
-                .and_then(|v| v.as_number())
-                .and_then(|n| n.to_i64()),
-            r.end
-                .value()
-                .and_then(|v| v.as_number())
-                .and_then(|n| n.to_i64()),
-        );
-        let (Some(mut a), Some(mut b)) = ends else {
-            self.warn(WarningKind::InvalidType, || {
-                "Can't iterate over a range that is not bounded by integers".to_string()
-            });
-            return Ok(Vec::new());
+    fn not_iterable(&mut self, from: &Value, to: &Value) -> Option<Vec<Value>> {
+        self.warn(WarningKind::InvalidType, || {
+            format!("Can't iterate over '{from}..{to}': expected integers or dates in order")
+        });
+        None
+    }
+
+    /// Iterating a range value: integer or date bounds, ascending.
+    fn range_items(&mut self, r: &Range) -> Result<Option<Vec<Value>>, EvalError> {
+        let (Some(s), Some(e)) = (r.start.value(), r.end.value()) else {
+            return Ok(self.not_iterable(&Value::Null, &Value::Null));
         };
-        let ascending = a <= b;
-        if !r.start.is_closed() {
-            a += if ascending { 1 } else { -1 };
+        let step = |v: &Value, d: i64| match v {
+            Value::Number(n) => n.add(crate::number::Number::from_i64(d)).map(Value::Number),
+            Value::Date(x) => x.plus_days(d).map(Value::Date),
+            _ => None,
+        };
+        let s = if r.start.is_closed() { Some(s.clone()) } else { step(s, 1) };
+        let e = if r.end.is_closed() { Some(e.clone()) } else { step(e, -1) };
+        match (s, e) {
+            (Some(s), Some(e)) => {
+                if compare::compare(&s, &e) == Some(Ordering::Greater) {
+                    // An empty open range like `(1..2)` has nothing to iterate.
+                    if !r.start.is_closed() || !r.end.is_closed() {
+                        return Ok(Some(Vec::new()));
+                    }
+                }
+                self.step_range(&s, &e, false)
+            }
+            _ => Ok(None),
         }
-        if !r.end.is_closed() {
-            b -= if ascending { 1 } else { -1 };
-        }
-        if (ascending && a > b) || (!ascending && a < b) {
-            return Ok(Vec::new());
-        }
-        self.integer_range(&Value::number(a), &Value::number(b))
     }
 
     fn for_loop(&mut self, iterations: &[Iteration], body: &Node, uses_partial: bool) -> R {
@@ -728,7 +762,11 @@ impl<'a> Evaluator<'a> {
         let mut results = Vec::new();
         let r = self.for_level(iterations, body, uses_partial, &mut results);
         self.frames.truncate(base);
-        r.map(|_| Value::list(results))
+        match r {
+            Ok(()) => Ok(Value::list(results)),
+            Err(EvalError::Failure(m)) if m == NOT_ITERABLE => Ok(Value::Null),
+            Err(e) => Err(e),
+        }
     }
 
     fn for_level(
@@ -753,7 +791,9 @@ impl<'a> Evaluator<'a> {
         };
         // Later iteration sources may refer to earlier variables, so each level evaluates
         // its source with the outer bindings in place.
-        let values = self.iteration_values(first)?;
+        let Some(values) = self.iteration_values(first)? else {
+            return Err(EvalError::Failure(NOT_ITERABLE.into()));
+        };
         for v in values {
             let base = self.frames.len();
             self.frames.push(Frame::Var(first.name.clone(), v));
@@ -769,7 +809,11 @@ impl<'a> Evaluator<'a> {
         let mut outcomes = Vec::new();
         let r = self.quantified_level(iterations, body, &mut outcomes);
         self.frames.truncate(base);
-        r?;
+        match r {
+            Ok(()) => {}
+            Err(EvalError::Failure(m)) if m == NOT_ITERABLE => return Ok(Value::Null),
+            Err(e) => return Err(e),
+        }
         Ok(Value::Bool(match q {
             Quantifier::Some => outcomes.iter().any(|b| *b == Some(true)),
             Quantifier::Every => outcomes.iter().all(|b| *b == Some(true)),
@@ -788,7 +832,9 @@ impl<'a> Evaluator<'a> {
             outcomes.push(v.as_bool());
             return Ok(());
         };
-        let values = self.iteration_values(first)?;
+        let Some(values) = self.iteration_values(first)? else {
+            return Err(EvalError::Failure(NOT_ITERABLE.into()));
+        };
         for v in values {
             let base = self.frames.len();
             self.frames.push(Frame::Var(first.name.clone(), v));
@@ -812,6 +858,20 @@ pub fn item_frames(item: &Value) -> Vec<Frame> {
         frames.push(Frame::Context(c.clone()));
     }
     frames
+}
+
+/// `a.b.c` as one name, when the path consists of names only.
+fn dotted_name(node: &Node) -> Option<String> {
+    match &node.kind {
+        Kind::Var(n) => Some(n.to_string()),
+        Kind::Path(t, n) => {
+            let mut s = dotted_name(t)?;
+            s.push('.');
+            s.push_str(n);
+            Some(s)
+        }
+        _ => None,
+    }
 }
 
 /// `list[n]`: 1-based, negative counts from the end; out of range is null.
@@ -841,10 +901,13 @@ pub fn unary_range(op: CmpOp, v: Value) -> Value {
         CmpOp::Le => (Bound::Unbounded, Bound::Closed(v)),
         CmpOp::Gt => (Bound::Open(v), Bound::Unbounded),
         CmpOp::Ge => (Bound::Closed(v), Bound::Unbounded),
-        CmpOp::Eq => (Bound::Closed(v.clone()), Bound::Closed(v)),
-        CmpOp::Ne => return Value::Null,
+        CmpOp::Eq | CmpOp::Ne => (Bound::Closed(v.clone()), Bound::Closed(v)),
     };
-    Value::Range(Arc::new(Range { start, end }))
+    Value::Range(Arc::new(Range {
+        start,
+        end,
+        unary: Some(op),
+    }))
 }
 
 /// Matches unary tests that cannot refer to variables or `?` beyond the input, without a
