@@ -7,9 +7,11 @@
 
 mod error;
 mod message;
+mod process_instance;
 
 pub use error::ErrorRecord;
 pub use message::MessageRecord;
+pub use process_instance::ProcessInstanceRecord;
 
 use crate::intent::{self, Intent, ValueType};
 
@@ -28,15 +30,25 @@ pub trait Value:
     type Intent: Copy + Into<Intent>;
 
     fn from_record_value(value: &RecordValue) -> Option<&Self>;
+
+    /// The process instance this value belongs to, if any (the instance an unexpected
+    /// processing error bans).
+    fn process_instance_key(&self) -> Option<i64>;
 }
 
 macro_rules! record_values {
-    ($( $variant:ident($ty:ident, $intent:ident); )*) => {
+    ($( $variant:ident($ty:ident, $intent:ident $(, instance: $instance:ident)?); )*) => {
         /// The value of a record, one variant per value type Beeline implements.
         #[derive(Debug, Clone, PartialEq)]
         pub enum RecordValue { $( $variant($ty), )* }
 
         impl RecordValue {
+            pub fn process_instance_key(&self) -> Option<i64> {
+                match self {
+                    $( RecordValue::$variant(v) => v.process_instance_key(), )*
+                }
+            }
+
             pub fn value_type(&self) -> ValueType {
                 match self {
                     $( RecordValue::$variant(_) => ValueType::$variant, )*
@@ -73,6 +85,12 @@ macro_rules! record_values {
                 const VALUE_TYPE: ValueType = ValueType::$variant;
                 type Intent = intent::$intent;
 
+                fn process_instance_key(&self) -> Option<i64> {
+                    $( return (self.$instance > 0).then_some(self.$instance); )?
+                    #[allow(unreachable_code)]
+                    None
+                }
+
                 fn from_record_value(value: &RecordValue) -> Option<&Self> {
                     match value {
                         RecordValue::$variant(v) => Some(v),
@@ -92,8 +110,9 @@ macro_rules! record_values {
 }
 
 record_values! {
+    ProcessInstance(ProcessInstanceRecord, ProcessInstanceIntent, instance: process_instance_key);
     Message(MessageRecord, MessageIntent);
-    Error(ErrorRecord, ErrorIntent);
+    Error(ErrorRecord, ErrorIntent, instance: process_instance_key);
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

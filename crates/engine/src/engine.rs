@@ -1,0 +1,551 @@
+//! The engine's entry points: process a command as one batch, replay events, find due work.
+
+use std::collections::VecDeque;
+
+use beeline_protocol::intent::{ErrorIntent, MessageIntent};
+use beeline_protocol::value::{ErrorRecord, MessageRecord};
+use beeline_protocol::{Intent, Record, RecordType, RejectionType};
+use beeline_state::{Store, WriteBatch};
+
+use crate::appliers::Appliers;
+use crate::error::{FatalError, ProcessingError};
+use crate::processing::{ProcessingContext, Processors};
+use crate::state::EngineState;
+
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    pub partition_id: u16,
+    /// Most records one batch may hold; follow-up commands beyond it are written unprocessed
+    /// and run in later batches. Default 1000.
+    pub max_batch_records: usize,
+}
+
+impl EngineConfig {
+    pub fn new(partition_id: u16) -> Self {
+        Self {
+            partition_id,
+            max_batch_records: 1000,
+        }
+    }
+}
+
+/// What processing one command produced. Nothing of it is durable yet: the caller appends
+/// `records` to the log and only then writes `writes` to the store.
+#[derive(Debug, Default)]
+pub struct ProcessingResult {
+    /// Events, rejections and follow-up commands, in order, without positions yet.
+    pub records: Vec<Record>,
+    /// The answer for whoever sent the command, if anyone waits.
+    pub response: Option<Record>,
+    /// The batch's state changes, including the last processed position and key generator.
+    pub writes: WriteBatch,
+}
+
+/// Bookkeeping across the replayed part of the log.
+#[derive(Debug, Clone, Copy)]
+pub struct ReplayProgress {
+    /// The last processed position the restored state holds: results of commands up to it are
+    /// already applied and are skipped.
+    pub snapshot_position: i64,
+    /// The last command with results seen so far.
+    pub last_processed_position: i64,
+}
+
+pub struct Engine {
+    config: EngineConfig,
+    processors: Processors,
+    appliers: Appliers,
+}
+
+impl Engine {
+    pub fn new(config: EngineConfig) -> Self {
+        Self {
+            config,
+            processors: Processors::new(),
+            appliers: Appliers::new(),
+        }
+    }
+
+    pub fn config(&self) -> &EngineConfig {
+        &self.config
+    }
+
+    /// Processes `command` (read from the log, so positioned and timestamped) and every
+    /// follow-up command it causes, up to the batch limit. An unexpected error rolls the whole
+    /// batch back and turns into a rejection, banning the command's process instance.
+    pub fn process(
+        &self,
+        store: &dyn Store,
+        command: &Record,
+    ) -> Result<ProcessingResult, FatalError> {
+        let mut state = EngineState::new(store, self.config.partition_id);
+        if let Some(instance) = command.value.process_instance_key()
+            && state.banned_instances().is_banned(instance)?
+        {
+            let reason = format!(
+                "Expected to process command {} {} for process instance {instance}, but the \
+                 instance is banned after an earlier processing error",
+                command.value_type().name(),
+                command.intent.name()
+            );
+            return self.reject(store, command, RejectionType::InvalidState, reason);
+        }
+        let mut records = Vec::new();
+        let mut response = None;
+        match self.run_batch(&mut state, command, &mut records, &mut response) {
+            Ok(()) => {
+                state
+                    .meta_mut()
+                    .set_last_processed_position(command.position);
+                Ok(ProcessingResult {
+                    records,
+                    response,
+                    writes: state.into_writes(),
+                })
+            }
+            Err(error) => {
+                drop(state);
+                tracing::warn!(
+                    position = command.position,
+                    intent = ?command.intent,
+                    %error,
+                    "unexpected error while processing a command; rolled back"
+                );
+                self.processing_error(store, command, &error)
+            }
+        }
+    }
+
+    fn run_batch(
+        &self,
+        state: &mut EngineState<'_>,
+        command: &Record,
+        records: &mut Vec<Record>,
+        response: &mut Option<Record>,
+    ) -> Result<(), ProcessingError> {
+        let mut follow_ups: VecDeque<(usize, Record)> = VecDeque::new();
+        let mut next = Some(command.clone());
+        while let Some(current) = next.take() {
+            let mut ctx = ProcessingContext {
+                state,
+                appliers: &self.appliers,
+                source_position: command.position,
+                timestamp: command.timestamp,
+                partition_id: self.config.partition_id,
+                records,
+                follow_ups: &mut follow_ups,
+                response,
+            };
+            match self.processors.get(current.intent) {
+                Some(processor) => processor.process(&current, &mut ctx)?,
+                None => ctx.reject(
+                    &current,
+                    RejectionType::ProcessingError,
+                    format!(
+                        "Beeline does not process {} {} commands",
+                        current.value_type().name(),
+                        current.intent.name()
+                    ),
+                ),
+            }
+            if records.len() >= self.config.max_batch_records {
+                // The rest runs in later batches: mark what is still queued as unprocessed so
+                // the stream processor picks it up from the log.
+                for (index, _) in follow_ups.drain(..) {
+                    records[index].processed = false;
+                }
+                break;
+            }
+            next = follow_ups.pop_front().map(|(_, record)| record);
+        }
+        Ok(())
+    }
+
+    /// A batch that only rejects `command`.
+    pub fn reject(
+        &self,
+        store: &dyn Store,
+        command: &Record,
+        rejection_type: RejectionType,
+        reason: String,
+    ) -> Result<ProcessingResult, FatalError> {
+        let mut state = EngineState::new(store, self.config.partition_id);
+        let mut rejection = Record::rejection(command, rejection_type, reason);
+        rejection.source_record_position = command.position;
+        state
+            .meta_mut()
+            .set_last_processed_position(command.position);
+        Ok(ProcessingResult {
+            records: vec![rejection.clone()],
+            response: Some(rejection),
+            writes: state.into_writes(),
+        })
+    }
+
+    fn processing_error(
+        &self,
+        store: &dyn Store,
+        command: &Record,
+        error: &ProcessingError,
+    ) -> Result<ProcessingResult, FatalError> {
+        let reason = format!(
+            "Expected to process command {} {} at position {} without errors, but an unexpected \
+             error occurred: {error}",
+            command.value_type().name(),
+            command.intent.name(),
+            command.position
+        );
+        let mut result = self.reject(
+            store,
+            command,
+            RejectionType::ProcessingError,
+            reason.clone(),
+        )?;
+        let instance = command.value.process_instance_key();
+        if let Some(instance) = instance
+            && command.intent.bans_instance_on_error()
+        {
+            let mut state = EngineState::new(store, self.config.partition_id);
+            let mut event = Record::event(
+                instance,
+                ErrorIntent::Created,
+                ErrorRecord {
+                    exception_message: reason,
+                    stacktrace: String::new(),
+                    error_event_position: command.position,
+                    process_instance_key: instance,
+                },
+            );
+            event.source_record_position = command.position;
+            event.timestamp = command.timestamp;
+            event.partition_id = self.config.partition_id;
+            self.appliers
+                .apply(&event, &mut state)
+                .map_err(|e| FatalError(format!("cannot ban instance {instance}: {e}")))?;
+            state
+                .meta_mut()
+                .set_last_processed_position(command.position);
+            tracing::error!(
+                instance,
+                position = command.position,
+                "banned process instance"
+            );
+            result.records.push(event);
+            result.writes = state.into_writes();
+        }
+        Ok(result)
+    }
+
+    /// The last processed position the store holds (-1 for a fresh store).
+    pub fn last_processed_position(&self, store: &dyn Store) -> Result<i64, FatalError> {
+        Ok(EngineState::new(store, self.config.partition_id)
+            .meta()
+            .last_processed_position()?)
+    }
+
+    /// Applies the events among `records` that the store does not hold yet (appliers only) and
+    /// returns the writes. Commands and already-applied results are skipped.
+    pub fn replay<'r>(
+        &self,
+        store: &dyn Store,
+        records: impl IntoIterator<Item = &'r Record>,
+        progress: &mut ReplayProgress,
+    ) -> Result<WriteBatch, FatalError> {
+        let mut state = EngineState::new(store, self.config.partition_id);
+        for record in records {
+            if record.record_type == RecordType::Command
+                || record.source_record_position <= progress.snapshot_position
+            {
+                continue;
+            }
+            if record.record_type == RecordType::Event {
+                self.appliers.apply(record, &mut state).map_err(|e| {
+                    FatalError(format!(
+                        "replaying {:?} at position {} failed: {e}",
+                        record.intent, record.position
+                    ))
+                })?;
+                state.meta_mut().observe_key(record.key)?;
+            }
+            if record.source_record_position > progress.last_processed_position {
+                progress.last_processed_position = record.source_record_position;
+                state
+                    .meta_mut()
+                    .set_last_processed_position(record.source_record_position);
+            }
+        }
+        Ok(state.into_writes())
+    }
+
+    /// The earliest time at which [`due_commands`](Engine::due_commands) has work.
+    pub fn next_due_time(&self, store: &dyn Store) -> Result<Option<i64>, FatalError> {
+        let state = EngineState::new(store, self.config.partition_id);
+        Ok(state.messages().next_deadline()?)
+    }
+
+    /// Commands that time has made due by `now` (message expiry, ...), at most `limit`.
+    pub fn due_commands(
+        &self,
+        store: &dyn Store,
+        now: i64,
+        limit: usize,
+    ) -> Result<Vec<Record>, FatalError> {
+        let state = EngineState::new(store, self.config.partition_id);
+        let mut commands = Vec::new();
+        for (_, key) in state.messages().expired(now, limit)? {
+            if let Some(message) = state.messages().get(key)? {
+                commands.push(Record::command::<MessageRecord>(
+                    key,
+                    MessageIntent::Expire,
+                    message,
+                ));
+            }
+        }
+        Ok(commands)
+    }
+
+    #[cfg(test)]
+    pub(crate) fn processors_mut(&mut self) -> &mut Processors {
+        &mut self.processors
+    }
+
+    /// Whether records of this intent are handled by this engine (for gateways to answer
+    /// "unimplemented" early).
+    pub fn processes(&self, intent: Intent) -> bool {
+        self.processors.get(intent).is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::processing::{CommandProcessor, value_of};
+    use beeline_protocol::intent::ProcessInstanceIntent;
+    use beeline_protocol::value::ProcessInstanceRecord;
+    use beeline_state::MemStore;
+
+    const NOW: i64 = 1_700_000_000_000;
+
+    fn engine() -> Engine {
+        Engine::new(EngineConfig::new(1))
+    }
+
+    fn publish(position: i64, name: &str, key: &str, ttl: i64, id: &str) -> Record {
+        let mut command = Record::command(
+            -1,
+            MessageIntent::Publish,
+            MessageRecord {
+                name: name.into(),
+                correlation_key: key.into(),
+                time_to_live: ttl,
+                message_id: id.into(),
+                variables: b"{}".to_vec(),
+                ..Default::default()
+            },
+        );
+        command.position = position;
+        command.timestamp = NOW;
+        command
+    }
+
+    fn run(engine: &Engine, store: &MemStore, command: &Record) -> ProcessingResult {
+        let result = engine.process(store, command).unwrap();
+        store.write(&result.writes).unwrap();
+        result
+    }
+
+    fn intents(result: &ProcessingResult) -> Vec<(RecordType, Intent)> {
+        result
+            .records
+            .iter()
+            .map(|r| (r.record_type, r.intent))
+            .collect()
+    }
+
+    #[test]
+    fn publishing_buffers_the_message_until_its_deadline() {
+        let (engine, store) = (engine(), MemStore::new());
+        let result = run(&engine, &store, &publish(1, "paid", "order-1", 5_000, ""));
+        assert_eq!(
+            intents(&result),
+            vec![(RecordType::Event, MessageIntent::Published.into())]
+        );
+        let published = &result.records[0];
+        assert_eq!(published.key, beeline_protocol::key::encode(1, 1));
+        assert_eq!(published.source_record_position, 1);
+        assert_eq!(
+            published.value_as::<MessageRecord>().unwrap().deadline,
+            NOW + 5_000
+        );
+        assert_eq!(result.response.as_ref(), Some(published));
+        assert_eq!(engine.last_processed_position(&store).unwrap(), 1);
+        assert_eq!(engine.next_due_time(&store).unwrap(), Some(NOW + 5_000));
+        assert!(
+            engine
+                .due_commands(&store, NOW + 4_999, 10)
+                .unwrap()
+                .is_empty()
+        );
+        let due = engine.due_commands(&store, NOW + 5_000, 10).unwrap();
+        assert_eq!(due.len(), 1);
+        assert_eq!(
+            (due[0].intent, due[0].key),
+            (MessageIntent::Expire.into(), published.key)
+        );
+
+        let mut expire = due[0].clone();
+        expire.position = 3;
+        expire.timestamp = NOW + 5_000;
+        let result = run(&engine, &store, &expire);
+        assert_eq!(
+            intents(&result),
+            vec![(RecordType::Event, MessageIntent::Expired.into())]
+        );
+        assert_eq!(engine.next_due_time(&store).unwrap(), None);
+        let again = run(&engine, &store, &expire);
+        assert_eq!(again.records[0].rejection_type, RejectionType::NotFound);
+    }
+
+    #[test]
+    fn a_message_id_is_unique_while_the_message_is_buffered() {
+        let (engine, store) = (engine(), MemStore::new());
+        run(
+            &engine,
+            &store,
+            &publish(1, "paid", "order-1", 60_000, "m-1"),
+        );
+        let duplicate = run(
+            &engine,
+            &store,
+            &publish(2, "paid", "order-1", 60_000, "m-1"),
+        );
+        let rejection = &duplicate.records[0];
+        assert_eq!(rejection.record_type, RecordType::CommandRejection);
+        assert_eq!(rejection.rejection_type, RejectionType::AlreadyExists);
+        assert!(
+            rejection.rejection_reason.contains("'m-1'"),
+            "{}",
+            rejection.rejection_reason
+        );
+        // Another correlation key, or no id: fine.
+        let other = run(
+            &engine,
+            &store,
+            &publish(3, "paid", "order-2", 60_000, "m-1"),
+        );
+        assert_eq!(other.records[0].record_type, RecordType::Event);
+    }
+
+    #[test]
+    fn a_message_without_time_to_live_expires_at_once() {
+        let (engine, store) = (engine(), MemStore::new());
+        let result = run(&engine, &store, &publish(1, "ping", "", 0, "id"));
+        assert_eq!(
+            intents(&result),
+            vec![
+                (RecordType::Event, MessageIntent::Published.into()),
+                (RecordType::Event, MessageIntent::Expired.into())
+            ]
+        );
+        assert_eq!(engine.next_due_time(&store).unwrap(), None);
+        let again = run(&engine, &store, &publish(2, "ping", "", 0, "id"));
+        assert_eq!(
+            again.records[0].record_type,
+            RecordType::Event,
+            "the id is free again"
+        );
+    }
+
+    /// Activates an element by publishing a message and then failing: the message must vanish
+    /// with the rollback.
+    struct FailingProcessor;
+
+    impl CommandProcessor for FailingProcessor {
+        fn process(
+            &self,
+            command: &Record,
+            ctx: &mut ProcessingContext<'_, '_>,
+        ) -> Result<(), ProcessingError> {
+            value_of::<ProcessInstanceRecord>(command)?;
+            let key = ctx.next_key()?;
+            ctx.append_event(key, MessageIntent::Published, MessageRecord::default())?;
+            Err(ProcessingError::Internal("boom".into()))
+        }
+    }
+
+    fn activate(position: i64, instance: i64) -> Record {
+        let mut command = Record::command(
+            instance,
+            ProcessInstanceIntent::ActivateElement,
+            ProcessInstanceRecord {
+                process_instance_key: instance,
+                ..Default::default()
+            },
+        );
+        command.position = position;
+        command.timestamp = NOW;
+        command
+    }
+
+    #[test]
+    fn an_unexpected_error_rolls_back_rejects_and_bans_only_that_instance() {
+        let mut engine = engine();
+        engine
+            .processors_mut()
+            .register(ProcessInstanceIntent::ActivateElement, FailingProcessor);
+        let store = MemStore::new();
+        let before = store.dump();
+        let result = run(&engine, &store, &activate(1, 77));
+        assert_eq!(
+            intents(&result),
+            vec![
+                (
+                    RecordType::CommandRejection,
+                    ProcessInstanceIntent::ActivateElement.into()
+                ),
+                (RecordType::Event, ErrorIntent::Created.into())
+            ]
+        );
+        assert_eq!(
+            result.records[0].rejection_type,
+            RejectionType::ProcessingError
+        );
+        assert!(result.records[0].rejection_reason.contains("boom"));
+        let state = EngineState::new(&store, 1);
+        assert!(state.banned_instances().is_banned(77).unwrap());
+        assert!(
+            state
+                .messages()
+                .get(beeline_protocol::key::encode(1, 1))
+                .unwrap()
+                .is_none()
+        );
+        assert_ne!(store.dump(), before, "the ban and the position are stored");
+        assert_eq!(
+            state.meta().next_key_counter().unwrap(),
+            1,
+            "the key taken was rolled back"
+        );
+
+        let banned = run(&engine, &store, &activate(2, 77));
+        assert_eq!(
+            banned.records[0].rejection_type,
+            RejectionType::InvalidState
+        );
+        assert!(banned.records[0].rejection_reason.contains("banned"));
+        // The partition goes on with everything else.
+        let ok = run(&engine, &store, &publish(3, "paid", "order-1", 1000, ""));
+        assert_eq!(ok.records[0].record_type, RecordType::Event);
+    }
+
+    #[test]
+    fn commands_without_a_processor_are_rejected() {
+        let (engine, store) = (engine(), MemStore::new());
+        let result = run(&engine, &store, &activate(1, 5));
+        assert_eq!(
+            result.records[0].rejection_type,
+            RejectionType::ProcessingError
+        );
+        assert!(!engine.processes(ProcessInstanceIntent::ActivateElement.into()));
+    }
+}

@@ -1,0 +1,145 @@
+//! Command processors: one per command intent, each in a file named after its command.
+
+mod message;
+
+use std::collections::{HashMap, VecDeque};
+
+use beeline_protocol::{Intent, Record, RecordType, RejectionType, Value};
+
+use crate::appliers::Appliers;
+use crate::error::ProcessingError;
+use crate::state::EngineState;
+
+/// Decides what a command does: reads state, writes events (applied at once), follow-up
+/// commands, a rejection, a response. Never changes state itself.
+pub(crate) trait CommandProcessor: Send + Sync {
+    fn process(
+        &self,
+        command: &Record,
+        ctx: &mut ProcessingContext<'_, '_>,
+    ) -> Result<(), ProcessingError>;
+}
+
+/// The processors, by command intent.
+pub(crate) struct Processors(HashMap<Intent, Box<dyn CommandProcessor>>);
+
+impl Processors {
+    pub fn new() -> Self {
+        let mut processors = Self(HashMap::new());
+        message::register(&mut processors);
+        processors
+    }
+
+    pub fn register(
+        &mut self,
+        intent: impl Into<Intent>,
+        processor: impl CommandProcessor + 'static,
+    ) {
+        let intent = intent.into();
+        assert!(!intent.is_event(), "{intent:?} is an event, not a command");
+        self.0.insert(intent, Box::new(processor));
+    }
+
+    pub fn get(&self, intent: Intent) -> Option<&dyn CommandProcessor> {
+        self.0.get(&intent).map(|p| p.as_ref())
+    }
+}
+
+/// What a processor may do while processing one command of a batch.
+pub struct ProcessingContext<'a, 's> {
+    pub(crate) state: &'a mut EngineState<'s>,
+    pub(crate) appliers: &'a Appliers,
+    /// Position of the command read from the log: the source of every record of the batch.
+    pub(crate) source_position: i64,
+    pub(crate) timestamp: i64,
+    pub(crate) partition_id: u16,
+    pub(crate) records: &'a mut Vec<Record>,
+    /// Follow-up commands waiting in this batch, with their index in `records`.
+    pub(crate) follow_ups: &'a mut VecDeque<(usize, Record)>,
+    pub(crate) response: &'a mut Option<Record>,
+}
+
+impl<'s> ProcessingContext<'_, 's> {
+    /// The state as it is after every event written so far in this batch.
+    pub fn state(&self) -> &EngineState<'s> {
+        self.state
+    }
+
+    /// The processing time: the timestamp of the command read from the log.
+    pub fn now(&self) -> i64 {
+        self.timestamp
+    }
+
+    pub fn next_key(&mut self) -> Result<i64, ProcessingError> {
+        Ok(self.state.meta_mut().next_key()?)
+    }
+
+    fn record(
+        &self,
+        record_type: RecordType,
+        key: i64,
+        intent: Intent,
+        value: beeline_protocol::RecordValue,
+    ) -> Record {
+        let mut record = Record::new(record_type, key, intent, value);
+        record.source_record_position = self.source_position;
+        record.timestamp = self.timestamp;
+        record.partition_id = self.partition_id;
+        record
+    }
+
+    /// Writes an event and applies it to the state at once. Returns the written record.
+    pub fn append_event<V: Value>(
+        &mut self,
+        key: i64,
+        intent: V::Intent,
+        value: V,
+    ) -> Result<&Record, ProcessingError> {
+        let record = self.record(RecordType::Event, key, intent.into(), value.into());
+        self.appliers.apply(&record, self.state)?;
+        self.records.push(record);
+        Ok(self.records.last().expect("just pushed"))
+    }
+
+    /// Writes a command to be processed later in this batch.
+    pub fn append_command<V: Value>(&mut self, key: i64, intent: V::Intent, value: V) {
+        let mut record = self.record(RecordType::Command, key, intent.into(), value.into());
+        record.processed = true;
+        self.follow_ups
+            .push_back((self.records.len(), record.clone()));
+        self.records.push(record);
+    }
+
+    /// Rejects `command` and answers the request with the rejection.
+    pub fn reject(
+        &mut self,
+        command: &Record,
+        rejection_type: RejectionType,
+        reason: impl Into<String>,
+    ) {
+        let mut rejection = Record::rejection(command, rejection_type, reason.into());
+        rejection.source_record_position = self.source_position;
+        rejection.timestamp = self.timestamp;
+        rejection.partition_id = self.partition_id;
+        *self.response = Some(rejection.clone());
+        self.records.push(rejection);
+    }
+
+    /// Answers the request that sent the batch's command with `record`.
+    pub fn respond(&mut self, record: Record) {
+        *self.response = Some(record);
+    }
+}
+
+/// The value of `command` as `V`; the codec guarantees intent and value agree, so a mismatch is
+/// an internal error.
+pub(crate) fn value_of<V: Value>(command: &Record) -> Result<&V, ProcessingError> {
+    command.value_as::<V>().ok_or_else(|| {
+        ProcessingError::Internal(format!(
+            "expected a {:?} value for {:?}, got {:?}",
+            V::VALUE_TYPE,
+            command.intent,
+            command.value.value_type()
+        ))
+    })
+}

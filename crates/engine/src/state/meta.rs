@@ -1,0 +1,83 @@
+//! Partition-wide bookkeeping: the last processed command position and the key generator.
+//! Both are written in the same batch as the state they describe.
+
+use beeline_protocol::key;
+use beeline_state::{ColumnFamily, KeyBuilder, Result, Transaction};
+
+const LAST_PROCESSED_POSITION: u32 = 1;
+const NEXT_KEY_COUNTER: u32 = 2;
+
+fn meta_key(id: u32) -> Vec<u8> {
+    KeyBuilder::new(ColumnFamily::Meta).u32(id).build()
+}
+
+fn read_i64(txn: &Transaction<'_>, id: u32) -> Result<Option<i64>> {
+    Ok(txn.get(&meta_key(id))?.and_then(|bytes| {
+        let array: [u8; 8] = bytes.as_slice().try_into().ok()?;
+        Some(i64::from_be_bytes(array))
+    }))
+}
+
+pub struct MetaState<'t> {
+    txn: &'t Transaction<'t>,
+}
+
+impl<'t> MetaState<'t> {
+    pub(super) fn new(txn: &'t Transaction<'t>) -> Self {
+        Self { txn }
+    }
+
+    /// Position of the last command whose results are in this state; -1 before the first.
+    pub fn last_processed_position(&self) -> Result<i64> {
+        Ok(read_i64(self.txn, LAST_PROCESSED_POSITION)?.unwrap_or(-1))
+    }
+
+    /// The counter the next key will carry.
+    pub fn next_key_counter(&self) -> Result<i64> {
+        Ok(read_i64(self.txn, NEXT_KEY_COUNTER)?.unwrap_or(1))
+    }
+}
+
+pub struct MutableMetaState<'t, 's> {
+    txn: &'t mut Transaction<'s>,
+    partition_id: u16,
+}
+
+impl<'t, 's> MutableMetaState<'t, 's> {
+    pub(super) fn new(txn: &'t mut Transaction<'s>, partition_id: u16) -> Self {
+        Self { txn, partition_id }
+    }
+
+    pub fn set_last_processed_position(&mut self, position: i64) {
+        self.txn.put(
+            meta_key(LAST_PROCESSED_POSITION),
+            position.to_be_bytes().to_vec(),
+        );
+    }
+
+    /// Takes the next key of this partition.
+    pub fn next_key(&mut self) -> Result<i64> {
+        let counter = read_i64(self.txn, NEXT_KEY_COUNTER)?.unwrap_or(1);
+        self.txn.put(
+            meta_key(NEXT_KEY_COUNTER),
+            (counter + 1).to_be_bytes().to_vec(),
+        );
+        Ok(key::encode(self.partition_id, counter))
+    }
+
+    /// Replay: makes sure keys seen in the log are never handed out again.
+    pub fn observe_key(&mut self, key: i64) -> Result<()> {
+        if key::partition_of(key) != Some(self.partition_id) {
+            return Ok(());
+        }
+        let counter = key::counter_of(key);
+        let next = read_i64(self.txn, NEXT_KEY_COUNTER)?.unwrap_or(1);
+        if counter >= next {
+            self.txn.put(
+                meta_key(NEXT_KEY_COUNTER),
+                (counter + 1).to_be_bytes().to_vec(),
+            );
+        }
+        Ok(())
+    }
+}
