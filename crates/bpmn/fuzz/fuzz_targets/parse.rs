@@ -3,7 +3,7 @@
 
 #![no_main]
 
-use beeline_bpmn::{parse, ElementKindSet};
+use beeline_bpmn::{ElementKindSet, parse};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -12,7 +12,11 @@ fuzz_target!(|data: &[u8]| {
             for process in &definitions.processes {
                 let _ = process.unsupported_elements(&ElementKindSet::empty());
                 for element in process.elements() {
-                    let _ = (element.kind(), element.job_worker(), element.event_definition());
+                    let _ = (
+                        element.kind(),
+                        element.job_worker(),
+                        element.event_definition(),
+                    );
                 }
                 let _ = process.expressions().len();
             }

@@ -46,6 +46,8 @@ impl ProcessBuilder<'_, '_> {
                 self.error(node, "Must reference a message");
             }
             let publish = self.publish_message(p, id);
+            // Headers only matter to a job worker, but one set at most either way.
+            self.extension(node, "taskHeaders", true);
             return SendTask::PublishMessage {
                 message: message.unwrap_or_else(placeholder_message),
                 publish,
