@@ -325,7 +325,10 @@ impl<'a> Compiler<'a> {
         let base = if let Some((params, out)) = &item.function {
             let ps = params
                 .iter()
-                .map(|p| self.type_ref(p.type_ref.as_deref()).unwrap_or(FeelType::Any))
+                .map(|p| {
+                    self.type_ref(p.type_ref.as_deref())
+                        .unwrap_or(FeelType::Any)
+                })
                 .collect();
             let r = self.type_ref(out.as_deref()).unwrap_or(FeelType::Any);
             FeelType::Function(Some(ps), Box::new(r))
@@ -455,7 +458,9 @@ impl<'a> Compiler<'a> {
                     })
                     .collect(),
             },
-            Expr::List { items, .. } => CExpr::List(items.iter().map(|i| self.expr(&id, i)).collect()),
+            Expr::List { items, .. } => {
+                CExpr::List(items.iter().map(|i| self.expr(&id, i)).collect())
+            }
             Expr::Relation { columns, rows, .. } => CExpr::Relation(
                 columns.iter().map(|c| Name::from(c.as_str())).collect(),
                 rows.iter()
@@ -468,7 +473,12 @@ impl<'a> Compiler<'a> {
                 kind: *kind,
                 params: params
                     .iter()
-                    .map(|p| (Name::from(p.name.as_str()), self.type_ref(p.type_ref.as_deref())))
+                    .map(|p| {
+                        (
+                            Name::from(p.name.as_str()),
+                            self.type_ref(p.type_ref.as_deref()),
+                        )
+                    })
                     .collect(),
                 body: Arc::new(match body {
                     Some(b) => self.expr(&id, b),
@@ -512,7 +522,10 @@ impl<'a> Compiler<'a> {
             .iter()
             .enumerate()
             .map(|(i, inp)| {
-                let id = inp.id.clone().unwrap_or_else(|| format!("{table_id}_input_{}", i + 1));
+                let id = inp
+                    .id
+                    .clone()
+                    .unwrap_or_else(|| format!("{table_id}_input_{}", i + 1));
                 CInputClause {
                     name: inp
                         .label
@@ -542,7 +555,9 @@ impl<'a> Compiler<'a> {
             .iter()
             .enumerate()
             .map(|(i, o)| {
-                let id = o.id.clone().unwrap_or_else(|| format!("{table_id}_output_{}", i + 1));
+                let id =
+                    o.id.clone()
+                        .unwrap_or_else(|| format!("{table_id}_output_{}", i + 1));
                 let ty = self
                     .type_ref(o.type_ref.as_deref())
                     .or_else(|| if single { table_ty.clone() } else { None });
@@ -566,7 +581,9 @@ impl<'a> Compiler<'a> {
             .iter()
             .enumerate()
             .map(|(i, r)| {
-                let id = r.id.clone().unwrap_or_else(|| format!("{table_id}_rule_{}", i + 1));
+                let id =
+                    r.id.clone()
+                        .unwrap_or_else(|| format!("{table_id}_rule_{}", i + 1));
                 CRule {
                     inputs: r.input_entries.iter().map(|e| self.tests(&id, e)).collect(),
                     outputs: r

@@ -7,13 +7,16 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use beeline_feel::{
-    EvalContext, EvalError, Evaluator, FeelType, Frame, Name, NativeFunction, Value, eval::item_frames,
+    EvalContext, EvalError, Evaluator, FeelType, Frame, Name, NativeFunction, Value,
+    eval::item_frames,
 };
 
+use crate::Inner;
 use crate::compile::{CExpr, CTable, Feel, Knowledge, Tests};
 use crate::model::{Aggregation, FunctionKind, HitPolicy, IteratorKind};
-use crate::result::{DecisionFailure, EvaluatedDecision, EvaluatedInput, EvaluatedOutput, MatchedRule};
-use crate::Inner;
+use crate::result::{
+    DecisionFailure, EvaluatedDecision, EvaluatedInput, EvaluatedOutput, MatchedRule,
+};
 
 /// DMN's type conversion on assignment: a conforming value passes, a singleton list
 /// stands for its item and an item for a singleton list; anything else is null.
@@ -104,7 +107,11 @@ impl<'m> Run<'m> {
         }
     }
 
-    pub fn decision(&mut self, ev: &mut Evaluator<'_>, idx: usize) -> Result<Value, DecisionFailure> {
+    pub fn decision(
+        &mut self,
+        ev: &mut Evaluator<'_>,
+        idx: usize,
+    ) -> Result<Value, DecisionFailure> {
         if let Some(v) = self.given.get(&idx) {
             return Ok(v.clone());
         }
@@ -112,7 +119,10 @@ impl<'m> Run<'m> {
             return Ok(v.clone());
         }
         if self.active.contains(&idx) {
-            return Err(self.failure(idx, "the decision requires itself (cycle in the requirements graph)".into()));
+            return Err(self.failure(
+                idx,
+                "the decision requires itself (cycle in the requirements graph)".into(),
+            ));
         }
         let model = self.model;
         let d = &model.compiled.decisions[idx];
@@ -252,18 +262,21 @@ impl<'m> Run<'m> {
                     captured: ev.capture_frames(),
                 })),
             ))),
-            CExpr::Conditional(c, t, f) => {
-                if self.expr(ev, c)?.as_bool() == Some(true) {
-                    self.expr(ev, t)
-                } else {
-                    self.expr(ev, f)
+            CExpr::Conditional(c, t, f) => match self.expr(ev, c)? {
+                Value::Bool(true) => self.expr(ev, t),
+                Value::Bool(false) | Value::Null => self.expr(ev, f),
+                other => {
+                    ev.warn(beeline_feel::WarningKind::InvalidType, || {
+                        format!("the condition is not a boolean: '{other}'")
+                    });
+                    Ok(Value::Null)
                 }
-            }
+            },
+            // The boxed filter and iterators are strict where their FEEL counterparts are
+            // lenient (DMN 1.5 TCK): the input must be a list and every condition a boolean.
             CExpr::Filter(input, cond) => {
-                let items = match self.expr(ev, input)? {
-                    Value::List(l) => l,
-                    Value::Null => return Ok(Value::Null),
-                    other => Arc::new(vec![other]),
+                let Value::List(items) = self.expr(ev, input)? else {
+                    return Ok(Value::Null);
                 };
                 let mut out = Vec::new();
                 for item in items.iter() {
@@ -273,17 +286,17 @@ impl<'m> Run<'m> {
                     }
                     let r = self.expr(ev, cond);
                     ev.truncate_frames(base);
-                    if r?.as_bool() == Some(true) {
-                        out.push(item.clone());
+                    match r? {
+                        Value::Bool(true) => out.push(item.clone()),
+                        Value::Bool(false) => {}
+                        _ => return Ok(Value::Null),
                     }
                 }
                 Ok(Value::list(out))
             }
             CExpr::Iterator(kind, var, input, body) => {
-                let items = match self.expr(ev, input)? {
-                    Value::List(l) => l,
-                    Value::Null => Arc::new(Vec::new()),
-                    other => Arc::new(vec![other]),
+                let Value::List(items) = self.expr(ev, input)? else {
+                    return Ok(Value::Null);
                 };
                 let mut results = Vec::with_capacity(items.len());
                 for item in items.iter() {
@@ -293,11 +306,20 @@ impl<'m> Run<'m> {
                     ev.truncate_frames(base);
                     results.push(r?);
                 }
-                Ok(match kind {
-                    IteratorKind::For => Value::list(results),
-                    IteratorKind::Some => Value::Bool(results.iter().any(|v| v.as_bool() == Some(true))),
-                    IteratorKind::Every => Value::Bool(results.iter().all(|v| v.as_bool() == Some(true))),
-                })
+                if *kind == IteratorKind::For {
+                    return Ok(Value::list(results));
+                }
+                let mut bools = Vec::with_capacity(results.len());
+                for r in &results {
+                    match r.as_bool() {
+                        Some(b) => bools.push(b),
+                        None => return Ok(Value::Null),
+                    }
+                }
+                Ok(Value::Bool(match kind {
+                    IteratorKind::Some => bools.iter().any(|b| *b),
+                    _ => bools.iter().all(|b| *b),
+                }))
             }
         }
     }
@@ -353,7 +375,10 @@ impl<'m> Run<'m> {
                 let v = match &clause.allowed {
                     Some(Tests::Ok(allowed)) if !v.is_null() && !allowed.matches_in(&v, ev)? => {
                         ev.warn(beeline_feel::WarningKind::InvalidType, || {
-                            format!("output '{v}' is not one of the output values ({})", allowed.source())
+                            format!(
+                                "output '{v}' is not one of the output values ({})",
+                                allowed.source()
+                            )
                         });
                         Value::Null
                     }
@@ -415,7 +440,12 @@ impl<'m> Run<'m> {
 
     /// The result when no rule matched: the default output entries, else null (an empty
     /// list for multi-hit tables without aggregation, a count of zero for `C#`).
-    fn no_match(&mut self, ev: &mut Evaluator<'_>, t: &CTable, single_hit: bool) -> Result<Value, EvalError> {
+    fn no_match(
+        &mut self,
+        ev: &mut Evaluator<'_>,
+        t: &CTable,
+        single_hit: bool,
+    ) -> Result<Value, EvalError> {
         if t.outputs.iter().any(|o| o.default.is_some()) {
             let mut outs = Vec::with_capacity(t.outputs.len());
             for o in &t.outputs {
@@ -453,7 +483,10 @@ impl<'m> Run<'m> {
         Ok(match t.hit_policy {
             HitPolicy::Unique => {
                 if matched.len() > 1 {
-                    let ids: Vec<&str> = matched.iter().map(|(i, _)| t.rules[*i].id.as_str()).collect();
+                    let ids: Vec<&str> = matched
+                        .iter()
+                        .map(|(i, _)| t.rules[*i].id.as_str())
+                        .collect();
                     return Err(EvalError::Failure(format!(
                         "multiple rules match for hit policy UNIQUE: {}",
                         ids.join(", ")
@@ -480,7 +513,11 @@ impl<'m> Run<'m> {
                 let best = matched
                     .iter()
                     .enumerate()
-                    .min_by(|(ia, a), (ib, b)| priority_key(t, &a.1).cmp(&priority_key(t, &b.1)).then(ia.cmp(ib)))
+                    .min_by(|(ia, a), (ib, b)| {
+                        priority_key(t, &a.1)
+                            .cmp(&priority_key(t, &b.1))
+                            .then(ia.cmp(ib))
+                    })
                     .map(|(i, _)| i);
                 match best {
                     Some(i) => vec![matched.swap_remove(i)],
@@ -570,22 +607,26 @@ pub(crate) fn knowledge_frame(model: &Arc<Inner>, k: Knowledge) -> Frame {
             let b = &model.compiled.bkms[i];
             Frame::Var(
                 b.name.clone(),
-                Value::Function(Arc::new(beeline_feel::Function::Native(Arc::new(BkmFunction {
-                    model: model.clone(),
-                    index: i,
-                    names: b.params.iter().map(|(n, _)| n.clone()).collect(),
-                })))),
+                Value::Function(Arc::new(beeline_feel::Function::Native(Arc::new(
+                    BkmFunction {
+                        model: model.clone(),
+                        index: i,
+                        names: b.params.iter().map(|(n, _)| n.clone()).collect(),
+                    },
+                )))),
             )
         }
         Knowledge::Service(i) => {
             let s = &model.compiled.services[i];
             Frame::Var(
                 s.name.clone(),
-                Value::Function(Arc::new(beeline_feel::Function::Native(Arc::new(ServiceFunction {
-                    model: model.clone(),
-                    index: i,
-                    names: service_params(model, i),
-                })))),
+                Value::Function(Arc::new(beeline_feel::Function::Native(Arc::new(
+                    ServiceFunction {
+                        model: model.clone(),
+                        index: i,
+                        names: service_params(model, i),
+                    },
+                )))),
             )
         }
     }
@@ -597,7 +638,11 @@ pub(crate) fn service_params(model: &Inner, i: usize) -> Vec<Name> {
     s.input_data
         .iter()
         .map(|&d| model.compiled.inputs[d].name.clone())
-        .chain(s.input_decisions.iter().map(|&d| model.compiled.decisions[d].var.clone()))
+        .chain(
+            s.input_decisions
+                .iter()
+                .map(|&d| model.compiled.decisions[d].var.clone()),
+        )
         .collect()
 }
 
@@ -752,7 +797,10 @@ pub(crate) fn invoke_service(
     let s = &model.compiled.services[index];
     let names = service_params(model, index);
     let mut vars = beeline_feel::Context::new();
-    for (n, v) in names.iter().zip(args.into_iter().chain(std::iter::repeat(Value::Null))) {
+    for (n, v) in names
+        .iter()
+        .zip(args.into_iter().chain(std::iter::repeat(Value::Null)))
+    {
         vars.insert(n.clone(), v);
     }
     let ctx = EvalContext {

@@ -42,9 +42,7 @@ pub use result::{
     MatchedRule,
 };
 
-use compile::{
-    CBkm, CDecision, CInputData, CService, Compiled, Compiler, Knowledge,
-};
+use compile::{CBkm, CDecision, CInputData, CService, Compiled, Compiler, Knowledge};
 use model::{Definitions, FunctionKind};
 
 pub(crate) struct Inner {
@@ -215,7 +213,11 @@ impl DmnModel {
         ctx: &EvalContext<'_>,
     ) -> Result<Value, beeline_feel::EvalError> {
         let c = &self.inner.compiled;
-        if let Some(i) = c.services.iter().position(|s| &*s.name == name || s.id == name) {
+        if let Some(i) = c
+            .services
+            .iter()
+            .position(|s| &*s.name == name || s.id == name)
+        {
             let params = eval::service_params(&self.inner, i);
             let values = params
                 .iter()
@@ -320,7 +322,10 @@ fn build(main: &Definitions, imported: &[(String, Definitions)]) -> Compiled {
                     .filter_map(|h| input_ix.get(&resolve_href(h, &d.namespace)).copied())
                     .collect(),
                 knowledge: knowledge(&x.required_knowledge, &d.namespace),
-                kind_name: x.logic.as_ref().map_or("LITERAL_EXPRESSION", |l| l.kind_name()),
+                kind_name: x
+                    .logic
+                    .as_ref()
+                    .map_or("LITERAL_EXPRESSION", |l| l.kind_name()),
                 logic,
             });
         }

@@ -21,16 +21,18 @@ pub enum HitPolicy {
 
 impl HitPolicy {
     pub fn parse(s: &str) -> Option<HitPolicy> {
-        Some(match s.trim().to_ascii_uppercase().replace('_', " ").as_str() {
-            "UNIQUE" | "U" => HitPolicy::Unique,
-            "FIRST" | "F" => HitPolicy::First,
-            "PRIORITY" | "P" => HitPolicy::Priority,
-            "ANY" | "A" => HitPolicy::Any,
-            "COLLECT" | "C" => HitPolicy::Collect,
-            "RULE ORDER" | "R" => HitPolicy::RuleOrder,
-            "OUTPUT ORDER" | "O" => HitPolicy::OutputOrder,
-            _ => return None,
-        })
+        Some(
+            match s.trim().to_ascii_uppercase().replace('_', " ").as_str() {
+                "UNIQUE" | "U" => HitPolicy::Unique,
+                "FIRST" | "F" => HitPolicy::First,
+                "PRIORITY" | "P" => HitPolicy::Priority,
+                "ANY" | "A" => HitPolicy::Any,
+                "COLLECT" | "C" => HitPolicy::Collect,
+                "RULE ORDER" | "R" => HitPolicy::RuleOrder,
+                "OUTPUT ORDER" | "O" => HitPolicy::OutputOrder,
+                _ => return None,
+            },
+        )
     }
 
     pub fn name(self) -> &'static str {

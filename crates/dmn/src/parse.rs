@@ -51,7 +51,10 @@ impl Parser<'_> {
 
     fn definitions(&self, root: &Element) -> Result<Definitions, DmnError> {
         if root.name != "definitions" {
-            return Err(self.error(root, format!("expected <definitions> but found <{}>", root.name)));
+            return Err(self.error(
+                root,
+                format!("expected <definitions> but found <{}>", root.name),
+            ));
         }
         let mut defs = Definitions {
             id: root.attr("id").unwrap_or_default().to_string(),
@@ -88,7 +91,8 @@ impl Parser<'_> {
                 }
                 "decisionService" => {
                     let (id, name) = self.identity(el)?;
-                    let refs = |tag: &str| el.children_named(tag).filter_map(href).collect::<Vec<_>>();
+                    let refs =
+                        |tag: &str| el.children_named(tag).filter_map(href).collect::<Vec<_>>();
                     defs.decision_services.push(DecisionService {
                         variable: self.variable(el, &name),
                         output_decisions: refs("outputDecision"),

@@ -72,7 +72,10 @@ pub fn parse(source: &str) -> Result<Element, DmnError> {
         match event {
             Event::Start(start) => {
                 if stack.len() >= MAX_DEPTH {
-                    return Err(err(format!("elements nested deeper than {MAX_DEPTH} levels"), before));
+                    return Err(err(
+                        format!("elements nested deeper than {MAX_DEPTH} levels"),
+                        before,
+                    ));
                 }
                 stack.push(open(&start, before + bom).map_err(|m| err(m, before))?);
             }
@@ -107,7 +110,10 @@ pub fn parse(source: &str) -> Result<Element, DmnError> {
         }
     }
     if let Some(open) = stack.last() {
-        return Err(err(format!("element '{}' is not closed", open.name), text.len()));
+        return Err(err(
+            format!("element '{}' is not closed", open.name),
+            text.len(),
+        ));
     }
     root.ok_or_else(|| err("the document has no root element".into(), text.len()))
 }
@@ -164,7 +170,10 @@ mod tests {
 
     #[test]
     fn reads_elements_text_and_entities() {
-        let root = parse(r#"<?xml version="1.0"?><dmn:a xmlns:dmn="x" id="1"><text>x &lt; 1</text><b/></dmn:a>"#).unwrap();
+        let root = parse(
+            r#"<?xml version="1.0"?><dmn:a xmlns:dmn="x" id="1"><text>x &lt; 1</text><b/></dmn:a>"#,
+        )
+        .unwrap();
         assert_eq!(root.name, "a");
         assert_eq!(root.attr("id"), Some("1"));
         assert_eq!(root.child_text("text"), Some("x < 1"));

@@ -67,9 +67,9 @@ fn scalar(v: &Element) -> Value {
             .unwrap_or(Value::Null)
     };
     match ty {
-        "decimal" | "double" | "int" | "integer" | "long" | "float" => {
-            Number::parse(text).map(Value::Number).unwrap_or(Value::Null)
-        }
+        "decimal" | "double" | "int" | "integer" | "long" | "float" => Number::parse(text)
+            .map(Value::Number)
+            .unwrap_or(Value::Null),
         "boolean" => Value::Bool(text.trim() == "true"),
         "date" => feel(format!("date(\"{}\")", text.trim())),
         "dateTime" => feel(format!("date and time(\"{}\")", text.trim())),
@@ -108,8 +108,10 @@ fn matches(expected: &Value, actual: &Value) -> bool {
                 && e.iter()
                     .all(|(k, v)| a.get(k).is_some_and(|w| matches(v, w)))
         }
-        (e, a) => beeline_feel::eval::compare::equals(e, a) == Some(true)
-            && std::mem::discriminant(e) == std::mem::discriminant(a),
+        (e, a) => {
+            beeline_feel::eval::compare::equals(e, a) == Some(true)
+                && std::mem::discriminant(e) == std::mem::discriminant(a)
+        }
     }
 }
 
@@ -129,7 +131,13 @@ fn load_models(dir: &Path) -> BTreeMap<String, String> {
             if p.extension().is_some_and(|x| x == "dmn")
                 && let Ok(s) = std::fs::read_to_string(&p)
             {
-                out.insert(p.file_name().unwrap_or_default().to_string_lossy().into_owned(), s);
+                out.insert(
+                    p.file_name()
+                        .unwrap_or_default()
+                        .to_string_lossy()
+                        .into_owned(),
+                    s,
+                );
             }
         }
     }
@@ -144,13 +152,18 @@ fn run_folder(dir: &Path, tally: &mut Tally, report: &mut String) {
                 .map(|e| e.path())
                 .filter(|p| {
                     p.extension().is_some_and(|x| x == "xml")
-                        && p.file_name().is_some_and(|n| n.to_string_lossy().contains("-test-"))
+                        && p.file_name()
+                            .is_some_and(|n| n.to_string_lossy().contains("-test-"))
                 })
                 .collect()
         })
         .unwrap_or_default();
     tests.sort();
-    let folder = dir.file_name().unwrap_or_default().to_string_lossy().into_owned();
+    let folder = dir
+        .file_name()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .into_owned();
     let clock = Clock::from_epoch_millis(1_767_225_600_000);
     for test_file in tests {
         let Ok(src) = std::fs::read_to_string(&test_file) else {
@@ -160,7 +173,11 @@ fn run_folder(dir: &Path, tally: &mut Tally, report: &mut String) {
             let _ = writeln!(report, "{folder}: unreadable test file");
             continue;
         };
-        let model_name = root.child_text("modelName").unwrap_or_default().trim().to_string();
+        let model_name = root
+            .child_text("modelName")
+            .unwrap_or_default()
+            .trim()
+            .to_string();
         let main = models.get(&model_name);
         let others: Vec<&str> = models
             .iter()
@@ -255,7 +272,12 @@ fn dmn_tck() {
     let mut below = Vec::new();
     for level in ["compliance-level-2", "compliance-level-3"] {
         let mut dirs: Vec<PathBuf> = std::fs::read_dir(root.join(level))
-            .map(|r| r.flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect())
+            .map(|r| {
+                r.flatten()
+                    .map(|e| e.path())
+                    .filter(|p| p.is_dir())
+                    .collect()
+            })
             .unwrap_or_default();
         dirs.sort();
         let mut tally = Tally::default();
@@ -272,7 +294,10 @@ fn dmn_tck() {
         );
         let want = floors.get(level).copied().unwrap_or(0);
         if tally.cases_passed < want {
-            below.push(format!("{level}: {} passed, floor is {want}", tally.cases_passed));
+            below.push(format!(
+                "{level}: {} passed, floor is {want}",
+                tally.cases_passed
+            ));
         }
         total.cases += tally.cases;
         total.cases_passed += tally.cases_passed;
@@ -290,5 +315,8 @@ fn dmn_tck() {
     if let Ok(path) = std::env::var("TCK_REPORT") {
         let _ = std::fs::write(path, &report);
     }
-    assert!(below.is_empty(), "TCK pass count dropped below the floor: {below:?}");
+    assert!(
+        below.is_empty(),
+        "TCK pass count dropped below the floor: {below:?}"
+    );
 }

@@ -228,7 +228,11 @@ impl<'a> Lexer<'a> {
         }
         // An exponent (`1.23e4`, `1E-3`), as DMN 1.5 allows.
         if matches!(self.peek(), Some('e' | 'E')) {
-            let digits_at = if matches!(self.peek_at(1), Some('+' | '-')) { 2 } else { 1 };
+            let digits_at = if matches!(self.peek_at(1), Some('+' | '-')) {
+                2
+            } else {
+                1
+            };
             if self.peek_at(digits_at).is_some_and(|c| c.is_ascii_digit()) {
                 self.pos += digits_at;
                 while self.peek().is_some_and(|c| c.is_ascii_digit()) {

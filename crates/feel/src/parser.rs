@@ -80,14 +80,20 @@ type PResult<T> = Result<T, ParseError>;
 /// Sorts known names longest first (the lexer takes the first, longest, match) and keeps
 /// only those the plain word-joining would not find anyway.
 fn prepare_known(opts: &ParseOptions) -> Vec<String> {
+    let plain: std::collections::HashSet<&str> =
+        opts.known_names.iter().map(String::as_str).collect();
     let mut known: Vec<String> = opts
         .known_names
         .iter()
         .filter(|n| n.chars().any(|c| !crate::lexer::is_name_part(c)) || n.contains(' '))
         .filter(|n| !n.trim().is_empty())
-        // Dotted names (`Person.Gender` as a parameter name) stay paths for the lexer; the
+        // A dotted name whose head is itself a name (`Person.Gender` as a parameter next
+        // to the input `Person`, `import.Decision`) stays a path for the lexer; the
         // evaluator falls back to the dotted name when the path's root does not exist.
-        .filter(|n| !n.contains('.'))
+        .filter(|n| match n.split_once('.') {
+            Some((head, _)) => !plain.contains(head.trim()),
+            None => true,
+        })
         .map(|n| n.split_whitespace().collect::<Vec<_>>().join(" "))
         .collect();
     known.sort_by_key(|n| std::cmp::Reverse(n.len()));
@@ -827,7 +833,13 @@ impl<'a> Parser<'a> {
         let mut i = self.pos;
         while matches!(
             self.toks[i.min(self.toks.len() - 1)].tok,
-            Tok::Name { .. } | Tok::Plus | Tok::Minus | Tok::Star | Tok::Slash | Tok::Dot | Tok::Number(_)
+            Tok::Name { .. }
+                | Tok::Plus
+                | Tok::Minus
+                | Tok::Star
+                | Tok::Slash
+                | Tok::Dot
+                | Tok::Number(_)
         ) {
             i += 1;
         }
@@ -837,7 +849,10 @@ impl<'a> Parser<'a> {
         let start = self.toks[first].start;
         let end = self.toks[i - 1].end;
         self.pos = i;
-        let text = self.src[start..end].split_whitespace().collect::<Vec<_>>().join(" ");
+        let text = self.src[start..end]
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
         Ok(Name::from(text))
     }
 
@@ -996,8 +1011,8 @@ fn temporal_literal(s: &str) -> Option<Value> {
             Duration::DayTime(d) => Some(Value::DayTimeDuration(d)),
         };
     }
-    if s.contains('T') {
-        return temporal::parse_date_time(s, 0).map(Value::DateTime);
+    if let Some(dt) = temporal::parse_date_time(s, 0).filter(|_| s.contains('T')) {
+        return Some(Value::DateTime(dt));
     }
     if let Some(d) = temporal::parse_date(s) {
         return Some(Value::Date(d));

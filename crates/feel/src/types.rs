@@ -80,13 +80,15 @@ impl FeelType {
             (FeelType::List(item), Value::List(items)) => {
                 items.iter().all(|v| v.is_null() || item.check(v, strict))
             }
-            (FeelType::Context(entries), Value::Context(c)) => entries.iter().all(|(k, t)| {
-                c.get(k).is_some_and(|v| v.is_null() || t.check(v, strict))
-            }),
-            (FeelType::Range(item), Value::Range(r)) => [&r.start, &r.end].iter().all(|b| match b {
-                Bound::Unbounded => true,
-                Bound::Open(v) | Bound::Closed(v) => v.is_null() || item.check(v, strict),
-            }),
+            (FeelType::Context(entries), Value::Context(c)) => entries
+                .iter()
+                .all(|(k, t)| c.get(k).is_some_and(|v| v.is_null() || t.check(v, strict))),
+            (FeelType::Range(item), Value::Range(r)) => {
+                [&r.start, &r.end].iter().all(|b| match b {
+                    Bound::Unbounded => true,
+                    Bound::Open(v) | Bound::Closed(v) => v.is_null() || item.check(v, strict),
+                })
+            }
             (FeelType::Function(params, result), Value::Function(f)) => {
                 function_conforms(f, params.as_deref(), result)
             }
@@ -141,11 +143,12 @@ fn function_conforms(f: &Function, params: Option<&[FeelType]>, result: &FeelTyp
                 None => true,
                 Some(pt) => t.conforms_to(pt),
             });
+            // Without a declared result type, only an obviously wrong body disqualifies.
             params_ok
                 && (*result == FeelType::Any
-                    || result_type_of(def).is_some_and(|r| r.conforms_to(result)))
+                    || result_type_of(def).is_none_or(|r| r.conforms_to(result)))
         }
-        _ => f.param_names().len() == params.len() && *result == FeelType::Any,
+        _ => f.param_names().len() == params.len(),
     }
 }
 

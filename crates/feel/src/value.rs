@@ -324,7 +324,12 @@ impl fmt::Display for Value {
                     Some(crate::ast::CmpOp::Eq) => "=",
                     _ => "!=",
                 };
-                let v = r.start.value().or(r.end.value()).cloned().unwrap_or_default();
+                let v = r
+                    .start
+                    .value()
+                    .or(r.end.value())
+                    .cloned()
+                    .unwrap_or_default();
                 write!(f, "{op} ")?;
                 write_nested(f, &v)
             }

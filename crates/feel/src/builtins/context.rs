@@ -135,8 +135,13 @@ fn context_put(ev: &mut Evaluator<'_>, a: Vec<Value>) -> R {
     let Some(c) = context(ev, "context put", &a[0]) else {
         return Ok(Value::Null);
     };
+    // Bound by name, `key` must be one string and `keys` a list.
+    let named_key = ev.signature == Some(0);
     let keys: Vec<Name> = match &a[1] {
         Value::String(k) => vec![k.clone()],
+        Value::List(_) if named_key => {
+            return Ok(fail(ev, "context put", || "'key' must be a string".into()));
+        }
         Value::List(ks) => {
             let mut out = Vec::with_capacity(ks.len());
             for k in ks.iter() {

@@ -215,7 +215,6 @@ fn years_and_months_duration(ev: &mut Evaluator<'_>, a: Vec<Value>) -> R {
 fn number_fn(ev: &mut Evaluator<'_>, a: Vec<Value>) -> R {
     let from = match &a[0] {
         Value::String(s) => s.clone(),
-        Value::Number(n) => return Ok(Value::Number(*n)),
         Value::Null => return Ok(Value::Null),
         other => {
             return Ok(fail(ev, "number", || {

@@ -593,7 +593,9 @@ fn sort(ev: &mut Evaluator<'_>, a: Vec<Value>) -> R {
                         }
                         Value::Bool(false) => {}
                         _ => {
-                            return Ok(fail(ev, "sort", || "precedes must return a boolean".into()));
+                            return Ok(fail(ev, "sort", || {
+                                "precedes must return a boolean".into()
+                            }));
                         }
                     }
                 }
@@ -652,11 +654,7 @@ fn list_replace(ev: &mut Evaluator<'_>, a: Vec<Value>) -> R {
             }));
         }
     }
-    Ok(if matches!(a[0], Value::List(_)) {
-        Value::list(out)
-    } else {
-        out.into_iter().next().unwrap_or(Value::Null)
-    })
+    Ok(Value::list(out))
 }
 
 fn is_empty(ev: &mut Evaluator<'_>, a: Vec<Value>) -> R {

@@ -53,7 +53,11 @@ pub struct Builtin {
 
 impl Builtin {
     pub fn accepts_arity(&self, n: usize) -> bool {
-        self.sigs.iter().any(|s| {
+        self.signature_for_arity(n).is_some()
+    }
+
+    pub fn signature_for_arity(&self, n: usize) -> Option<usize> {
+        self.sigs.iter().position(|s| {
             if s.variadic {
                 // The variadic parameter takes at least one argument.
                 n >= s.params.len()
@@ -65,17 +69,19 @@ impl Builtin {
 
     /// Orders named arguments by the signature whose parameter names match exactly, or
     /// else the shortest one that contains them all (missing ones become null).
-    pub fn bind_named(&self, named: Vec<(Name, Value)>) -> Option<Vec<Value>> {
+    pub fn bind_named(&self, named: Vec<(Name, Value)>) -> Option<(usize, Vec<Value>)> {
         let fits = |s: &Sig| named.iter().all(|(k, _)| s.params.contains(&&**k));
-        let chosen = self
+        let (index, chosen) = self
             .sigs
             .iter()
-            .find(|s| fits(s) && s.params.len() == named.len())
+            .enumerate()
+            .find(|(_, s)| fits(s) && s.params.len() == named.len())
             .or_else(|| {
                 self.sigs
                     .iter()
-                    .filter(|s| fits(s))
-                    .min_by_key(|s| s.params.len())
+                    .enumerate()
+                    .filter(|(_, s)| fits(s))
+                    .min_by_key(|(_, s)| s.params.len())
             })?;
         let params: Vec<Name> = chosen.params.iter().map(|p| Name::from(*p)).collect();
         let mut values = crate::eval::bind_args(&params, named).ok()?;
@@ -85,7 +91,7 @@ impl Builtin {
                 values.extend(items.iter().cloned());
             }
         }
-        Some(values)
+        Some((index, values))
     }
 }
 
@@ -211,7 +217,7 @@ mod tests {
     #[test]
     fn named_binding_picks_the_matching_signature() {
         let b = lookup("substring").unwrap();
-        let args = b
+        let (_, args) = b
             .bind_named(vec![
                 (Name::from("start position"), Value::number(2)),
                 (Name::from("string"), Value::string("abc")),

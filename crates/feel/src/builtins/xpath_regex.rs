@@ -59,6 +59,10 @@ fn strip_whitespace(p: &str) -> String {
     let mut in_class = 0usize;
     let mut escaped = false;
     for c in p.chars() {
+        // Whitespace goes even right after a backslash: `\ s` is `\s` under `x`.
+        if c.is_whitespace() && in_class == 0 {
+            continue;
+        }
         if escaped {
             escaped = false;
             out.push(c);

@@ -3,7 +3,7 @@
 
 use crate::number::Number;
 use crate::temporal::{
-    Date, DateTime, DayTimeDuration, LocalTime, NANOS_PER_DAY, YearMonthDuration, Zone,
+    Date, DateTime, DayTimeDuration, LocalTime, NANOS_PER_DAY, YearMonthDuration,
 };
 use crate::value::Value;
 
@@ -69,15 +69,17 @@ pub fn sub(a: &Value, b: &Value) -> Option<Value> {
             _ => return None,
         },
         (Value::DateTime(x), Value::DateTime(y)) => Value::DayTimeDuration(date_time_diff(x, y)?),
+        // A date against a zoned date-time counts as midnight UTC; against a local one
+        // the difference is undefined.
+        (Value::DateTime(x), Value::Date(y)) if x.zone.is_some() => {
+            Value::DayTimeDuration(date_time_diff(x, &utc_midnight(*y))?)
+        }
+        (Value::Date(x), Value::DateTime(y)) if y.zone.is_some() => {
+            Value::DayTimeDuration(date_time_diff(&utc_midnight(*x), y)?)
+        }
         (Value::Date(x), Value::Date(y)) => Value::DayTimeDuration(DayTimeDuration(
             i128::from(x.epoch_days() - y.epoch_days()) * i128::from(NANOS_PER_DAY),
         )),
-        (Value::DateTime(x), Value::Date(y)) => {
-            Value::DayTimeDuration(date_time_diff(x, &midnight_like(*y, x.zone))?)
-        }
-        (Value::Date(x), Value::DateTime(y)) => {
-            Value::DayTimeDuration(date_time_diff(&midnight_like(*x, y.zone), y)?)
-        }
         _ => return None,
     })
 }
@@ -152,13 +154,11 @@ fn date_plus_nanos(d: Date, nanos: i128) -> Option<Date> {
     )
 }
 
-/// A date as a date-time at midnight, in UTC when the other operand has a zone (so the
-/// two can be subtracted), local otherwise.
-fn midnight_like(d: Date, zone: Option<Zone>) -> DateTime {
+fn utc_midnight(d: Date) -> DateTime {
     DateTime {
         date: d,
         time: LocalTime::MIDNIGHT,
-        zone: zone.map(|_| Zone::UTC),
+        zone: Some(crate::temporal::Zone::UTC),
     }
 }
 

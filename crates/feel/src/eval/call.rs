@@ -190,6 +190,7 @@ impl Evaluator<'_> {
     fn call_builtin(&mut self, b: &'static Builtin, args: ArgValues) -> R {
         let ordered = match args {
             ArgValues::Positional(v) => {
+                self.signature = None;
                 if !b.accepts_arity(v.len()) {
                     self.warn(WarningKind::NoFunctionFound, || {
                         format!(
@@ -203,7 +204,10 @@ impl Evaluator<'_> {
                 v
             }
             ArgValues::Named(named) => match b.bind_named(named) {
-                Some(v) => v,
+                Some((sig, v)) => {
+                    self.signature = Some(sig);
+                    v
+                }
                 None => {
                     self.warn(WarningKind::NoFunctionFound, || {
                         format!(

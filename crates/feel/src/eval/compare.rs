@@ -51,7 +51,7 @@ pub fn equals(a: &Value, b: &Value) -> Option<bool> {
             true
         }
         (Value::Range(x), Value::Range(y)) => {
-            bound_eq(&x.start, &y.start)? && bound_eq(&x.end, &y.end)?
+            x.unary == y.unary && bound_eq(&x.start, &y.start)? && bound_eq(&x.end, &y.end)?
         }
         (Value::Function(x), Value::Function(y)) => std::sync::Arc::ptr_eq(x, y),
         _ => return None,

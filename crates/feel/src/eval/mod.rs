@@ -151,6 +151,9 @@ pub struct Evaluator<'a> {
     warnings: Vec<Warning>,
     depth: usize,
     steps: u64,
+    /// The signature a built-in call was bound to by its named arguments (`None` for
+    /// positional calls); `context put` with `key` must get one string, with `keys` a list.
+    pub(crate) signature: Option<usize>,
 }
 
 type R = Result<Value, EvalError>;
@@ -165,6 +168,7 @@ impl<'a> Evaluator<'a> {
             warnings: Vec::new(),
             depth: 0,
             steps: 0,
+            signature: None,
         }
     }
 
@@ -294,6 +298,10 @@ impl<'a> Evaluator<'a> {
             Kind::Literal(v) => Ok(v.clone()),
             Kind::Var(name) => Ok(match self.lookup(name) {
                 Some(v) => v,
+                // A built-in function named as a value (`sort(xs, precedes)`, `fn(abs)`).
+                None if crate::builtins::lookup(name).is_some() => builtin_function(name)
+                    .map(Value::Function)
+                    .unwrap_or_default(),
                 None => {
                     self.warn(WarningKind::NoVariableFound, || {
                         format!("No variable found with name '{name}'")
@@ -741,8 +749,16 @@ impl<'a> Evaluator<'a> {
             Value::Date(x) => x.plus_days(d).map(Value::Date),
             _ => None,
         };
-        let s = if r.start.is_closed() { Some(s.clone()) } else { step(s, 1) };
-        let e = if r.end.is_closed() { Some(e.clone()) } else { step(e, -1) };
+        let s = if r.start.is_closed() {
+            Some(s.clone())
+        } else {
+            step(s, 1)
+        };
+        let e = if r.end.is_closed() {
+            Some(e.clone())
+        } else {
+            step(e, -1)
+        };
         match (s, e) {
             (Some(s), Some(e)) => {
                 if compare::compare(&s, &e) == Some(Ordering::Greater) {

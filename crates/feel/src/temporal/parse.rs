@@ -181,7 +181,19 @@ pub fn parse_date_time(s: &str, _reference_epoch_secs: i64) -> Option<DateTime> 
     if !c.eat(b'T') {
         return None;
     }
-    let time = local_time_part(&mut c)?;
+    // `24:00:00` is the end of the day, i.e. the next day's midnight (ISO 8601 and XML
+    // Schema allow it in date-times).
+    let (date, time) = if c.rest().starts_with(b"24:00:00")
+        && !c
+            .rest()
+            .get(8)
+            .is_some_and(|b| b.is_ascii_digit() || *b == b'.')
+    {
+        c.i += 8;
+        (date.plus_days(1)?, LocalTime::MIDNIGHT)
+    } else {
+        (date, local_time_part(&mut c)?)
+    };
     let zone = match zone_part(&mut c)? {
         ZonePart::None => None,
         ZonePart::Offset(o) => Some(Zone {
