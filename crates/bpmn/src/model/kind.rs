@@ -83,6 +83,99 @@ element_kinds! {
     MultiInstanceBody => "multi-instance body",
 }
 
+impl ElementKind {
+    /// Zeebe's `BpmnElementType` name, as records carry it (`bpmnElementType`).
+    pub fn zeebe_element_type(self) -> &'static str {
+        use ElementKind::*;
+        match self {
+            Process => "PROCESS",
+            SubProcess => "SUB_PROCESS",
+            EventSubProcess => "EVENT_SUB_PROCESS",
+            AdHocSubProcess => "AD_HOC_SUB_PROCESS",
+            CallActivity => "CALL_ACTIVITY",
+            Task => "TASK",
+            ManualTask => "MANUAL_TASK",
+            ServiceTask => "SERVICE_TASK",
+            SendTask => "SEND_TASK",
+            ReceiveTask => "RECEIVE_TASK",
+            UserTask => "USER_TASK",
+            ScriptTask => "SCRIPT_TASK",
+            BusinessRuleTask => "BUSINESS_RULE_TASK",
+            ExclusiveGateway => "EXCLUSIVE_GATEWAY",
+            InclusiveGateway => "INCLUSIVE_GATEWAY",
+            ParallelGateway => "PARALLEL_GATEWAY",
+            EventBasedGateway => "EVENT_BASED_GATEWAY",
+            NoneStartEvent
+            | MessageStartEvent
+            | TimerStartEvent
+            | SignalStartEvent
+            | ConditionalStartEvent
+            | ErrorStartEvent
+            | EscalationStartEvent
+            | CompensationStartEvent => "START_EVENT",
+            NoneEndEvent | TerminateEndEvent | ErrorEndEvent | EscalationEndEvent
+            | MessageEndEvent | SignalEndEvent | CompensationEndEvent => "END_EVENT",
+            MessageIntermediateCatchEvent
+            | TimerIntermediateCatchEvent
+            | SignalIntermediateCatchEvent
+            | LinkIntermediateCatchEvent
+            | ConditionalIntermediateCatchEvent => "INTERMEDIATE_CATCH_EVENT",
+            NoneIntermediateThrowEvent
+            | MessageIntermediateThrowEvent
+            | SignalIntermediateThrowEvent
+            | EscalationIntermediateThrowEvent
+            | LinkIntermediateThrowEvent
+            | CompensationIntermediateThrowEvent => "INTERMEDIATE_THROW_EVENT",
+            ErrorBoundaryEvent
+            | TimerBoundaryEvent
+            | MessageBoundaryEvent
+            | SignalBoundaryEvent
+            | EscalationBoundaryEvent
+            | CompensationBoundaryEvent
+            | ConditionalBoundaryEvent => "BOUNDARY_EVENT",
+            MultiInstanceBody => "MULTI_INSTANCE_BODY",
+        }
+    }
+
+    /// Zeebe's `BpmnEventType` name (`bpmnEventType` of records): the event definition of
+    /// an event, `UNSPECIFIED` for everything else.
+    pub fn zeebe_event_type(self) -> &'static str {
+        use ElementKind::*;
+        match self {
+            NoneStartEvent | NoneEndEvent | NoneIntermediateThrowEvent => "NONE",
+            MessageStartEvent
+            | MessageEndEvent
+            | MessageIntermediateCatchEvent
+            | MessageIntermediateThrowEvent
+            | MessageBoundaryEvent => "MESSAGE",
+            TimerStartEvent | TimerIntermediateCatchEvent | TimerBoundaryEvent => "TIMER",
+            SignalStartEvent
+            | SignalEndEvent
+            | SignalIntermediateCatchEvent
+            | SignalIntermediateThrowEvent
+            | SignalBoundaryEvent => "SIGNAL",
+            ConditionalStartEvent
+            | ConditionalIntermediateCatchEvent
+            | ConditionalBoundaryEvent => "CONDITIONAL",
+            ErrorStartEvent | ErrorEndEvent | ErrorBoundaryEvent => "ERROR",
+            EscalationStartEvent
+            | EscalationEndEvent
+            | EscalationIntermediateThrowEvent
+            | EscalationBoundaryEvent => "ESCALATION",
+            CompensationStartEvent
+            | CompensationEndEvent
+            | CompensationIntermediateThrowEvent
+            | CompensationBoundaryEvent => "COMPENSATION",
+            TerminateEndEvent => "TERMINATE",
+            LinkIntermediateCatchEvent | LinkIntermediateThrowEvent => "LINK",
+            Process | SubProcess | EventSubProcess | AdHocSubProcess | CallActivity | Task
+            | ManualTask | ServiceTask | SendTask | ReceiveTask | UserTask | ScriptTask
+            | BusinessRuleTask | ExclusiveGateway | InclusiveGateway | ParallelGateway
+            | EventBasedGateway | MultiInstanceBody => "UNSPECIFIED",
+        }
+    }
+}
+
 impl fmt::Display for ElementKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
@@ -157,6 +250,21 @@ mod tests {
             vec![ElementKind::Process, ElementKind::MultiInstanceBody]
         );
         assert_eq!(ElementKindSet::all().iter().count(), ElementKind::ALL.len());
+    }
+
+    #[test]
+    fn zeebe_type_names() {
+        assert_eq!(
+            ElementKind::TimerBoundaryEvent.zeebe_element_type(),
+            "BOUNDARY_EVENT"
+        );
+        assert_eq!(ElementKind::TimerBoundaryEvent.zeebe_event_type(), "TIMER");
+        assert_eq!(
+            ElementKind::ServiceTask.zeebe_element_type(),
+            "SERVICE_TASK"
+        );
+        assert_eq!(ElementKind::ServiceTask.zeebe_event_type(), "UNSPECIFIED");
+        assert_eq!(ElementKind::NoneStartEvent.zeebe_event_type(), "NONE");
     }
 
     #[test]

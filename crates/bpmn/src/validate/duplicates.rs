@@ -75,7 +75,6 @@ pub(super) fn handlers(definitions: &[&EventDefinition]) -> Vec<String> {
     errors.extend(handler_errors(
         &escalation_codes,
         "escalation",
-        "escalationCode",
         "escalation code",
     ));
     errors
@@ -83,12 +82,7 @@ pub(super) fn handlers(definitions: &[&EventDefinition]) -> Vec<String> {
 
 /// `codes`: per catch event, `None` without a reference, `Some(None)` referencing an element
 /// without a code, `Some(Some(code))` otherwise.
-fn handler_errors(
-    codes: &[Option<Option<String>>],
-    kind: &str,
-    _attribute: &str,
-    code_words: &str,
-) -> Vec<String> {
+fn handler_errors(codes: &[Option<Option<String>>], kind: &str, code_words: &str) -> Vec<String> {
     let catch_all = format!(
         "The same scope can not contain more than one {kind} catch event without {code_words}. \
          An {kind} catch event without {code_words} catches all {kind}s."
