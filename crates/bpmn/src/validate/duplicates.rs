@@ -55,12 +55,7 @@ pub(super) fn handlers(definitions: &[&EventDefinition]) -> Vec<String> {
             _ => None,
         })
         .collect();
-    errors.extend(handler_errors(
-        &error_codes,
-        "error",
-        "errorCode",
-        "error code",
-    ));
+    errors.extend(handler_errors(&error_codes, "error", "error code"));
     let escalation_codes: Vec<Option<Option<String>>> = definitions
         .iter()
         .filter_map(|d| match d {
