@@ -35,8 +35,8 @@ impl EngineConfig {
 pub struct ProcessingResult {
     /// Events, rejections and follow-up commands, in order, without positions yet.
     pub records: Vec<Record>,
-    /// The answer for whoever sent the command, if anyone waits.
-    pub response: Option<Record>,
+    /// Index in `records` of the answer for whoever sent the command.
+    pub response: Option<usize>,
     /// The batch's state changes, including the last processed position and key generator.
     pub writes: WriteBatch,
 }
@@ -121,7 +121,7 @@ impl Engine {
         state: &mut EngineState<'_>,
         command: &Record,
         records: &mut Vec<Record>,
-        response: &mut Option<Record>,
+        response: &mut Option<usize>,
     ) -> Result<(), ProcessingError> {
         let mut follow_ups: VecDeque<(usize, Record)> = VecDeque::new();
         let mut next = Some(command.clone());
@@ -176,8 +176,8 @@ impl Engine {
             .meta_mut()
             .set_last_processed_position(command.position);
         Ok(ProcessingResult {
-            records: vec![rejection.clone()],
-            response: Some(rejection),
+            records: vec![rejection],
+            response: Some(0),
             writes: state.into_writes(),
         })
     }
@@ -377,7 +377,7 @@ mod tests {
             published.value_as::<MessageRecord>().unwrap().deadline,
             NOW + 5_000
         );
-        assert_eq!(result.response.as_ref(), Some(published));
+        assert_eq!(result.response, Some(0));
         assert_eq!(engine.last_processed_position(&store).unwrap(), 1);
         assert_eq!(engine.next_due_time(&store).unwrap(), Some(NOW + 5_000));
         assert!(

@@ -56,7 +56,8 @@ pub struct ProcessingContext<'a, 's> {
     pub(crate) records: &'a mut Vec<Record>,
     /// Follow-up commands waiting in this batch, with their index in `records`.
     pub(crate) follow_ups: &'a mut VecDeque<(usize, Record)>,
-    pub(crate) response: &'a mut Option<Record>,
+    /// Index in `records` of the answer for whoever sent the batch's command.
+    pub(crate) response: &'a mut Option<usize>,
 }
 
 impl<'s> ProcessingContext<'_, 's> {
@@ -88,17 +89,22 @@ impl<'s> ProcessingContext<'_, 's> {
         record
     }
 
-    /// Writes an event and applies it to the state at once. Returns the written record.
+    /// Writes an event and applies it to the state at once. Returns its index in the batch.
     pub fn append_event<V: Value>(
         &mut self,
         key: i64,
         intent: V::Intent,
         value: V,
-    ) -> Result<&Record, ProcessingError> {
+    ) -> Result<usize, ProcessingError> {
         let record = self.record(RecordType::Event, key, intent.into(), value.into());
         self.appliers.apply(&record, self.state)?;
         self.records.push(record);
-        Ok(self.records.last().expect("just pushed"))
+        Ok(self.records.len() - 1)
+    }
+
+    /// A record written earlier in this batch.
+    pub fn written(&self, index: usize) -> Option<&Record> {
+        self.records.get(index)
     }
 
     /// Writes a command to be processed later in this batch.
@@ -121,13 +127,13 @@ impl<'s> ProcessingContext<'_, 's> {
         rejection.source_record_position = self.source_position;
         rejection.timestamp = self.timestamp;
         rejection.partition_id = self.partition_id;
-        *self.response = Some(rejection.clone());
         self.records.push(rejection);
+        *self.response = Some(self.records.len() - 1);
     }
 
-    /// Answers the request that sent the batch's command with `record`.
-    pub fn respond(&mut self, record: Record) {
-        *self.response = Some(record);
+    /// Answers the request that sent the batch's command with the record at `index`.
+    pub fn respond(&mut self, index: usize) {
+        *self.response = Some(index);
     }
 }
 

@@ -36,9 +36,7 @@ impl CommandProcessor for MessagePublishProcessor {
         let key = ctx.next_key()?;
         let mut published = message.clone();
         published.deadline = ctx.now().saturating_add(message.time_to_live.max(0));
-        let event = ctx
-            .append_event(key, MessageIntent::Published, published.clone())?
-            .clone();
+        let event = ctx.append_event(key, MessageIntent::Published, published.clone())?;
         ctx.respond(event);
         if published.time_to_live <= 0 {
             // Nothing waits for it: it expires at once, without a round trip through the

@@ -1,0 +1,45 @@
+use std::time::Duration;
+
+/// When appended entries are synced to disk. Answers always wait for the sync they depend on,
+/// so only `None` can lose acknowledged work (on a power loss, not on a process crash).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FlushPolicy {
+    /// Sync as soon as something is written; appends made during a sync go with the next one
+    /// (group commit). The default.
+    Immediate,
+    /// Sync at most once per interval: fewer syncs, higher latency.
+    Delayed(Duration),
+    /// Never sync; commit on write and leave durability to the operating system.
+    None,
+}
+
+#[derive(Debug, Clone)]
+pub struct PartitionConfig {
+    pub partition_id: u16,
+    /// Requests that may wait in the inbox; beyond it, requests are refused as exhausted.
+    /// Default 1024.
+    pub inbox_capacity: usize,
+    /// Most records in one processing batch. Default 1000.
+    pub max_batch_records: usize,
+    /// Largest encoded batch; must not exceed the journal's maximum entry size. Default 4 MiB.
+    pub max_batch_bytes: usize,
+    pub flush: FlushPolicy,
+    /// How often to take a snapshot (`None`: only when asked). Default 5 minutes.
+    pub snapshot_period: Option<Duration>,
+    /// Due commands written per scheduler run. Default 100.
+    pub scheduler_batch: usize,
+}
+
+impl PartitionConfig {
+    pub fn new(partition_id: u16) -> Self {
+        Self {
+            partition_id,
+            inbox_capacity: 1024,
+            max_batch_records: 1000,
+            max_batch_bytes: 4 * 1024 * 1024 - 1024,
+            flush: FlushPolicy::Immediate,
+            snapshot_period: Some(Duration::from_secs(300)),
+            scheduler_batch: 100,
+        }
+    }
+}

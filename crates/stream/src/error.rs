@@ -1,0 +1,29 @@
+/// Why a request to a partition did not get an answer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PartitionError {
+    /// The inbox is full: the caller should back off (RESOURCE_EXHAUSTED).
+    #[error("partition {0} is overloaded; try again later")]
+    ResourceExhausted(u16),
+    /// The partition is stopped or failed (UNAVAILABLE).
+    #[error("partition {partition} is unavailable: {reason}")]
+    Unavailable { partition: u16, reason: String },
+}
+
+/// Why a partition could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    #[error("partition {partition}: log: {source}")]
+    Log {
+        partition: u16,
+        #[source]
+        source: beeline_log::Error,
+    },
+    #[error("partition {partition}: state: {source}")]
+    State {
+        partition: u16,
+        #[source]
+        source: beeline_state::Error,
+    },
+    #[error("partition {partition}: {reason}")]
+    Replay { partition: u16, reason: String },
+}

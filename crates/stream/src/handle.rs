@@ -1,0 +1,128 @@
+//! The partition as the rest of the node sees it: send commands, wait for answers.
+
+use std::sync::Arc;
+
+use beeline_protocol::Record;
+use tokio::sync::{mpsc, oneshot, watch};
+
+use crate::error::PartitionError;
+use crate::metrics::PartitionMetrics;
+use crate::reader::LogStreamReader;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PartitionStatus {
+    Healthy,
+    /// Stopped by an error it cannot process past (a failed write, unreadable state).
+    Failed(String),
+    Stopped,
+}
+
+pub(crate) struct CommandRequest {
+    pub command: Record,
+    pub respond: oneshot::Sender<Result<Record, PartitionError>>,
+}
+
+pub(crate) enum Control {
+    Snapshot(oneshot::Sender<Result<Option<i64>, String>>),
+    RunScheduler(oneshot::Sender<()>),
+    Sync(oneshot::Sender<Result<(), String>>),
+    Reader(oneshot::Sender<LogStreamReader>),
+    Shutdown(oneshot::Sender<()>),
+}
+
+#[derive(Clone)]
+pub struct PartitionHandle {
+    pub(crate) partition_id: u16,
+    pub(crate) commands: mpsc::Sender<CommandRequest>,
+    pub(crate) control: mpsc::Sender<Control>,
+    pub(crate) status: watch::Receiver<PartitionStatus>,
+    pub(crate) metrics: Arc<PartitionMetrics>,
+}
+
+impl PartitionHandle {
+    pub fn partition_id(&self) -> u16 {
+        self.partition_id
+    }
+
+    pub fn status(&self) -> PartitionStatus {
+        self.status.borrow().clone()
+    }
+
+    pub fn metrics(&self) -> &PartitionMetrics {
+        &self.metrics
+    }
+
+    fn unavailable(&self) -> PartitionError {
+        let reason = match self.status() {
+            PartitionStatus::Failed(reason) => reason,
+            PartitionStatus::Stopped => "stopped".into(),
+            PartitionStatus::Healthy => "not answering".into(),
+        };
+        PartitionError::Unavailable {
+            partition: self.partition_id,
+            reason,
+        }
+    }
+
+    /// Writes `command` to the log and waits for its answer: the event that resulted, or the
+    /// rejection. The answer comes only once the result is committed.
+    pub async fn execute(&self, command: Record) -> Result<Record, PartitionError> {
+        let (respond, answer) = oneshot::channel();
+        match self.commands.try_send(CommandRequest { command, respond }) {
+            Ok(()) => {}
+            Err(mpsc::error::TrySendError::Full(_)) => {
+                PartitionMetrics::add(&self.metrics.rejected_overload, 1);
+                return Err(PartitionError::ResourceExhausted(self.partition_id));
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => return Err(self.unavailable()),
+        }
+        answer.await.unwrap_or_else(|_| Err(self.unavailable()))
+    }
+
+    async fn control<T>(
+        &self,
+        request: impl FnOnce(oneshot::Sender<T>) -> Control,
+    ) -> Result<T, PartitionError> {
+        let (tx, rx) = oneshot::channel();
+        self.control
+            .send(request(tx))
+            .await
+            .map_err(|_| self.unavailable())?;
+        rx.await.map_err(|_| self.unavailable())
+    }
+
+    /// Takes a snapshot now; returns its position (`None` when nothing was processed yet).
+    pub async fn snapshot(&self) -> Result<Option<i64>, PartitionError> {
+        self.control(Control::Snapshot)
+            .await?
+            .map_err(|reason| PartitionError::Unavailable {
+                partition: self.partition_id,
+                reason,
+            })
+    }
+
+    /// Runs the scheduler now (tests with a controlled clock call this after moving it).
+    pub async fn run_scheduler(&self) -> Result<(), PartitionError> {
+        self.control(Control::RunScheduler).await
+    }
+
+    /// Waits until everything the partition has written so far is committed.
+    pub async fn sync(&self) -> Result<(), PartitionError> {
+        self.control(Control::Sync)
+            .await?
+            .map_err(|reason| PartitionError::Unavailable {
+                partition: self.partition_id,
+                reason,
+            })
+    }
+
+    /// A reader over the committed records, from the oldest kept.
+    pub async fn reader(&self) -> Result<LogStreamReader, PartitionError> {
+        self.control(Control::Reader).await
+    }
+
+    /// Stops the partition after answering or failing what is in flight.
+    pub async fn shutdown(&self) {
+        let _ = self.control(Control::Shutdown).await;
+    }
+}

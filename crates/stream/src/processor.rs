@@ -1,0 +1,567 @@
+//! The stream processor: one task per partition that writes commands, processes them in log
+//! order, stores the results, and answers once the results are committed.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use beeline_engine::{Engine, ProcessingResult};
+use beeline_log::{CommitIndex, Flusher, Journal, JournalReader};
+use beeline_protocol::codec::encode_batch;
+use beeline_protocol::{Record, RejectionType};
+use beeline_state::Store;
+use beeline_state::snapshot::SnapshotStore;
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio::task::JoinHandle;
+
+use crate::clock::Clock;
+use crate::config::{FlushPolicy, PartitionConfig};
+use crate::error::PartitionError;
+use crate::handle::{CommandRequest, Control, PartitionStatus};
+use crate::metrics::PartitionMetrics;
+use crate::reader::LogStreamReader;
+
+type Responder = oneshot::Sender<Result<Record, PartitionError>>;
+
+/// Work that may only happen once the journal entry `index` is committed.
+struct AfterCommit {
+    index: u64,
+    responder: Responder,
+    response: Record,
+}
+
+pub(crate) struct StreamProcessor<J: Journal> {
+    config: PartitionConfig,
+    journal: J,
+    store: Arc<dyn Store>,
+    engine: Engine,
+    snapshots: SnapshotStore,
+    clock: Arc<dyn Clock>,
+    metrics: Arc<PartitionMetrics>,
+    status: watch::Sender<PartitionStatus>,
+    /// Position the next written record gets.
+    next_position: i64,
+    /// Commands written but not processed yet, in log order.
+    queue: VecDeque<Record>,
+    /// Who waits for the answer to the command at a position.
+    waiting: HashMap<i64, Responder>,
+    after_commit: VecDeque<AfterCommit>,
+    /// Journal index of the newest entry written.
+    last_written: u64,
+    flushing: Option<JoinHandle<Result<u64, beeline_log::Error>>>,
+    next_flush_at: Option<tokio::time::Instant>,
+    commit: Arc<CommitIndex>,
+    encode_buffer: Vec<u8>,
+    /// Due commands the scheduler wrote, by (key, intent), with when.
+    recently_scheduled: HashMap<(i64, beeline_protocol::Intent), i64>,
+}
+
+/// How long the scheduler waits before writing the same due command again.
+const SCHEDULER_RETRY_MS: i64 = 1_000;
+
+/// Why the loop stopped.
+enum Stop {
+    Requested(oneshot::Sender<()>),
+    Failed(String),
+    HandlesGone,
+}
+
+/// What recovery hands over to the processing loop.
+pub(crate) struct Recovered<J> {
+    pub config: PartitionConfig,
+    pub journal: J,
+    pub store: Arc<dyn Store>,
+    pub engine: Engine,
+    pub snapshots: SnapshotStore,
+    pub clock: Arc<dyn Clock>,
+    pub metrics: Arc<PartitionMetrics>,
+    pub status: watch::Sender<PartitionStatus>,
+    pub next_position: i64,
+    pub unprocessed: VecDeque<Record>,
+}
+
+impl<J: Journal> StreamProcessor<J>
+where
+    J::Reader: 'static,
+{
+    pub fn new(recovered: Recovered<J>) -> Self {
+        let commit = recovered.journal.commit_index();
+        Self {
+            last_written: recovered.journal.last_index(),
+            config: recovered.config,
+            journal: recovered.journal,
+            store: recovered.store,
+            engine: recovered.engine,
+            snapshots: recovered.snapshots,
+            clock: recovered.clock,
+            metrics: recovered.metrics,
+            status: recovered.status,
+            next_position: recovered.next_position,
+            queue: recovered.unprocessed,
+            waiting: HashMap::new(),
+            after_commit: VecDeque::new(),
+            flushing: None,
+            next_flush_at: None,
+            commit,
+            encode_buffer: Vec::new(),
+            recently_scheduled: HashMap::new(),
+        }
+    }
+
+    pub async fn run(
+        mut self,
+        mut commands: mpsc::Receiver<CommandRequest>,
+        mut control: mpsc::Receiver<Control>,
+    ) {
+        let stop = self.run_loop(&mut commands, &mut control).await;
+        let reason = match &stop {
+            Stop::Failed(reason) => reason.clone(),
+            _ => "stopped".to_string(),
+        };
+        if let Stop::Failed(reason) = &stop {
+            tracing::error!(partition = self.config.partition_id, %reason, "partition failed");
+        }
+        // Answer what can be answered: flush once more so committed results get out.
+        if !matches!(stop, Stop::Failed(_)) {
+            if let Some(flush) = self.flushing.take() {
+                let _ = flush.await;
+            }
+            if let Ok(durable) = self.journal.flusher().flush() {
+                self.commit_up_to(durable);
+            }
+        }
+        let unavailable = || PartitionError::Unavailable {
+            partition: self.config.partition_id,
+            reason: reason.clone(),
+        };
+        for effect in self.after_commit.drain(..) {
+            let _ = effect.responder.send(Err(unavailable()));
+        }
+        for (_, responder) in self.waiting.drain() {
+            let _ = responder.send(Err(unavailable()));
+        }
+        commands.close();
+        while let Ok(request) = commands.try_recv() {
+            let _ = request.respond.send(Err(unavailable()));
+        }
+        let _ = self.status.send(match &stop {
+            Stop::Failed(reason) => PartitionStatus::Failed(reason.clone()),
+            _ => PartitionStatus::Stopped,
+        });
+        if let Stop::Requested(done) = stop {
+            let _ = done.send(());
+        }
+    }
+
+    async fn run_loop(
+        &mut self,
+        commands: &mut mpsc::Receiver<CommandRequest>,
+        control: &mut mpsc::Receiver<Control>,
+    ) -> Stop {
+        let mut snapshot_timer = self.config.snapshot_period.map(|period| {
+            let mut interval =
+                tokio::time::interval_at(tokio::time::Instant::now() + period, period);
+            interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            interval
+        });
+        loop {
+            if let Err(reason) = self.process_queue() {
+                return Stop::Failed(reason);
+            }
+            self.maybe_start_flush();
+            let scheduler_due = match self.scheduler_sleep() {
+                Ok(due) => due,
+                Err(reason) => return Stop::Failed(reason),
+            };
+            tokio::select! {
+                biased;
+                flushed = wait_flush(&mut self.flushing) => {
+                    self.flushing = None;
+                    match flushed {
+                        Ok(durable) => self.commit_up_to(durable),
+                        Err(reason) => return Stop::Failed(reason),
+                    }
+                }
+                request = control.recv() => match request {
+                    Some(Control::Shutdown(done)) => return Stop::Requested(done),
+                    Some(request) => {
+                        if let Err(reason) = self.handle_control(request) {
+                            return Stop::Failed(reason);
+                        }
+                    }
+                    None => return Stop::HandlesGone,
+                },
+                () = sleep_until(self.next_flush_at), if self.flushing.is_none() && self.next_flush_at.is_some() => {
+                    self.next_flush_at = None;
+                    self.start_flush();
+                }
+                () = sleep_for(scheduler_due) => {
+                    if let Err(reason) = self.run_scheduler() {
+                        return Stop::Failed(reason);
+                    }
+                }
+                _ = tick(&mut snapshot_timer) => {
+                    if let Err(reason) = self.take_snapshot() {
+                        tracing::warn!(partition = self.config.partition_id, %reason, "snapshot failed");
+                    }
+                }
+                request = commands.recv() => match request {
+                    Some(first) => {
+                        if let Err(reason) = self.write_commands(first, commands) {
+                            return Stop::Failed(reason);
+                        }
+                    }
+                    None => return Stop::HandlesGone,
+                },
+            }
+        }
+    }
+
+    fn handle_control(&mut self, request: Control) -> Result<(), String> {
+        match request {
+            Control::Snapshot(respond) => {
+                let result = self.take_snapshot();
+                let failed = result.as_ref().err().cloned();
+                let _ = respond.send(result);
+                // A failed snapshot leaves the partition usable; only report it.
+                if let Some(reason) = failed {
+                    tracing::warn!(partition = self.config.partition_id, %reason, "snapshot failed");
+                }
+                Ok(())
+            }
+            Control::RunScheduler(respond) => {
+                self.run_scheduler()?;
+                self.process_queue()?;
+                let _ = respond.send(());
+                Ok(())
+            }
+            Control::Sync(respond) => {
+                let result = self.commit_everything();
+                let failure = result.clone().err();
+                let _ = respond.send(result);
+                failure.map_or(Ok(()), Err)
+            }
+            Control::Reader(respond) => {
+                let reader =
+                    LogStreamReader::new(Box::new(self.journal.reader()), self.commit.subscribe());
+                let _ = respond.send(reader);
+                Ok(())
+            }
+            // The loop stops on a shutdown before it gets here.
+            Control::Shutdown(done) => {
+                let _ = done.send(());
+                Ok(())
+            }
+        }
+    }
+
+    /// Writes the first request and whatever else is already waiting as one journal entry.
+    fn write_commands(
+        &mut self,
+        first: CommandRequest,
+        commands: &mut mpsc::Receiver<CommandRequest>,
+    ) -> Result<(), String> {
+        let now = self.clock.now_ms();
+        let mut batch = vec![first];
+        while batch.len() < self.config.max_batch_records {
+            match commands.try_recv() {
+                Ok(request) => batch.push(request),
+                Err(_) => break,
+            }
+        }
+        let mut records = Vec::with_capacity(batch.len());
+        let mut responders = Vec::with_capacity(batch.len());
+        for request in batch {
+            let mut command = request.command;
+            command.timestamp = now;
+            command.partition_id = self.config.partition_id;
+            command.source_record_position = -1;
+            command.processed = false;
+            records.push(command);
+            responders.push(request.respond);
+        }
+        match self.append(&mut records) {
+            Ok(()) => {
+                for (command, responder) in records.into_iter().zip(responders) {
+                    self.waiting.insert(command.position, responder);
+                    self.queue.push_back(command);
+                }
+                Ok(())
+            }
+            Err(reason) => {
+                for responder in responders {
+                    let _ = responder.send(Err(PartitionError::Unavailable {
+                        partition: self.config.partition_id,
+                        reason: reason.clone(),
+                    }));
+                }
+                Err(reason)
+            }
+        }
+    }
+
+    /// Positions `records` and appends them as one journal entry.
+    fn append(&mut self, records: &mut [Record]) -> Result<(), String> {
+        let first = self.next_position;
+        for (i, record) in records.iter_mut().enumerate() {
+            record.position = first + i as i64;
+        }
+        self.encode_buffer.clear();
+        encode_batch(records.iter(), &mut self.encode_buffer);
+        let index = self
+            .journal
+            .append(first as u64, &self.encode_buffer)
+            .map_err(|e| format!("cannot append to the log: {e}"))?;
+        self.next_position = first + records.len() as i64;
+        self.last_written = index;
+        PartitionMetrics::add(&self.metrics.appends, 1);
+        PartitionMetrics::add(&self.metrics.records_written, records.len() as u64);
+        Ok(())
+    }
+
+    /// Processes every queued command, each as one batch.
+    fn process_queue(&mut self) -> Result<(), String> {
+        while let Some(command) = self.queue.pop_front() {
+            let started = Instant::now();
+            let mut result = self
+                .engine
+                .process(self.store.as_ref(), &command)
+                .map_err(|e| e.to_string())?;
+            if !result.records.is_empty() {
+                self.check_batch_size(&mut result, &command)?;
+                self.append(&mut result.records)?;
+                for record in &result.records {
+                    if record.is_command() && !record.processed {
+                        self.queue.push_back(record.clone());
+                    }
+                }
+            }
+            self.store.write(&result.writes).map_err(|e| {
+                format!(
+                    "cannot store the results of position {}: {e}",
+                    command.position
+                )
+            })?;
+            if let Some(responder) = self.waiting.remove(&command.position) {
+                match result
+                    .response
+                    .and_then(|index| result.records.get(index))
+                    .cloned()
+                {
+                    Some(response) => self.after_commit.push_back(AfterCommit {
+                        index: self.last_written,
+                        responder,
+                        response,
+                    }),
+                    None => {
+                        let _ = responder.send(Err(PartitionError::Unavailable {
+                            partition: self.config.partition_id,
+                            reason: format!(
+                                "command at position {} produced no answer",
+                                command.position
+                            ),
+                        }));
+                    }
+                }
+            }
+            PartitionMetrics::add(&self.metrics.commands_processed, 1);
+            PartitionMetrics::add(
+                &self.metrics.processing_micros,
+                started.elapsed().as_micros() as u64,
+            );
+        }
+        Ok(())
+    }
+
+    /// Replaces a result too large for one log entry by a rejection of its command.
+    fn check_batch_size(
+        &mut self,
+        result: &mut ProcessingResult,
+        command: &Record,
+    ) -> Result<(), String> {
+        self.encode_buffer.clear();
+        encode_batch(result.records.iter(), &mut self.encode_buffer);
+        if self.encode_buffer.len() <= self.config.max_batch_bytes {
+            return Ok(());
+        }
+        let reason = format!(
+            "Expected to process command {} {} but its results take {} bytes, more than the \
+             maximum batch size of {} bytes",
+            command.value_type().name(),
+            command.intent.name(),
+            self.encode_buffer.len(),
+            self.config.max_batch_bytes
+        );
+        *result = self
+            .engine
+            .reject(
+                self.store.as_ref(),
+                command,
+                RejectionType::ExceededBatchRecordSize,
+                reason,
+            )
+            .map_err(|e| e.to_string())?;
+        Ok(())
+    }
+
+    fn maybe_start_flush(&mut self) {
+        if self.flushing.is_some() || self.last_written <= self.commit.get() {
+            return;
+        }
+        match self.config.flush {
+            FlushPolicy::Immediate => self.start_flush(),
+            FlushPolicy::Delayed(delay) => {
+                if self.next_flush_at.is_none() {
+                    self.next_flush_at = Some(tokio::time::Instant::now() + delay);
+                }
+            }
+            FlushPolicy::None => self.commit_up_to(self.last_written),
+        }
+    }
+
+    fn start_flush(&mut self) {
+        let flusher = self.journal.flusher();
+        PartitionMetrics::add(&self.metrics.flushes, 1);
+        self.flushing = Some(tokio::task::spawn_blocking(move || flusher.flush()));
+    }
+
+    /// Advances the commit index and runs what waited for it.
+    fn commit_up_to(&mut self, durable: u64) {
+        self.commit.advance(durable);
+        let committed = self.commit.get();
+        while self
+            .after_commit
+            .front()
+            .is_some_and(|effect| effect.index <= committed)
+        {
+            if let Some(effect) = self.after_commit.pop_front() {
+                let _ = effect.responder.send(Ok(effect.response));
+            }
+        }
+    }
+
+    /// Syncs and commits everything written so far, right now.
+    fn commit_everything(&mut self) -> Result<(), String> {
+        if self.last_written > self.commit.get() {
+            let durable = self
+                .journal
+                .flusher()
+                .flush()
+                .map_err(|e| format!("cannot sync the log: {e}"))?;
+            self.commit_up_to(durable);
+        }
+        Ok(())
+    }
+
+    /// How long until the scheduler has work (`None`: nothing scheduled).
+    fn scheduler_sleep(&self) -> Result<Option<Duration>, String> {
+        let due = self
+            .engine
+            .next_due_time(self.store.as_ref())
+            .map_err(|e| e.to_string())?;
+        Ok(due.map(|at| Duration::from_millis((at - self.clock.now_ms()).max(0) as u64)))
+    }
+
+    /// Writes the commands that are due now; they are processed with the queue.
+    fn run_scheduler(&mut self) -> Result<(), String> {
+        let now = self.clock.now_ms();
+        let mut due = self
+            .engine
+            .due_commands(self.store.as_ref(), now, self.config.scheduler_batch)
+            .map_err(|e| e.to_string())?;
+        // A due command written recently is not written again until the retry delay passed:
+        // its processing may have failed, and the scheduler must not spin on it.
+        self.recently_scheduled
+            .retain(|_, written_at| now - *written_at < SCHEDULER_RETRY_MS);
+        due.retain(|command| {
+            !self
+                .recently_scheduled
+                .contains_key(&(command.key, command.intent))
+        });
+        if due.is_empty() {
+            return Ok(());
+        }
+        for command in &mut due {
+            command.timestamp = now;
+            command.partition_id = self.config.partition_id;
+        }
+        self.append(&mut due)?;
+        for command in &due {
+            self.recently_scheduled
+                .insert((command.key, command.intent), now);
+        }
+        self.queue.extend(due);
+        Ok(())
+    }
+
+    /// Snapshots the state once everything it reflects is committed; compacts the log below.
+    fn take_snapshot(&mut self) -> Result<Option<i64>, String> {
+        let position = self
+            .engine
+            .last_processed_position(self.store.as_ref())
+            .map_err(|e| e.to_string())?;
+        if position < 0 {
+            return Ok(None);
+        }
+        // The state may hold results not yet durable in the log: make them durable first, or a
+        // crash could leave a snapshot ahead of the log.
+        self.commit_everything()?;
+        let snapshot = self
+            .snapshots
+            .take(position, self.store.as_ref())
+            .map_err(|e| format!("cannot take a snapshot: {e}"))?;
+        PartitionMetrics::add(&self.metrics.snapshots, 1);
+        // Keep the entry that holds `position + 1` and everything after it.
+        let mut reader = self.journal.reader();
+        reader
+            .seek_to_asqn((position + 1) as u64)
+            .map_err(|e| e.to_string())?;
+        if let Some(Ok(entry)) = reader.next_entry() {
+            self.journal
+                .compact(entry.index)
+                .map_err(|e| format!("cannot compact the log: {e}"))?;
+        }
+        tracing::info!(
+            partition = self.config.partition_id,
+            position = snapshot.position,
+            "took snapshot"
+        );
+        Ok(Some(snapshot.position))
+    }
+}
+
+async fn wait_flush(
+    flushing: &mut Option<JoinHandle<Result<u64, beeline_log::Error>>>,
+) -> Result<u64, String> {
+    match flushing {
+        Some(handle) => match handle.await {
+            Ok(Ok(durable)) => Ok(durable),
+            Ok(Err(e)) => Err(format!("cannot sync the log: {e}")),
+            Err(e) => Err(format!("log sync task failed: {e}")),
+        },
+        None => std::future::pending().await,
+    }
+}
+
+async fn sleep_until(at: Option<tokio::time::Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn sleep_for(duration: Option<Duration>) {
+    match duration {
+        Some(duration) => tokio::time::sleep(duration).await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn tick(interval: &mut Option<tokio::time::Interval>) {
+    match interval {
+        Some(interval) => {
+            interval.tick().await;
+        }
+        None => std::future::pending().await,
+    }
+}

@@ -1,0 +1,363 @@
+//! An in-process harness: real partitions (stream processor, engine, snapshots) over in-memory
+//! journals and stores, a clock the test moves, and assertions on the record stream that print
+//! the compact log when they fail.
+//!
+//! ```ignore
+//! let harness = Harness::new(1);
+//! let published = harness.publish_message("paid", "order-1", 60_000, "", "{}").unwrap();
+//! harness.advance_time(60_000);
+//! harness.records().with_intent(MessageIntent::Expired).expect_one();
+//! ```
+
+pub mod printer;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use beeline_log::MemJournal;
+use beeline_protocol::intent::MessageIntent;
+use beeline_protocol::value::MessageRecord;
+use beeline_protocol::{Intent, Record, RecordType, RejectionType};
+use beeline_state::snapshot::SnapshotStore;
+use beeline_state::{MemStore, Store};
+
+use crate::clock::ControlledClock;
+use crate::config::PartitionConfig;
+use crate::error::PartitionError;
+use crate::handle::PartitionHandle;
+use crate::recovery::Partition;
+
+/// The time every harness starts at: 2023-11-14T22:13:20Z.
+pub const START_TIME: i64 = 1_700_000_000_000;
+
+struct Member {
+    journal: MemJournal,
+    store: Arc<std::sync::Mutex<Option<Arc<MemStore>>>>,
+    snapshot_dir: PathBuf,
+    handle: PartitionHandle,
+    config: PartitionConfig,
+}
+
+pub struct Harness {
+    runtime: tokio::runtime::Runtime,
+    clock: ControlledClock,
+    members: Vec<Member>,
+    _dir: tempfile::TempDir,
+}
+
+impl Harness {
+    /// A harness with `partitions` partitions, numbered from 1.
+    pub fn new(partitions: u16) -> Self {
+        Self::with_config(partitions, |_| {})
+    }
+
+    pub fn with_config(partitions: u16, configure: impl Fn(&mut PartitionConfig)) -> Self {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("a Tokio runtime for the harness");
+        let dir = tempfile::tempdir().expect("a temporary directory for snapshots");
+        let clock = ControlledClock::new(START_TIME);
+        let mut harness = Self {
+            runtime,
+            clock,
+            members: Vec::new(),
+            _dir: dir,
+        };
+        for id in 1..=partitions {
+            let mut config = PartitionConfig::new(id);
+            config.snapshot_period = None;
+            configure(&mut config);
+            let snapshot_dir = harness._dir.path().join(format!("partition-{id}"));
+            let journal = MemJournal::new();
+            let store = Arc::new(std::sync::Mutex::new(None));
+            let handle = harness.open(&config, journal.clone(), &snapshot_dir, &store);
+            harness.members.push(Member {
+                journal,
+                store,
+                snapshot_dir,
+                handle,
+                config,
+            });
+        }
+        harness
+    }
+
+    fn open(
+        &self,
+        config: &PartitionConfig,
+        journal: MemJournal,
+        snapshot_dir: &PathBuf,
+        opened: &Arc<std::sync::Mutex<Option<Arc<MemStore>>>>,
+    ) -> PartitionHandle {
+        let snapshots = SnapshotStore::open(snapshot_dir, 2).expect("snapshot store");
+        let opener =
+            |checkpoint: Option<&std::path::Path>| -> beeline_state::Result<Arc<dyn Store>> {
+                let store = Arc::new(match checkpoint {
+                    Some(dir) => MemStore::open_checkpoint(dir)?,
+                    None => MemStore::new(),
+                });
+                *opened.lock().unwrap_or_else(|e| e.into_inner()) = Some(store.clone());
+                Ok(store)
+            };
+        let _guard = self.runtime.enter();
+        Partition::open(
+            config.clone(),
+            journal,
+            snapshots,
+            &opener,
+            Arc::new(self.clock.clone()),
+        )
+        .expect("partition opens")
+    }
+
+    fn member(&self, partition: u16) -> &Member {
+        &self.members[usize::from(partition) - 1]
+    }
+
+    pub fn partition(&self, partition: u16) -> &PartitionHandle {
+        &self.member(partition).handle
+    }
+
+    pub fn clock(&self) -> &ControlledClock {
+        &self.clock
+    }
+
+    /// Writes `command` to partition 1 and waits for its answer.
+    pub fn execute(&self, command: Record) -> Result<Record, PartitionError> {
+        self.execute_on(1, command)
+    }
+
+    pub fn execute_on(&self, partition: u16, command: Record) -> Result<Record, PartitionError> {
+        let handle = self.partition(partition).clone();
+        self.runtime.block_on(async move {
+            tokio::time::timeout(Duration::from_secs(10), handle.execute(command))
+                .await
+                .unwrap_or_else(|_| {
+                    Err(PartitionError::Unavailable {
+                        partition,
+                        reason: "no answer within 10 s".into(),
+                    })
+                })
+        })
+    }
+
+    pub fn publish_message(
+        &self,
+        name: &str,
+        correlation_key: &str,
+        time_to_live: i64,
+        message_id: &str,
+        variables: &str,
+    ) -> Result<Record, PartitionError> {
+        self.execute(Record::command(
+            -1,
+            MessageIntent::Publish,
+            MessageRecord {
+                name: name.into(),
+                correlation_key: correlation_key.into(),
+                time_to_live,
+                message_id: message_id.into(),
+                variables: variables.as_bytes().to_vec(),
+                tenant_id: "<default>".into(),
+                deadline: -1,
+            },
+        ))
+    }
+
+    /// Moves the clock and runs every partition's scheduler.
+    pub fn advance_time(&self, ms: i64) {
+        self.clock.advance(ms);
+        for member in &self.members {
+            let handle = member.handle.clone();
+            self.runtime
+                .block_on(async move {
+                    handle.run_scheduler().await?;
+                    handle.sync().await
+                })
+                .expect("scheduler runs");
+        }
+    }
+
+    pub fn snapshot(&self, partition: u16) -> Option<i64> {
+        let handle = self.partition(partition).clone();
+        self.runtime
+            .block_on(async move { handle.snapshot().await })
+            .expect("snapshot")
+    }
+
+    /// Stops the partition and opens it again from its log and latest snapshot: the in-memory
+    /// state is lost, as RocksDB's is on a crash (it runs without its own WAL).
+    pub fn restart(&mut self, partition: u16) {
+        let index = usize::from(partition) - 1;
+        let handle = self.members[index].handle.clone();
+        self.runtime
+            .block_on(async move { handle.shutdown().await });
+        let member = &self.members[index];
+        let handle = self.open(
+            &member.config,
+            member.journal.clone(),
+            &member.snapshot_dir,
+            &member.store,
+        );
+        self.members[index].handle = handle;
+    }
+
+    /// Every committed record of partition 1 so far.
+    pub fn records(&self) -> Records {
+        self.records_of(1)
+    }
+
+    pub fn records_of(&self, partition: u16) -> Records {
+        let handle = self.partition(partition).clone();
+        let records = self.runtime.block_on(async move {
+            handle.sync().await.expect("partition syncs");
+            let mut reader = handle.reader().await.expect("reader");
+            let mut records = Vec::new();
+            while let Some(record) = reader.next_record().expect("readable log") {
+                records.push(record);
+            }
+            records
+        });
+        Records {
+            all: records.clone(),
+            selected: records,
+        }
+    }
+
+    /// Every entry of the partition's state, in key order (once the partition has committed
+    /// what it wrote).
+    pub fn state(&self, partition: u16) -> Vec<(Vec<u8>, Vec<u8>)> {
+        let handle = self.partition(partition).clone();
+        self.runtime
+            .block_on(async move { handle.sync().await })
+            .ok();
+        let store = self
+            .member(partition)
+            .store
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        store.map(|s| s.dump()).unwrap_or_default()
+    }
+
+    /// The partition's journal, for tests that inspect or damage it.
+    pub fn journal(&self, partition: u16) -> &MemJournal {
+        &self.member(partition).journal
+    }
+}
+
+impl Drop for Harness {
+    fn drop(&mut self) {
+        for member in &self.members {
+            let handle = member.handle.clone();
+            self.runtime
+                .block_on(async move { handle.shutdown().await });
+        }
+    }
+}
+
+/// A selection of records, with assertions that print the whole log when they fail.
+#[derive(Clone)]
+pub struct Records {
+    all: Vec<Record>,
+    selected: Vec<Record>,
+}
+
+impl Records {
+    fn filter(mut self, keep: impl Fn(&Record) -> bool) -> Self {
+        self.selected.retain(|r| keep(r));
+        self
+    }
+
+    pub fn with_intent(self, intent: impl Into<Intent>) -> Self {
+        let intent = intent.into();
+        self.filter(|r| r.intent == intent)
+    }
+
+    pub fn with_type(self, record_type: RecordType) -> Self {
+        self.filter(|r| r.record_type == record_type)
+    }
+
+    pub fn events(self) -> Self {
+        self.with_type(RecordType::Event)
+    }
+
+    pub fn rejections(self) -> Self {
+        self.with_type(RecordType::CommandRejection)
+    }
+
+    pub fn with_key(self, key: i64) -> Self {
+        self.filter(|r| r.key == key)
+    }
+
+    pub fn with_rejection(self, rejection: RejectionType) -> Self {
+        self.filter(|r| r.rejection_type == rejection)
+    }
+
+    pub fn matching(self, keep: impl Fn(&Record) -> bool) -> Self {
+        self.filter(keep)
+    }
+
+    pub fn list(&self) -> &[Record] {
+        &self.selected
+    }
+
+    pub fn len(&self) -> usize {
+        self.selected.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.selected.is_empty()
+    }
+
+    /// The whole log in compact form.
+    pub fn log(&self) -> String {
+        printer::compact_log(&self.all)
+    }
+
+    fn fail(&self, what: &str) -> ! {
+        panic!("{what}\n--- log ---\n{}\n-----------", self.log())
+    }
+
+    /// Exactly one record is selected; returns it.
+    pub fn expect_one(&self) -> Record {
+        match self.selected.as_slice() {
+            [one] => one.clone(),
+            other => self.fail(&format!(
+                "expected one matching record, found {}",
+                other.len()
+            )),
+        }
+    }
+
+    pub fn expect_count(&self, count: usize) -> Vec<Record> {
+        if self.selected.len() != count {
+            self.fail(&format!(
+                "expected {count} matching records, found {}",
+                self.selected.len()
+            ));
+        }
+        self.selected.clone()
+    }
+
+    pub fn expect_none(&self) {
+        if !self.selected.is_empty() {
+            self.fail(&format!(
+                "expected no matching record, found {}:\n{}",
+                self.selected.len(),
+                printer::compact_log(&self.selected)
+            ));
+        }
+    }
+
+    /// The selected records have exactly these intents, in this order.
+    pub fn expect_intents(&self, intents: &[Intent]) {
+        let actual: Vec<Intent> = self.selected.iter().map(|r| r.intent).collect();
+        if actual != intents {
+            self.fail(&format!("expected intents {intents:?}, found {actual:?}"));
+        }
+    }
+}
