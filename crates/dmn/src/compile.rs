@@ -110,7 +110,6 @@ pub struct CDecision {
 
 #[derive(Debug)]
 pub struct CInputData {
-    pub id: String,
     pub name: Name,
     pub ty: Option<FeelType>,
 }
@@ -296,10 +295,6 @@ impl<'a> Compiler<'a> {
             }
         }
         c
-    }
-
-    pub fn options(&self) -> &ParseOptions {
-        &self.opts
     }
 
     pub fn take_problems(&mut self) -> Vec<DmnError> {

@@ -359,7 +359,11 @@ impl<'m> Run<'m> {
             for (test, input) in rule.inputs.iter().zip(&inputs) {
                 let ok = match test {
                     Tests::Ok(u) => u.is_any() || u.matches_in(input, ev)?,
-                    Tests::Broken(_) => false,
+                    Tests::Broken(msg) => {
+                        let msg = msg.clone();
+                        ev.warn(beeline_feel::WarningKind::Unknown, || msg);
+                        false
+                    }
                 };
                 if !ok {
                     all = false;
@@ -392,7 +396,7 @@ impl<'m> Run<'m> {
             }
         }
         let selected = self.apply_hit_policy(t, matched)?;
-        if let Some(r) = record.as_deref_mut() {
+        if let Some(r) = record {
             for (ri, outs) in &selected {
                 r.matched_rules.push(MatchedRule {
                     rule_id: t.rules[*ri].id.clone(),
@@ -781,6 +785,8 @@ impl NativeFunction for ServiceFunction {
             variables: &(),
             clock: ev.clock(),
             limits: ev.limits(),
+            // Derived from the caller's generator: still replayable.
+            seed: ev.next_random(),
         };
         invoke_service(&self.model, self.index, args, &ctx)
     }
@@ -807,6 +813,7 @@ pub(crate) fn invoke_service(
         variables: &vars,
         clock: outer.clock,
         limits: outer.limits,
+        seed: outer.seed,
     };
     let mut ev = Evaluator::new(&ctx);
     let mut run = Run::new(model, false);

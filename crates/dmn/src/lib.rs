@@ -331,7 +331,6 @@ fn build(main: &Definitions, imported: &[(String, Definitions)]) -> Compiled {
         }
         for x in &d.input_data {
             c.inputs.push(CInputData {
-                id: x.id.clone(),
                 name: qualify(prefix, &x.variable.name),
                 ty: compiler.type_ref(x.variable.type_ref.as_deref()),
             });

@@ -131,9 +131,9 @@ fn java_local_time(t: LocalTime) -> String {
     if t.second() > 0 || nano > 0 {
         let _ = write!(s, ":{:02}", t.second());
         if nano > 0 {
-            if nano % 1_000_000 == 0 {
+            if nano.is_multiple_of(1_000_000) {
                 let _ = write!(s, ".{:03}", nano / 1_000_000);
-            } else if nano % 1_000 == 0 {
+            } else if nano.is_multiple_of(1_000) {
                 let _ = write!(s, ".{:06}", nano / 1_000);
             } else {
                 let _ = write!(s, ".{nano:09}");

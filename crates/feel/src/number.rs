@@ -151,27 +151,27 @@ impl Number {
         self.0.is_negative() && !self.0.is_zero()
     }
 
-    pub fn add(self, o: Number) -> Option<Number> {
+    pub fn checked_add(self, o: Number) -> Option<Number> {
         finite(cx().add(self.0, o.0))
     }
 
-    pub fn sub(self, o: Number) -> Option<Number> {
+    pub fn checked_sub(self, o: Number) -> Option<Number> {
         finite(cx().sub(self.0, o.0))
     }
 
-    pub fn mul(self, o: Number) -> Option<Number> {
+    pub fn checked_mul(self, o: Number) -> Option<Number> {
         finite(cx().mul(self.0, o.0))
     }
 
     /// `None` for a zero divisor (FEEL gives null there).
-    pub fn div(self, o: Number) -> Option<Number> {
+    pub fn checked_div(self, o: Number) -> Option<Number> {
         if o.0.is_zero() {
             return None;
         }
         finite(cx().div(self.0, o.0))
     }
 
-    pub fn neg(self) -> Number {
+    pub fn negated(self) -> Number {
         Number(cx().minus(self.0))
     }
 
@@ -351,15 +351,15 @@ mod tests {
 
     #[test]
     fn decimal_addition_is_exact() {
-        assert_eq!(n("0.1").add(n("0.2")).unwrap(), n("0.3"));
-        assert_eq!(n("0.1").add(n("0.2")).unwrap().to_string(), "0.3");
+        assert_eq!(n("0.1").checked_add(n("0.2")).unwrap(), n("0.3"));
+        assert_eq!(n("0.1").checked_add(n("0.2")).unwrap().to_string(), "0.3");
     }
 
     #[test]
     fn division_rounds_to_34_digits() {
-        let third = n("1").div(n("3")).unwrap();
+        let third = n("1").checked_div(n("3")).unwrap();
         assert_eq!(third.to_string(), "0.3333333333333333333333333333333333");
-        assert!(n("1").div(Number::ZERO).is_none());
+        assert!(n("1").checked_div(Number::ZERO).is_none());
     }
 
     #[test]

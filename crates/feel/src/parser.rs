@@ -272,50 +272,67 @@ impl<'a> Parser<'a> {
         r
     }
 
+    /// `if`, `for`, `some`/`every`, `function`, or an operator expression. Each form has
+    /// its own method so the recursive path keeps small stack frames (the parser recurses
+    /// once per nesting level; debug builds make fat frames expensive).
     fn textual(&mut self) -> PResult<Node> {
-        let start = self.start();
         if self.is_word("if") {
-            self.advance();
-            let c = self.expression()?;
-            self.expect_word("then")?;
-            let t = self.expression()?;
-            self.expect_word("else")?;
-            let e = self.expression()?;
-            return self.node(Kind::If(Box::new(c), Box::new(t), Box::new(e)), start);
+            return self.if_expression();
         }
         if self.is_word("for") && matches!(self.peek_at(1), Tok::Name { .. }) {
-            self.advance();
-            let iterations = self.iterations(true)?;
-            self.expect_word("return")?;
-            let body = self.expression()?;
-            let uses_partial = mentions_var(&body, "partial");
-            return self.node(
-                Kind::For {
-                    iterations,
-                    body: Box::new(body),
-                    uses_partial,
-                },
-                start,
-            );
+            return self.for_expression();
         }
         if (self.is_word("some") || self.is_word("every"))
             && matches!(self.peek_at(1), Tok::Name { .. })
         {
-            let q = if self.is_word("some") {
-                Quantifier::Some
-            } else {
-                Quantifier::Every
-            };
-            self.advance();
-            let iterations = self.iterations(false)?;
-            self.expect_word("satisfies")?;
-            let body = self.expression()?;
-            return self.node(Kind::Quantified(q, iterations, Box::new(body)), start);
+            return self.quantified_expression();
         }
         if self.is_word("function") && matches!(self.peek_at(1), Tok::LParen) {
             return self.function_definition();
         }
-        self.disjunction()
+        self.binary(0)
+    }
+
+    fn if_expression(&mut self) -> PResult<Node> {
+        let start = self.start();
+        self.advance();
+        let c = self.expression()?;
+        self.expect_word("then")?;
+        let t = self.expression()?;
+        self.expect_word("else")?;
+        let e = self.expression()?;
+        self.node(Kind::If(Box::new(c), Box::new(t), Box::new(e)), start)
+    }
+
+    fn for_expression(&mut self) -> PResult<Node> {
+        let start = self.start();
+        self.advance();
+        let iterations = self.iterations(true)?;
+        self.expect_word("return")?;
+        let body = self.expression()?;
+        let uses_partial = mentions_var(&body, "partial");
+        self.node(
+            Kind::For {
+                iterations,
+                body: Box::new(body),
+                uses_partial,
+            },
+            start,
+        )
+    }
+
+    fn quantified_expression(&mut self) -> PResult<Node> {
+        let start = self.start();
+        let q = if self.is_word("some") {
+            Quantifier::Some
+        } else {
+            Quantifier::Every
+        };
+        self.advance();
+        let iterations = self.iterations(false)?;
+        self.expect_word("satisfies")?;
+        let body = self.expression()?;
+        self.node(Kind::Quantified(q, iterations, Box::new(body)), start)
     }
 
     fn iterations(&mut self, allow_range: bool) -> PResult<Vec<Iteration>> {
@@ -372,65 +389,70 @@ impl<'a> Parser<'a> {
         )
     }
 
-    fn disjunction(&mut self) -> PResult<Node> {
-        let start = self.start();
-        let mut left = self.conjunction()?;
-        while self.eat_word("or") {
-            let right = self.conjunction()?;
-            left = self.node(Kind::Or(Box::new(left), Box::new(right)), start)?;
-        }
-        Ok(left)
+    /// The binary operator at the cursor with its precedence (higher binds tighter).
+    fn binary_op(&self) -> Option<(u8, BinOp)> {
+        Some(match self.peek() {
+            Tok::Name {
+                text,
+                complete: false,
+            } => match text.as_str() {
+                "or" => (1, BinOp::Or),
+                "and" => (2, BinOp::And),
+                "between" => (3, BinOp::Between),
+                "in" => (3, BinOp::In),
+                "instance" if self.is_word_at(1, "of") => (3, BinOp::InstanceOf),
+                _ => return None,
+            },
+            Tok::Eq => (3, BinOp::Compare(CmpOp::Eq)),
+            Tok::Ne => (3, BinOp::Compare(CmpOp::Ne)),
+            Tok::Lt => (3, BinOp::Compare(CmpOp::Lt)),
+            Tok::Le => (3, BinOp::Compare(CmpOp::Le)),
+            Tok::Gt => (3, BinOp::Compare(CmpOp::Gt)),
+            Tok::Ge => (3, BinOp::Compare(CmpOp::Ge)),
+            Tok::Plus => (4, BinOp::Arith(ArithOp::Add)),
+            Tok::Minus => (4, BinOp::Arith(ArithOp::Sub)),
+            Tok::Star => (5, BinOp::Arith(ArithOp::Mul)),
+            Tok::Slash => (5, BinOp::Arith(ArithOp::Div)),
+            Tok::StarStar => (6, BinOp::Arith(ArithOp::Pow)),
+            _ => return None,
+        })
     }
 
-    fn conjunction(&mut self) -> PResult<Node> {
+    /// Operator expressions by precedence climbing: all levels share one loop, so a nesting
+    /// level costs one frame here instead of one per precedence level. Every binary
+    /// operator is left-associative (`3 ** 4 ** 5 = 81 ** 5`, as the DMN TCK expects).
+    fn binary(&mut self, min_prec: u8) -> PResult<Node> {
         let start = self.start();
-        let mut left = self.comparison()?;
-        while self.eat_word("and") {
-            let right = self.comparison()?;
-            left = self.node(Kind::And(Box::new(left), Box::new(right)), start)?;
-        }
-        Ok(left)
-    }
-
-    fn comparison(&mut self) -> PResult<Node> {
-        let start = self.start();
-        let mut left = self.additive()?;
-        loop {
-            let op = match self.peek() {
-                Tok::Eq => Some(CmpOp::Eq),
-                Tok::Ne => Some(CmpOp::Ne),
-                Tok::Lt => Some(CmpOp::Lt),
-                Tok::Le => Some(CmpOp::Le),
-                Tok::Gt => Some(CmpOp::Gt),
-                Tok::Ge => Some(CmpOp::Ge),
-                _ => None,
-            };
-            if let Some(op) = op {
-                self.advance();
-                let right = self.additive()?;
-                left = self.node(Kind::Compare(op, Box::new(left), Box::new(right)), start)?;
-            } else if self.is_word("between") {
-                self.advance();
-                let low = self.additive()?;
-                self.expect_word("and")?;
-                let high = self.additive()?;
-                left = self.node(
-                    Kind::Between(Box::new(left), Box::new(low), Box::new(high)),
-                    start,
-                )?;
-            } else if self.is_word("in") {
-                self.advance();
-                let tests = self.in_tests()?;
-                left = self.node(Kind::In(Box::new(left), tests), start)?;
-            } else if self.is_word("instance") && self.is_word_at(1, "of") {
-                self.advance();
-                self.advance();
-                let ty = self.type_expr()?;
-                left = self.node(Kind::InstanceOf(Box::new(left), ty), start)?;
-            } else {
-                return Ok(left);
+        let mut left = self.unary()?;
+        while let Some((prec, op)) = self.binary_op() {
+            if prec < min_prec {
+                break;
             }
+            left = self.binary_rest(prec, op, left, start)?;
         }
+        Ok(left)
+    }
+
+    fn binary_rest(&mut self, prec: u8, op: BinOp, left: Node, start: u32) -> PResult<Node> {
+        self.advance();
+        let kind = match op {
+            BinOp::Or => Kind::Or(Box::new(left), Box::new(self.binary(prec + 1)?)),
+            BinOp::And => Kind::And(Box::new(left), Box::new(self.binary(prec + 1)?)),
+            BinOp::Compare(c) => Kind::Compare(c, Box::new(left), Box::new(self.binary(prec + 1)?)),
+            BinOp::Arith(a) => Kind::Arith(a, Box::new(left), Box::new(self.binary(prec + 1)?)),
+            BinOp::Between => {
+                let low = self.binary(4)?;
+                self.expect_word("and")?;
+                let high = self.binary(4)?;
+                Kind::Between(Box::new(left), Box::new(low), Box::new(high))
+            }
+            BinOp::In => Kind::In(Box::new(left), self.in_tests()?),
+            BinOp::InstanceOf => {
+                self.advance();
+                Kind::InstanceOf(Box::new(left), self.type_expr()?)
+            }
+        };
+        self.node(kind, start)
     }
 
     /// The right side of `in`: `(t1, t2, ...)` or a single positive unary test.
@@ -461,91 +483,59 @@ impl<'a> Parser<'a> {
         Ok(vec![self.positive_unary_test()?])
     }
 
-    fn additive(&mut self) -> PResult<Node> {
-        let start = self.start();
-        let mut left = self.multiplicative()?;
-        loop {
-            let op = match self.peek() {
-                Tok::Plus => ArithOp::Add,
-                Tok::Minus => ArithOp::Sub,
-                _ => return Ok(left),
-            };
-            self.advance();
-            let right = self.multiplicative()?;
-            left = self.node(Kind::Arith(op, Box::new(left), Box::new(right)), start)?;
-        }
-    }
-
-    fn multiplicative(&mut self) -> PResult<Node> {
-        let start = self.start();
-        let mut left = self.power()?;
-        loop {
-            let op = match self.peek() {
-                Tok::Star => ArithOp::Mul,
-                Tok::Slash => ArithOp::Div,
-                _ => return Ok(left),
-            };
-            self.advance();
-            let right = self.power()?;
-            left = self.node(Kind::Arith(op, Box::new(left), Box::new(right)), start)?;
-        }
-    }
-
-    fn power(&mut self) -> PResult<Node> {
-        let start = self.start();
-        let mut left = self.unary()?;
-        while self.eat(&Tok::StarStar) {
-            let right = self.unary()?;
-            left = self.node(
-                Kind::Arith(ArithOp::Pow, Box::new(left), Box::new(right)),
-                start,
-            )?;
-        }
-        Ok(left)
-    }
-
     fn unary(&mut self) -> PResult<Node> {
-        let start = self.start();
-        if self.eat(&Tok::Minus) {
-            self.enter()?;
-            let inner = self.unary();
-            self.leave();
-            let inner = inner?;
-            // Fold negative number literals so `-1` is a constant.
-            if let Kind::Literal(Value::Number(n)) = &inner.kind {
-                return self.node(Kind::Literal(Value::Number(n.neg())), start);
-            }
-            return self.node(Kind::Neg(Box::new(inner)), start);
+        if matches!(self.peek(), Tok::Minus) {
+            return self.negation();
         }
         self.postfix()
+    }
+
+    fn negation(&mut self) -> PResult<Node> {
+        let start = self.start();
+        self.advance();
+        self.enter()?;
+        let inner = self.unary();
+        self.leave();
+        let inner = inner?;
+        // Fold negative number literals so `-1` is a constant.
+        if let Kind::Literal(Value::Number(n)) = &inner.kind {
+            return self.node(Kind::Literal(Value::Number(n.negated())), start);
+        }
+        self.node(Kind::Neg(Box::new(inner)), start)
     }
 
     fn postfix(&mut self) -> PResult<Node> {
         let start = self.start();
         let mut node = self.primary()?;
         loop {
-            match self.peek() {
-                Tok::LBracket if !self.no_filter => {
-                    self.advance();
-                    let saved = std::mem::replace(&mut self.no_filter, false);
-                    let cond = self.expression();
-                    self.no_filter = saved;
-                    let cond = cond?;
-                    self.expect(&Tok::RBracket, "']'")?;
-                    node = self.node(Kind::Filter(Box::new(node), Box::new(cond)), start)?;
-                }
-                Tok::Dot => {
-                    self.advance();
-                    let name = self.name("a name after '.'")?;
-                    node = self.node(Kind::Path(Box::new(node), name), start)?;
-                }
-                Tok::LParen => {
-                    let args = self.arguments()?;
-                    node = self.node(Kind::Call(Box::new(node), args), start)?;
-                }
+            node = match self.peek() {
+                Tok::LBracket if !self.no_filter => self.filter_postfix(node, start)?,
+                Tok::Dot => self.path_postfix(node, start)?,
+                Tok::LParen => self.call_postfix(node, start)?,
                 _ => return Ok(node),
-            }
+            };
         }
+    }
+
+    fn filter_postfix(&mut self, target: Node, start: u32) -> PResult<Node> {
+        self.advance();
+        let saved = std::mem::replace(&mut self.no_filter, false);
+        let cond = self.expression();
+        self.no_filter = saved;
+        let cond = cond?;
+        self.expect(&Tok::RBracket, "']'")?;
+        self.node(Kind::Filter(Box::new(target), Box::new(cond)), start)
+    }
+
+    fn path_postfix(&mut self, target: Node, start: u32) -> PResult<Node> {
+        self.advance();
+        let name = self.name("a name after '.'")?;
+        self.node(Kind::Path(Box::new(target), name), start)
+    }
+
+    fn call_postfix(&mut self, callee: Node, start: u32) -> PResult<Node> {
+        let args = self.arguments()?;
+        self.node(Kind::Call(Box::new(callee), args), start)
     }
 
     fn arguments(&mut self) -> PResult<Args> {
@@ -619,128 +609,137 @@ impl<'a> Parser<'a> {
     }
 
     fn primary(&mut self) -> PResult<Node> {
-        let start = self.start();
-        match self.peek().clone() {
-            Tok::Number(text) => {
-                self.advance();
-                let n = Number::parse(&text)
-                    .ok_or_else(|| ParseError::new(self.src, start as usize, "invalid number"))?;
-                self.node(Kind::Literal(Value::Number(n)), start)
-            }
-            Tok::String(s) => {
-                self.advance();
-                self.node(Kind::Literal(Value::string(s)), start)
-            }
-            Tok::At => {
-                self.advance();
-                let Tok::String(s) = self.peek().clone() else {
-                    return Err(self.unexpected("a string after '@'"));
-                };
-                self.advance();
-                let v = temporal_literal(&s).ok_or_else(|| {
-                    ParseError::new(
-                        self.src,
-                        start as usize,
-                        format!("'@\"{s}\"' is not a valid date, time, date and time or duration"),
-                    )
-                })?;
-                self.node(Kind::Literal(v), start)
-            }
+        match self.peek() {
+            Tok::Number(_) => self.number_literal(),
+            Tok::String(_) => self.string_literal(),
+            Tok::At => self.at_literal(),
             Tok::Question => {
+                let start = self.start();
                 self.advance();
                 self.node(Kind::Input, start)
             }
-            Tok::LParen => {
-                self.advance();
-                self.enter()?;
-                let saved = std::mem::replace(&mut self.no_filter, false);
-                let r = self.paren_or_range(start);
-                self.no_filter = saved;
-                self.leave();
-                r
-            }
-            Tok::LBracket => {
-                self.advance();
-                self.enter()?;
-                let saved = std::mem::replace(&mut self.no_filter, false);
-                let r = self.list_or_range(start);
-                self.no_filter = saved;
-                self.leave();
-                r
-            }
-            Tok::RBracket => {
-                // `]a..b]`: a range with an open start.
-                self.advance();
-                self.enter()?;
-                let saved = std::mem::replace(&mut self.no_filter, false);
-                let r = self
-                    .expression()
-                    .and_then(|s| self.range_rest(start, s, false));
-                self.no_filter = saved;
-                self.leave();
-                r
-            }
-            Tok::LBrace => {
-                self.advance();
-                self.enter()?;
-                let saved = std::mem::replace(&mut self.no_filter, false);
-                let r = self.context(start);
-                self.no_filter = saved;
-                self.leave();
-                r
-            }
-            Tok::Lt | Tok::Le | Tok::Gt | Tok::Ge | Tok::Eq | Tok::Ne => {
-                let op = match self.advance() {
-                    Tok::Lt => CmpOp::Lt,
-                    Tok::Le => CmpOp::Le,
-                    Tok::Gt => CmpOp::Gt,
-                    Tok::Ge => CmpOp::Ge,
-                    Tok::Eq => CmpOp::Eq,
-                    _ => CmpOp::Ne,
-                };
-                self.enter()?;
-                let endpoint = self.additive();
-                self.leave();
-                self.node(Kind::UnaryRange(op, Box::new(endpoint?)), start)
-            }
-            Tok::Name { text, complete } => {
-                if !complete {
-                    match text.as_str() {
-                        "true" => {
-                            self.advance();
-                            return self.node(Kind::Literal(Value::Bool(true)), start);
-                        }
-                        "false" => {
-                            self.advance();
-                            return self.node(Kind::Literal(Value::Bool(false)), start);
-                        }
-                        "null" => {
-                            self.advance();
-                            return self.node(Kind::Literal(Value::Null), start);
-                        }
-                        "function" if matches!(self.peek_at(1), Tok::LParen) => {
-                            self.enter()?;
-                            let r = self.function_definition();
-                            self.leave();
-                            return r;
-                        }
-                        "if" | "for" | "some" | "every" => {
-                            self.enter()?;
-                            let r = self.textual();
-                            self.leave();
-                            return r;
-                        }
-                        w if is_keyword(w) => {
-                            return Err(self.error_here(format!("unexpected keyword '{w}'")));
-                        }
-                        _ => {}
-                    }
-                }
-                let name = self.name("a name")?;
-                self.node(Kind::Var(name), start)
-            }
+            Tok::LParen => self.nested(Self::paren_or_range),
+            Tok::LBracket => self.nested(Self::list_or_range),
+            // `]a..b]`: a range with an open start.
+            Tok::RBracket => self.nested(Self::open_start_range),
+            Tok::LBrace => self.nested(Self::context),
+            Tok::Lt | Tok::Le | Tok::Gt | Tok::Ge | Tok::Eq | Tok::Ne => self.unary_comparison(),
+            Tok::Name { .. } => self.name_primary(),
             _ => Err(self.unexpected("an expression")),
         }
+    }
+
+    /// A bracketed construct: consumes the opening token, counts the nesting level, and
+    /// re-enables filters inside (they may be off while reading a range's upper end).
+    fn nested(&mut self, inner: fn(&mut Self, u32) -> PResult<Node>) -> PResult<Node> {
+        let start = self.start();
+        self.advance();
+        self.enter()?;
+        let saved = std::mem::replace(&mut self.no_filter, false);
+        let r = inner(self, start);
+        self.no_filter = saved;
+        self.leave();
+        r
+    }
+
+    fn number_literal(&mut self) -> PResult<Node> {
+        let start = self.start();
+        let Tok::Number(text) = self.advance() else {
+            return Err(self.unexpected("a number"));
+        };
+        let n = Number::parse(&text)
+            .ok_or_else(|| ParseError::new(self.src, start as usize, "invalid number"))?;
+        self.node(Kind::Literal(Value::Number(n)), start)
+    }
+
+    fn string_literal(&mut self) -> PResult<Node> {
+        let start = self.start();
+        let Tok::String(s) = self.advance() else {
+            return Err(self.unexpected("a string"));
+        };
+        self.node(Kind::Literal(Value::string(s)), start)
+    }
+
+    fn at_literal(&mut self) -> PResult<Node> {
+        let start = self.start();
+        self.advance();
+        let Tok::String(s) = self.peek().clone() else {
+            return Err(self.unexpected("a string after '@'"));
+        };
+        self.advance();
+        let v = temporal_literal(&s).ok_or_else(|| {
+            ParseError::new(
+                self.src,
+                start as usize,
+                format!("'@\"{s}\"' is not a valid date, time, date and time or duration"),
+            )
+        })?;
+        self.node(Kind::Literal(v), start)
+    }
+
+    fn open_start_range(&mut self, start: u32) -> PResult<Node> {
+        let low = self.expression()?;
+        self.range_rest(start, low, false)
+    }
+
+    /// `< 10` and friends in expression position: a range with one open side.
+    fn unary_comparison(&mut self) -> PResult<Node> {
+        let start = self.start();
+        let op = match self.advance() {
+            Tok::Lt => CmpOp::Lt,
+            Tok::Le => CmpOp::Le,
+            Tok::Gt => CmpOp::Gt,
+            Tok::Ge => CmpOp::Ge,
+            Tok::Eq => CmpOp::Eq,
+            _ => CmpOp::Ne,
+        };
+        self.enter()?;
+        let endpoint = self.binary(4);
+        self.leave();
+        self.node(Kind::UnaryRange(op, Box::new(endpoint?)), start)
+    }
+
+    fn name_primary(&mut self) -> PResult<Node> {
+        let start = self.start();
+        if let Tok::Name {
+            text,
+            complete: false,
+        } = self.peek()
+        {
+            let literal = match text.as_str() {
+                "true" => Some(Value::Bool(true)),
+                "false" => Some(Value::Bool(false)),
+                "null" => Some(Value::Null),
+                _ => None,
+            };
+            if let Some(v) = literal {
+                self.advance();
+                return self.node(Kind::Literal(v), start);
+            }
+            match text.as_str() {
+                "function" if matches!(self.peek_at(1), Tok::LParen) => {
+                    self.enter()?;
+                    let r = self.function_definition();
+                    self.leave();
+                    return r;
+                }
+                "if" | "for" | "some" | "every" => {
+                    self.enter()?;
+                    let r = self.textual();
+                    self.leave();
+                    return r;
+                }
+                // Camunda's `and(list)` / `or(list)` functions.
+                "and" | "or" if matches!(self.peek_at(1), Tok::LParen) => {}
+                w if is_keyword(w) => {
+                    let w = w.to_string();
+                    return Err(self.error_here(format!("unexpected keyword '{w}'")));
+                }
+                _ => {}
+            }
+        }
+        let name = self.name("a name")?;
+        self.node(Kind::Var(name), start)
     }
 
     fn paren_or_range(&mut self, start: u32) -> PResult<Node> {
@@ -772,7 +771,7 @@ impl<'a> Parser<'a> {
     fn range_rest(&mut self, start: u32, low: Node, start_closed: bool) -> PResult<Node> {
         self.expect(&Tok::DotDot, "'..'")?;
         let saved = std::mem::replace(&mut self.no_filter, true);
-        let high = self.additive();
+        let high = self.binary(4);
         self.no_filter = saved;
         let high = high?;
         let end_closed = match self.advance() {
@@ -995,6 +994,17 @@ impl<'a> Parser<'a> {
         let uses_input = mentions_input(&node);
         Ok(UnaryTest::Expr { node, uses_input })
     }
+}
+
+#[derive(Clone, Copy)]
+enum BinOp {
+    Or,
+    And,
+    Compare(CmpOp),
+    Arith(ArithOp),
+    Between,
+    In,
+    InstanceOf,
 }
 
 const TYPE_NAMES: &[&str] = &[

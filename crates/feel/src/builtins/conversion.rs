@@ -20,7 +20,11 @@ pub static BUILTINS: &[Builtin] = &[
     },
     Builtin {
         name: "date and time",
-        sigs: &[sig(&["from"]), sig(&["date", "time"])],
+        sigs: &[
+            sig(&["from"]),
+            sig(&["date", "time"]),
+            sig(&["date", "timezone"]),
+        ],
         f: date_and_time,
     },
     Builtin {
@@ -85,6 +89,28 @@ fn date(ev: &mut Evaluator<'_>, a: Vec<Value>) -> R {
 }
 
 fn date_and_time(ev: &mut Evaluator<'_>, a: Vec<Value>) -> R {
+    if a.len() == 2
+        && let Value::String(zone_id) = &a[1]
+    {
+        // Camunda: the same instant in another time zone.
+        let Value::DateTime(dt) = &a[0] else {
+            return Ok(Value::Null);
+        };
+        let (Some(tz), Some(instant)) =
+            (temporal::zone::parse_zone_id(zone_id), dt.instant_nanos())
+        else {
+            return Ok(fail(ev, "date and time", || {
+                format!("can't move '{}' to the time zone '{zone_id}'", a[0])
+            }));
+        };
+        let zone = Zone {
+            offset: 0,
+            id: Some(tz),
+        };
+        return Ok(DateTime::at_instant(instant, zone)
+            .map(Value::DateTime)
+            .unwrap_or_default());
+    }
     if a.len() == 2 {
         let date = match &a[0] {
             Value::Date(d) => *d,
@@ -137,8 +163,8 @@ fn time(ev: &mut Evaluator<'_>, a: Vec<Value>) -> R {
         };
         let whole = s.round(0, RoundMode::Floor).and_then(|w| w.to_i64());
         let nanos = s
-            .sub(s.round(0, RoundMode::Floor).unwrap_or(s))
-            .and_then(|f| f.mul(Number::from_i64(NANOS_PER_SECOND)))
+            .checked_sub(s.round(0, RoundMode::Floor).unwrap_or(s))
+            .and_then(|f| f.checked_mul(Number::from_i64(NANOS_PER_SECOND)))
             .and_then(|f| f.trunc_i64());
         let (Some(sec), Some(nanos)) = (whole, nanos) else {
             return Ok(Value::Null);

@@ -254,7 +254,7 @@ fn sum(ev: &mut Evaluator<'_>, a: Vec<Value>) -> R {
     }
     let mut total = Number::ZERO;
     for n in ns {
-        match total.add(n) {
+        match total.checked_add(n) {
             Some(t) => total = t,
             None => return Ok(Value::Null),
         }
@@ -270,9 +270,11 @@ fn mean(ev: &mut Evaluator<'_>, a: Vec<Value>) -> R {
         return Ok(Value::Null);
     }
     let count = Number::from_i64(ns.len() as i64);
-    let total = ns.iter().try_fold(Number::ZERO, |acc, n| acc.add(*n));
+    let total = ns
+        .iter()
+        .try_fold(Number::ZERO, |acc, n| acc.checked_add(*n));
     Ok(total
-        .and_then(|t| t.div(count))
+        .and_then(|t| t.checked_div(count))
         .map(Value::Number)
         .unwrap_or(Value::Null))
 }
@@ -286,7 +288,7 @@ fn product(ev: &mut Evaluator<'_>, a: Vec<Value>) -> R {
     }
     Ok(ns
         .iter()
-        .try_fold(Number::ONE, |acc, n| acc.mul(*n))
+        .try_fold(Number::ONE, |acc, n| acc.checked_mul(*n))
         .map(Value::Number)
         .unwrap_or(Value::Null))
 }
@@ -304,8 +306,8 @@ fn median(ev: &mut Evaluator<'_>, a: Vec<Value>) -> R {
         Value::Number(ns[mid])
     } else {
         ns[mid - 1]
-            .add(ns[mid])
-            .and_then(|s| s.div(Number::from_i64(2)))
+            .checked_add(ns[mid])
+            .and_then(|s| s.checked_div(Number::from_i64(2)))
             .map(Value::Number)
             .unwrap_or(Value::Null)
     })
@@ -321,13 +323,15 @@ fn stddev(ev: &mut Evaluator<'_>, a: Vec<Value>) -> R {
     }
     let n = Number::from_i64(ns.len() as i64);
     let r = (|| {
-        let total = ns.iter().try_fold(Number::ZERO, |acc, x| acc.add(*x))?;
-        let mean = total.div(n)?;
+        let total = ns
+            .iter()
+            .try_fold(Number::ZERO, |acc, x| acc.checked_add(*x))?;
+        let mean = total.checked_div(n)?;
         let sq = ns.iter().try_fold(Number::ZERO, |acc, x| {
-            let d = x.sub(mean)?;
-            acc.add(d.mul(d)?)
+            let d = x.checked_sub(mean)?;
+            acc.checked_add(d.checked_mul(d)?)
         })?;
-        sq.div(n.sub(Number::ONE)?)?.sqrt()
+        sq.checked_div(n.checked_sub(Number::ONE)?)?.sqrt()
     })();
     Ok(r.map(Value::Number).unwrap_or(Value::Null))
 }

@@ -81,7 +81,24 @@ pub static BUILTINS: &[Builtin] = &[
         sigs: &[sig(&["number"])],
         f: even,
     },
+    Builtin {
+        name: "random number",
+        sigs: &[sig(&[])],
+        f: random_number,
+    },
 ];
+
+/// A number in [0, 1) from the evaluation's seeded generator (see `EvalContext::seed`).
+fn random_number(ev: &mut Evaluator<'_>, _: Vec<Value>) -> R {
+    let Some(r) = ev.next_random() else {
+        return Ok(fail(ev, "random number", || {
+            "no seed was given to the evaluation".into()
+        }));
+    };
+    // 53 random bits as a fraction, like a double in [0, 1).
+    let n = Number::from_u64(r >> 11).checked_div(Number::from_u64(1 << 53));
+    Ok(n.map(Value::Number).unwrap_or(Value::Null))
+}
 
 fn rounded(ev: &mut Evaluator<'_>, name: &str, a: &[Value], mode: RoundMode) -> R {
     let Some(n) = number(ev, name, &a[0]) else {

@@ -81,8 +81,18 @@ pub static BUILTINS: &[Builtin] = &[
     },
     Builtin {
         name: "extract",
-        sigs: &[sig(&["string", "pattern"])],
+        sigs: &[sig(&["input", "pattern"])],
         f: extract,
+    },
+    Builtin {
+        name: "uuid",
+        sigs: &[sig(&[])],
+        f: uuid,
+    },
+    Builtin {
+        name: "to base64",
+        sigs: &[sig(&["value"])],
+        f: to_base64,
     },
     Builtin {
         name: "string join",
@@ -370,4 +380,66 @@ fn is_blank(ev: &mut Evaluator<'_>, a: Vec<Value>) -> R {
         Some(s) => Value::Bool(s.trim().is_empty()),
         None => Value::Null,
     })
+}
+
+/// A version-4 style UUID from the evaluation's seeded generator (see
+/// `EvalContext::seed`); feel-scala draws a time-based random one, which an event-sourced
+/// engine cannot replay.
+fn uuid(ev: &mut Evaluator<'_>, _: Vec<Value>) -> R {
+    let (Some(hi), Some(lo)) = (ev.next_random(), ev.next_random()) else {
+        return Ok(fail(ev, "uuid", || {
+            "no seed was given to the evaluation".into()
+        }));
+    };
+    let hi = (hi & !0xF000) | 0x4000;
+    let lo = (lo & !(0b11 << 62)) | (0b10 << 62);
+    Ok(Value::string(format!(
+        "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
+        hi >> 32,
+        (hi >> 16) & 0xFFFF,
+        hi & 0xFFFF,
+        lo >> 48,
+        lo & 0xFFFF_FFFF_FFFF
+    )))
+}
+
+fn to_base64(ev: &mut Evaluator<'_>, a: Vec<Value>) -> R {
+    let Some(s) = string(ev, "to base64", &a[0]) else {
+        return Ok(Value::Null);
+    };
+    Ok(Value::string(base64(s.as_bytes())))
+}
+
+/// Standard base64 with padding (RFC 4648), as `java.util.Base64.getEncoder()`.
+fn base64(bytes: &[u8]) -> String {
+    const TABLE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(char::from(TABLE[((n >> (18 - 6 * i)) & 63) as usize]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn base64_matches_rfc4648() {
+        assert_eq!(super::base64(b""), "");
+        assert_eq!(super::base64(b"f"), "Zg==");
+        assert_eq!(super::base64(b"fo"), "Zm8=");
+        assert_eq!(super::base64(b"foo"), "Zm9v");
+        assert_eq!(super::base64("FEEL ✓".as_bytes()), "RkVFTCDinJM=");
+    }
 }

@@ -9,7 +9,7 @@ use crate::value::Value;
 
 pub fn add(a: &Value, b: &Value) -> Option<Value> {
     Some(match (a, b) {
-        (Value::Number(x), Value::Number(y)) => Value::Number(x.add(*y)?),
+        (Value::Number(x), Value::Number(y)) => Value::Number(x.checked_add(*y)?),
         (Value::String(x), Value::String(y)) => {
             let mut s = String::with_capacity(x.len() + y.len());
             s.push_str(x);
@@ -40,7 +40,7 @@ pub fn add(a: &Value, b: &Value) -> Option<Value> {
 
 pub fn sub(a: &Value, b: &Value) -> Option<Value> {
     Some(match (a, b) {
-        (Value::Number(x), Value::Number(y)) => Value::Number(x.sub(*y)?),
+        (Value::Number(x), Value::Number(y)) => Value::Number(x.checked_sub(*y)?),
         (Value::YearMonthDuration(x), Value::YearMonthDuration(y)) => {
             Value::YearMonthDuration(YearMonthDuration(x.0.checked_sub(y.0)?))
         }
@@ -86,15 +86,15 @@ pub fn sub(a: &Value, b: &Value) -> Option<Value> {
 
 pub fn mul(a: &Value, b: &Value) -> Option<Value> {
     Some(match (a, b) {
-        (Value::Number(x), Value::Number(y)) => Value::Number(x.mul(*y)?),
+        (Value::Number(x), Value::Number(y)) => Value::Number(x.checked_mul(*y)?),
         (Value::YearMonthDuration(d), Value::Number(n))
         | (Value::Number(n), Value::YearMonthDuration(d)) => {
-            let months = Number::from_i64(d.0).mul(*n)?.trunc_i64()?;
+            let months = Number::from_i64(d.0).checked_mul(*n)?.trunc_i64()?;
             Value::YearMonthDuration(YearMonthDuration(months))
         }
         (Value::DayTimeDuration(d), Value::Number(n))
         | (Value::Number(n), Value::DayTimeDuration(d)) => {
-            let nanos = Number::from_i128(d.0)?.mul(*n)?;
+            let nanos = Number::from_i128(d.0)?.checked_mul(*n)?;
             Value::DayTimeDuration(DayTimeDuration(nanos_of(nanos)?))
         }
         _ => return None,
@@ -103,20 +103,20 @@ pub fn mul(a: &Value, b: &Value) -> Option<Value> {
 
 pub fn div(a: &Value, b: &Value) -> Option<Value> {
     Some(match (a, b) {
-        (Value::Number(x), Value::Number(y)) => Value::Number(x.div(*y)?),
+        (Value::Number(x), Value::Number(y)) => Value::Number(x.checked_div(*y)?),
         (Value::YearMonthDuration(d), Value::Number(n)) => {
-            let months = Number::from_i64(d.0).div(*n)?.trunc_i64()?;
+            let months = Number::from_i64(d.0).checked_div(*n)?.trunc_i64()?;
             Value::YearMonthDuration(YearMonthDuration(months))
         }
         (Value::DayTimeDuration(d), Value::Number(n)) => {
-            let nanos = Number::from_i128(d.0)?.div(*n)?;
+            let nanos = Number::from_i128(d.0)?.checked_div(*n)?;
             Value::DayTimeDuration(DayTimeDuration(nanos_of(nanos)?))
         }
         (Value::YearMonthDuration(x), Value::YearMonthDuration(y)) => {
-            Value::Number(Number::from_i64(x.0).div(Number::from_i64(y.0))?)
+            Value::Number(Number::from_i64(x.0).checked_div(Number::from_i64(y.0))?)
         }
         (Value::DayTimeDuration(x), Value::DayTimeDuration(y)) => {
-            Value::Number(Number::from_i128(x.0)?.div(Number::from_i128(y.0)?)?)
+            Value::Number(Number::from_i128(x.0)?.checked_div(Number::from_i128(y.0)?)?)
         }
         _ => return None,
     })
@@ -131,7 +131,7 @@ pub fn pow(a: &Value, b: &Value) -> Option<Value> {
 
 pub fn neg(a: &Value) -> Option<Value> {
     Some(match a {
-        Value::Number(n) => Value::Number(n.neg()),
+        Value::Number(n) => Value::Number(n.negated()),
         Value::DayTimeDuration(d) => Value::DayTimeDuration(DayTimeDuration(d.0.checked_neg()?)),
         Value::YearMonthDuration(d) => {
             Value::YearMonthDuration(YearMonthDuration(d.0.checked_neg()?))

@@ -106,6 +106,11 @@ pub struct EvalContext<'a> {
     pub variables: &'a dyn Variables,
     pub clock: Option<Clock>,
     pub limits: Limits,
+    /// Seed for `uuid()` and `random number()`. Evaluation never draws on system
+    /// randomness: the engine passes something unique and replayable (e.g. the record's
+    /// position), so replay yields the same values. Without a seed those functions are
+    /// null.
+    pub seed: Option<u64>,
 }
 
 impl<'a> EvalContext<'a> {
@@ -114,7 +119,13 @@ impl<'a> EvalContext<'a> {
             variables,
             clock: None,
             limits: Limits::default(),
+            seed: None,
         }
+    }
+
+    pub fn with_seed(mut self, seed: u64) -> EvalContext<'a> {
+        self.seed = Some(seed);
+        self
     }
 
     pub fn with_clock(mut self, clock: Clock) -> EvalContext<'a> {
@@ -147,6 +158,8 @@ pub struct Evaluator<'a> {
     variables: &'a dyn Variables,
     clock: Option<Clock>,
     limits: Limits,
+    /// SplitMix64 state, from the context's seed.
+    rng: Option<u64>,
     frames: Vec<Frame>,
     warnings: Vec<Warning>,
     depth: usize,
@@ -164,6 +177,7 @@ impl<'a> Evaluator<'a> {
             variables: ctx.variables,
             clock: ctx.clock,
             limits: ctx.limits,
+            rng: ctx.seed,
             frames: Vec::new(),
             warnings: Vec::new(),
             depth: 0,
@@ -186,6 +200,17 @@ impl<'a> Evaluator<'a> {
 
     pub fn limits(&self) -> Limits {
         self.limits
+    }
+
+    /// The next deterministic pseudo-random number, or `None` without a seed.
+    pub fn next_random(&mut self) -> Option<u64> {
+        // SplitMix64: tiny, well distributed, and fully determined by the seed.
+        let state = self.rng.as_mut()?;
+        *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = *state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        Some(z ^ (z >> 31))
     }
 
     /// Records why something became null. The message is built only if it is kept.
@@ -283,186 +308,235 @@ impl<'a> Evaluator<'a> {
         self.depth += 1;
         if self.depth > self.limits.max_depth {
             self.depth -= 1;
-            return Err(EvalError::LimitExceeded(format!(
-                "nesting deeper than {} levels",
-                self.limits.max_depth
-            )));
+            return Err(self.too_deep());
         }
         let r = self.eval_kind(node);
         self.depth -= 1;
         r
     }
 
+    /// Kept out of `eval` so its formatting machinery does not sit in every recursion's
+    /// stack frame.
+    #[cold]
+    #[inline(never)]
+    fn too_deep(&self) -> EvalError {
+        EvalError::LimitExceeded(format!(
+            "nesting deeper than {} levels",
+            self.limits.max_depth
+        ))
+    }
+
+    /// Dispatches on the node kind. Every arm that needs locals lives in its own method:
+    /// this function is on the stack once per nesting level, and a fat frame here (debug
+    /// builds give every local of every arm its own slot) would multiply by the depth.
     fn eval_kind(&mut self, node: &Node) -> R {
         match &node.kind {
             Kind::Literal(v) => Ok(v.clone()),
-            Kind::Var(name) => Ok(match self.lookup(name) {
-                Some(v) => v,
-                // A built-in function named as a value (`sort(xs, precedes)`, `fn(abs)`).
-                None if crate::builtins::lookup(name).is_some() => builtin_function(name)
-                    .map(Value::Function)
-                    .unwrap_or_default(),
-                None => {
-                    self.warn(WarningKind::NoVariableFound, || {
-                        format!("No variable found with name '{name}'")
-                    });
-                    Value::Null
-                }
-            }),
+            Kind::Var(name) => Ok(self.eval_var(name)),
             Kind::Input => Ok(self.input()),
-            Kind::Path(target, name) => {
-                let before = self.warnings.len();
-                let v = self.eval(target)?;
-                if v.is_null()
-                    && let Some(full) = dotted_name(node)
-                    && let Some(found) = self.lookup(&full)
-                {
-                    // A name with dots (`Person.Gender`, a DMN parameter) rather than a
-                    // path: only tried when the path's start does not exist.
-                    self.warnings.truncate(before);
-                    return Ok(found);
-                }
-                Ok(self.path(&v, name))
-            }
-            Kind::Filter(target, cond) => {
-                let v = self.eval(target)?;
-                self.filter(v, cond)
-            }
+            Kind::Path(target, name) => self.eval_path(node, target, name),
+            Kind::Filter(target, cond) => self.eval_filter(target, cond),
             Kind::Call(callee, args) => self.call_node(callee, args),
-            Kind::Neg(inner) => {
-                let v = self.eval(inner)?;
-                Ok(match arith::neg(&v) {
-                    Some(r) => r,
-                    None => {
-                        if !v.is_null() {
-                            self.warn(WarningKind::InvalidType, || {
-                                format!("Can't negate '{v}' of type {}", v.type_name())
-                            });
-                        }
-                        Value::Null
-                    }
-                })
-            }
-            Kind::Arith(op, a, b) => {
-                let x = self.eval(a)?;
-                let y = self.eval(b)?;
-                Ok(self.arith(*op, &x, &y))
-            }
-            Kind::Compare(op, a, b) => {
-                let x = self.eval(a)?;
-                let y = self.eval(b)?;
-                Ok(self.compare_values(*op, &x, &y))
-            }
-            Kind::And(a, b) => {
-                let x = self.eval(a)?;
-                if x.as_bool() == Some(false) {
-                    return Ok(Value::Bool(false));
-                }
-                let y = self.eval(b)?;
-                Ok(match (x.as_bool(), y.as_bool()) {
-                    (_, Some(false)) => Value::Bool(false),
-                    (Some(true), Some(true)) => Value::Bool(true),
-                    _ => Value::Null,
-                })
-            }
-            Kind::Or(a, b) => {
-                let x = self.eval(a)?;
-                if x.as_bool() == Some(true) {
-                    return Ok(Value::Bool(true));
-                }
-                let y = self.eval(b)?;
-                Ok(match (x.as_bool(), y.as_bool()) {
-                    (_, Some(true)) => Value::Bool(true),
-                    (Some(false), Some(false)) => Value::Bool(false),
-                    _ => Value::Null,
-                })
-            }
-            Kind::Between(x, low, high) => {
-                let v = self.eval(x)?;
-                let lo = self.eval(low)?;
-                let hi = self.eval(high)?;
-                let a = self.compare_values(CmpOp::Ge, &v, &lo);
-                let b = self.compare_values(CmpOp::Le, &v, &hi);
-                Ok(match (a.as_bool(), b.as_bool()) {
-                    (Some(false), _) | (_, Some(false)) => Value::Bool(false),
-                    (Some(true), Some(true)) => Value::Bool(true),
-                    _ => Value::Null,
-                })
-            }
-            Kind::In(x, tests) => {
-                let v = self.eval(x)?;
-                self.in_tests(&v, tests)
-            }
-            Kind::InstanceOf(x, ty) => {
-                let v = self.eval(x)?;
-                Ok(Value::Bool(ty.is_instance(&v)))
-            }
-            Kind::If(c, t, e) => {
-                let cond = self.eval(c)?;
-                if cond.as_bool() == Some(true) {
-                    self.eval(t)
-                } else {
-                    self.eval(e)
-                }
-            }
+            Kind::Neg(inner) => self.eval_neg(inner),
+            Kind::Arith(op, a, b) => self.eval_arith(*op, a, b),
+            Kind::Compare(op, a, b) => self.eval_compare(*op, a, b),
+            Kind::And(a, b) => self.eval_and(a, b),
+            Kind::Or(a, b) => self.eval_or(a, b),
+            Kind::Between(x, low, high) => self.eval_between(x, low, high),
+            Kind::In(x, tests) => self.eval_in(x, tests),
+            Kind::InstanceOf(x, ty) => self.eval_instance_of(x, ty),
+            Kind::If(c, t, e) => self.eval_if(c, t, e),
             Kind::For {
                 iterations,
                 body,
                 uses_partial,
             } => self.for_loop(iterations, body, *uses_partial),
             Kind::Quantified(q, iterations, body) => self.quantified(*q, iterations, body),
-            Kind::List(items) => {
-                let mut out = Vec::with_capacity(items.len());
-                for item in items {
-                    out.push(self.eval(item)?);
-                }
-                Ok(Value::list(out))
-            }
-            Kind::Context(entries) => {
-                let base = self.frames.len();
-                let mut ctx = Context::with_capacity(entries.len());
-                let mut result = Ok(());
-                for (key, expr) in entries {
-                    match self.eval(expr) {
-                        Ok(v) => {
-                            // Later entries see earlier ones.
-                            self.frames.push(Frame::Var(key.clone(), v.clone()));
-                            ctx.push_unchecked(key.clone(), v);
-                        }
-                        Err(e) => {
-                            result = Err(e);
-                            break;
-                        }
-                    }
-                }
-                self.frames.truncate(base);
-                result.map(|_| Value::context(ctx))
-            }
+            Kind::List(items) => self.eval_list(items),
+            Kind::Context(entries) => self.eval_context(entries),
             Kind::Range {
                 start,
                 start_closed,
                 end,
                 end_closed,
-            } => {
-                let s = match start {
-                    Some(s) => Some(self.eval(s)?),
-                    None => None,
-                };
-                let e = match end {
-                    Some(e) => Some(self.eval(e)?),
-                    None => None,
-                };
-                Ok(self.make_range(s, *start_closed, e, *end_closed))
-            }
-            Kind::UnaryRange(op, endpoint) => {
-                let v = self.eval(endpoint)?;
-                Ok(unary_range(*op, v))
-            }
-            Kind::Function(def) => Ok(Value::Function(Arc::new(Function::User {
-                def: def.clone(),
-                captured: Arc::new(self.frames.clone()),
-            }))),
+            } => self.eval_range(start.as_deref(), *start_closed, end.as_deref(), *end_closed),
+            Kind::UnaryRange(op, endpoint) => self.eval_unary_range(*op, endpoint),
+            Kind::Function(def) => Ok(self.closure(def)),
         }
+    }
+
+    fn closure(&self, def: &Arc<crate::ast::FunctionDef>) -> Value {
+        Value::Function(Arc::new(Function::User {
+            def: def.clone(),
+            captured: Arc::new(self.frames.clone()),
+        }))
+    }
+
+    fn eval_var(&mut self, name: &Name) -> Value {
+        match self.lookup(name) {
+            Some(v) => v,
+            // A built-in function named as a value (`sort(xs, precedes)`, `fn(abs)`).
+            None if crate::builtins::lookup(name).is_some() => builtin_function(name)
+                .map(Value::Function)
+                .unwrap_or_default(),
+            None => {
+                self.warn(WarningKind::NoVariableFound, || {
+                    format!("No variable found with name '{name}'")
+                });
+                Value::Null
+            }
+        }
+    }
+
+    fn eval_path(&mut self, node: &Node, target: &Node, name: &Name) -> R {
+        let before = self.warnings.len();
+        let v = self.eval(target)?;
+        if v.is_null()
+            && let Some(full) = dotted_name(node)
+            && let Some(found) = self.lookup(&full)
+        {
+            // A name with dots (`Person.Gender`, a DMN parameter) rather than a path:
+            // only tried when the path's start does not exist.
+            self.warnings.truncate(before);
+            return Ok(found);
+        }
+        Ok(self.path(&v, name))
+    }
+
+    fn eval_filter(&mut self, target: &Node, cond: &Node) -> R {
+        let v = self.eval(target)?;
+        self.filter(v, cond)
+    }
+
+    fn eval_neg(&mut self, inner: &Node) -> R {
+        let v = self.eval(inner)?;
+        Ok(match arith::neg(&v) {
+            Some(r) => r,
+            None => {
+                if !v.is_null() {
+                    self.warn(WarningKind::InvalidType, || {
+                        format!("Can't negate '{v}' of type {}", v.type_name())
+                    });
+                }
+                Value::Null
+            }
+        })
+    }
+
+    fn eval_arith(&mut self, op: ArithOp, a: &Node, b: &Node) -> R {
+        let x = self.eval(a)?;
+        let y = self.eval(b)?;
+        Ok(self.arith(op, &x, &y))
+    }
+
+    fn eval_compare(&mut self, op: CmpOp, a: &Node, b: &Node) -> R {
+        let x = self.eval(a)?;
+        let y = self.eval(b)?;
+        Ok(self.compare_values(op, &x, &y))
+    }
+
+    fn eval_and(&mut self, a: &Node, b: &Node) -> R {
+        let x = self.eval(a)?;
+        if x.as_bool() == Some(false) {
+            return Ok(Value::Bool(false));
+        }
+        let y = self.eval(b)?;
+        Ok(match (x.as_bool(), y.as_bool()) {
+            (_, Some(false)) => Value::Bool(false),
+            (Some(true), Some(true)) => Value::Bool(true),
+            _ => Value::Null,
+        })
+    }
+
+    fn eval_or(&mut self, a: &Node, b: &Node) -> R {
+        let x = self.eval(a)?;
+        if x.as_bool() == Some(true) {
+            return Ok(Value::Bool(true));
+        }
+        let y = self.eval(b)?;
+        Ok(match (x.as_bool(), y.as_bool()) {
+            (_, Some(true)) => Value::Bool(true),
+            (Some(false), Some(false)) => Value::Bool(false),
+            _ => Value::Null,
+        })
+    }
+
+    fn eval_between(&mut self, x: &Node, low: &Node, high: &Node) -> R {
+        let v = self.eval(x)?;
+        let lo = self.eval(low)?;
+        let hi = self.eval(high)?;
+        let a = self.compare_values(CmpOp::Ge, &v, &lo);
+        let b = self.compare_values(CmpOp::Le, &v, &hi);
+        Ok(match (a.as_bool(), b.as_bool()) {
+            (Some(false), _) | (_, Some(false)) => Value::Bool(false),
+            (Some(true), Some(true)) => Value::Bool(true),
+            _ => Value::Null,
+        })
+    }
+
+    fn eval_in(&mut self, x: &Node, tests: &[UnaryTest]) -> R {
+        let v = self.eval(x)?;
+        self.in_tests(&v, tests)
+    }
+
+    fn eval_instance_of(&mut self, x: &Node, ty: &crate::types::FeelType) -> R {
+        let v = self.eval(x)?;
+        Ok(Value::Bool(ty.is_instance(&v)))
+    }
+
+    fn eval_if(&mut self, c: &Node, t: &Node, e: &Node) -> R {
+        let cond = self.eval(c)?;
+        if cond.as_bool() == Some(true) {
+            self.eval(t)
+        } else {
+            self.eval(e)
+        }
+    }
+
+    fn eval_list(&mut self, items: &[Node]) -> R {
+        let mut out = Vec::with_capacity(items.len());
+        for item in items {
+            out.push(self.eval(item)?);
+        }
+        Ok(Value::list(out))
+    }
+
+    fn eval_context(&mut self, entries: &[(Name, Node)]) -> R {
+        let base = self.frames.len();
+        let mut ctx = Context::with_capacity(entries.len());
+        let mut result = Ok(());
+        for (key, expr) in entries {
+            match self.eval(expr) {
+                Ok(v) => {
+                    // Later entries see earlier ones.
+                    self.frames.push(Frame::Var(key.clone(), v.clone()));
+                    ctx.push_unchecked(key.clone(), v);
+                }
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
+            }
+        }
+        self.frames.truncate(base);
+        result.map(|_| Value::context(ctx))
+    }
+
+    fn eval_range(&mut self, start: Option<&Node>, sc: bool, end: Option<&Node>, ec: bool) -> R {
+        let s = match start {
+            Some(s) => Some(self.eval(s)?),
+            None => None,
+        };
+        let e = match end {
+            Some(e) => Some(self.eval(e)?),
+            None => None,
+        };
+        Ok(self.make_range(s, sc, e, ec))
+    }
+
+    fn eval_unary_range(&mut self, op: CmpOp, endpoint: &Node) -> R {
+        let v = self.eval(endpoint)?;
+        Ok(unary_range(op, v))
     }
 
     fn make_range(&mut self, s: Option<Value>, sc: bool, e: Option<Value>, ec: bool) -> Value {
@@ -745,7 +819,9 @@ impl<'a> Evaluator<'a> {
             return Ok(self.not_iterable(&Value::Null, &Value::Null));
         };
         let step = |v: &Value, d: i64| match v {
-            Value::Number(n) => n.add(crate::number::Number::from_i64(d)).map(Value::Number),
+            Value::Number(n) => n
+                .checked_add(crate::number::Number::from_i64(d))
+                .map(Value::Number),
             Value::Date(x) => x.plus_days(d).map(Value::Date),
             _ => None,
         };
@@ -831,7 +907,7 @@ impl<'a> Evaluator<'a> {
             Err(e) => return Err(e),
         }
         Ok(Value::Bool(match q {
-            Quantifier::Some => outcomes.iter().any(|b| *b == Some(true)),
+            Quantifier::Some => outcomes.contains(&Some(true)),
             Quantifier::Every => outcomes.iter().all(|b| *b == Some(true)),
         }))
     }

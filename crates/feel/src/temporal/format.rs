@@ -55,7 +55,7 @@ pub fn write_offset(f: &mut impl Write, offset: i32) -> fmt::Result {
     let sign = if offset < 0 { '-' } else { '+' };
     let a = offset.unsigned_abs();
     write!(f, "{sign}{:02}:{:02}", a / 3600, (a / 60) % 60)?;
-    if a % 60 != 0 {
+    if !a.is_multiple_of(60) {
         write!(f, ":{:02}", a % 60)?;
     }
     Ok(())
@@ -132,7 +132,7 @@ impl fmt::Display for YearMonthDuration {
         if total / 12 > 0 {
             write!(f, "{}Y", total / 12)?;
         }
-        if total % 12 > 0 {
+        if !total.is_multiple_of(12) {
             write!(f, "{}M", total % 12)?;
         }
         Ok(())
