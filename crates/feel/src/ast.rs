@@ -108,6 +108,9 @@ pub enum Kind {
     Path(Box<Node>, Name),
     Filter(Box<Node>, Box<Node>),
     Call(Box<Node>, Args),
+    /// A call of a built-in function by name, resolved when parsing. A local function of
+    /// the same name (a parameter, a context entry) still wins at evaluation.
+    CallBuiltin(&'static crate::builtins::Builtin, Name, Args),
     Neg(Box<Node>),
     Arith(ArithOp, Box<Node>, Box<Node>),
     Compare(CmpOp, Box<Node>, Box<Node>),
@@ -168,6 +171,10 @@ impl Node {
                     Args::Named(a) => out.extend(a.iter().map(|(_, n)| n)),
                 }
             }
+            Kind::CallBuiltin(_, _, args) => match args {
+                Args::Positional(a) => out.extend(a.iter()),
+                Args::Named(a) => out.extend(a.iter().map(|(_, n)| n)),
+            },
             Kind::In(a, tests) => {
                 out.push(&**a);
                 collect_test_nodes(tests, &mut out);

@@ -216,6 +216,10 @@ fn free_variables(roots: &[Node]) -> Vec<Name> {
                     out.push(name.clone());
                 }
             }
+            Kind::CallBuiltin(_, _, args) => match args {
+                ast::Args::Positional(a) => a.iter().for_each(|x| walk(x, bound, out)),
+                ast::Args::Named(a) => a.iter().for_each(|(_, x)| walk(x, bound, out)),
+            },
             Kind::Call(callee, args) => {
                 // A call by name reads a variable only if it is not a built-in.
                 match &callee.kind {

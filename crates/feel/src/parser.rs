@@ -535,6 +535,11 @@ impl<'a> Parser<'a> {
 
     fn call_postfix(&mut self, callee: Node, start: u32) -> PResult<Node> {
         let args = self.arguments()?;
+        if let Kind::Var(name) = &callee.kind
+            && let Some(b) = crate::builtins::lookup(name)
+        {
+            return self.node(Kind::CallBuiltin(b, name.clone(), args), start);
+        }
         self.node(Kind::Call(Box::new(callee), args), start)
     }
 
@@ -1108,14 +1113,16 @@ mod tests {
     #[test]
     fn multi_word_names_and_calls() {
         let n = parse("string length(\"abc\")");
+        assert!(matches!(n.kind, Kind::CallBuiltin(b, _, _) if b.name == "string length"));
+        let n = parse("my fn(1)");
         match n.kind {
             Kind::Call(callee, _) => {
-                assert!(matches!(&callee.kind, Kind::Var(n) if &**n == "string length"))
+                assert!(matches!(&callee.kind, Kind::Var(n) if &**n == "my fn"))
             }
             other => panic!("{other:?}"),
         }
         let n = parse("substring(string: \"foo\", start position: 2)");
-        assert!(matches!(n.kind, Kind::Call(_, Args::Named(ref a)) if a.len() == 2));
+        assert!(matches!(n.kind, Kind::CallBuiltin(_, _, Args::Named(ref a)) if a.len() == 2));
     }
 
     #[test]

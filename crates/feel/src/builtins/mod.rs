@@ -51,6 +51,12 @@ pub struct Builtin {
     pub f: BuiltinFn,
 }
 
+impl std::fmt::Debug for Builtin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "builtin '{}'", self.name)
+    }
+}
+
 impl Builtin {
     pub fn accepts_arity(&self, n: usize) -> bool {
         self.signature_for_arity(n).is_some()

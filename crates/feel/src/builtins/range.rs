@@ -463,9 +463,8 @@ fn range_fn(ev: &mut Evaluator<'_>, a: Vec<Value>) -> R {
 fn is_endpoint_literal(n: &crate::ast::Node) -> bool {
     match &n.kind {
         Kind::Literal(v) => !v.is_null(),
-        Kind::Call(callee, crate::ast::Args::Positional(args)) => {
-            matches!(&callee.kind, Kind::Var(name)
-                if matches!(&**name, "date" | "time" | "date and time" | "duration"))
+        Kind::CallBuiltin(b, _, crate::ast::Args::Positional(args)) => {
+            matches!(b.name, "date" | "time" | "date and time" | "duration")
                 && args.len() == 1
                 && matches!(args[0].kind, Kind::Literal(Value::String(_)))
         }

@@ -85,6 +85,47 @@ impl Evaluator<'_> {
         }
     }
 
+    /// A call of a built-in resolved at parse time: only local bindings can shadow it.
+    pub(super) fn call_builtin_node(&mut self, b: &'static Builtin, name: &Name, args: &Args) -> R {
+        let shadowed = !self.frames.is_empty() && self.lookup_local(name).is_some();
+        if shadowed {
+            let callee = Node {
+                kind: Kind::Var(name.clone()),
+                start: 0,
+                end: 0,
+                height: 1,
+            };
+            return self.call_node(&callee, args);
+        }
+        if b.name == "is defined"
+            && let Args::Positional(a) = args
+            && a.len() == 1
+        {
+            return self.is_defined(&a[0]);
+        }
+        let values = self.eval_args(args)?;
+        self.call_builtin(b, values)
+    }
+
+    fn eval_args(&mut self, args: &Args) -> Result<ArgValues, crate::error::EvalError> {
+        Ok(match args {
+            Args::Positional(a) => {
+                let mut v = Vec::with_capacity(a.len());
+                for n in a {
+                    v.push(self.eval(n)?);
+                }
+                ArgValues::Positional(v)
+            }
+            Args::Named(a) => {
+                let mut v = Vec::with_capacity(a.len());
+                for (k, n) in a {
+                    v.push((k.clone(), self.eval(n)?));
+                }
+                ArgValues::Named(v)
+            }
+        })
+    }
+
     fn is_defined(&mut self, arg: &Node) -> R {
         let before = self.warnings.len();
         let v = self.eval(arg)?;

@@ -337,6 +337,7 @@ impl<'a> Evaluator<'a> {
             Kind::Path(target, name) => self.eval_path(node, target, name),
             Kind::Filter(target, cond) => self.eval_filter(target, cond),
             Kind::Call(callee, args) => self.call_node(callee, args),
+            Kind::CallBuiltin(b, name, args) => self.call_builtin_node(b, name, args),
             Kind::Neg(inner) => self.eval_neg(inner),
             Kind::Arith(op, a, b) => self.eval_arith(*op, a, b),
             Kind::Compare(op, a, b) => self.eval_compare(*op, a, b),
@@ -601,20 +602,27 @@ impl<'a> Evaluator<'a> {
         };
         if items.is_empty() {
             // Nothing to bind `item` to; a numeric index into nothing is null.
+            let before = self.warnings.len();
             let probe = self.eval(cond);
-            self.warnings
-                .retain(|w| w.kind != WarningKind::NoVariableFound);
+            self.warnings.truncate(before);
             return Ok(match probe {
                 Ok(Value::Number(_)) => Value::Null,
                 _ => Value::list(Vec::new()),
             });
         }
         let mut out = Vec::new();
+        let item_name = item_name();
         for (i, item) in items.iter().enumerate() {
             self.step()?;
-            let frames = item_frames(item);
-            let r = self.with_frames(frames, |ev| ev.eval(cond))?;
-            match r {
+            let base = self.frames.len();
+            self.frames
+                .push(Frame::Var(item_name.clone(), item.clone()));
+            if let Value::Context(c) = item {
+                self.frames.push(Frame::Context(c.clone()));
+            }
+            let r = self.eval(cond);
+            self.frames.truncate(base);
+            match r? {
                 Value::Bool(true) => out.push(item.clone()),
                 Value::Number(n) if i == 0 => return Ok(index_list(&items, n)),
                 _ => {}
@@ -945,11 +953,17 @@ pub fn builtin_function(name: &str) -> Option<Arc<Function>> {
 
 /// Bindings for one filter item: `item`, plus the item's entries if it is a context.
 pub fn item_frames(item: &Value) -> Vec<Frame> {
-    let mut frames = vec![Frame::Var(Name::from("item"), item.clone())];
+    let mut frames = vec![Frame::Var(item_name(), item.clone())];
     if let Value::Context(c) = item {
         frames.push(Frame::Context(c.clone()));
     }
     frames
+}
+
+/// The shared name `item`, so filters do not allocate it per element.
+fn item_name() -> Name {
+    static ITEM: std::sync::OnceLock<Name> = std::sync::OnceLock::new();
+    ITEM.get_or_init(|| Name::from("item")).clone()
 }
 
 /// `a.b.c` as one name, when the path consists of names only.
