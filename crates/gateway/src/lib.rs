@@ -6,7 +6,6 @@
 //! `tests/wire_compat.rs` checks it field by field against the official definition.
 
 /// Messages and the `Gateway` service of package `gateway_protocol`, generated at build time.
-#[allow(clippy::all, clippy::pedantic, missing_docs)]
 pub mod proto {
     tonic::include_proto!("gateway_protocol");
 

@@ -139,7 +139,10 @@ fn official_proto(version: &str) -> String {
             Ok(text) => return text,
             // A damaged cache entry is fetched again rather than failing forever.
             Err(e) => {
-                eprintln!("cached {} is unusable ({e}); fetching it again", jar.display());
+                eprintln!(
+                    "cached {} is unusable ({e}); fetching it again",
+                    jar.display()
+                );
                 let _ = fs::remove_file(&jar);
             }
         }
@@ -171,12 +174,21 @@ fn cache_dir() -> PathBuf {
 /// Downloads `url` to `dest` with curl, through a temporary file so that an interrupted
 /// download never looks like a cached jar.
 fn download(url: &str, dest: &Path) -> Result<(), String> {
-    let dir = dest.parent().ok_or("the cache path has no parent directory")?;
+    let dir = dest
+        .parent()
+        .ok_or("the cache path has no parent directory")?;
     fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let part = dest.with_extension(format!("jar.{}.part", std::process::id()));
     let output = Command::new("curl")
         .args(["--fail", "--silent", "--show-error", "--location"])
-        .args(["--proto", "=https", "--retry", "2", "--connect-timeout", "30"])
+        .args([
+            "--proto",
+            "=https",
+            "--retry",
+            "2",
+            "--connect-timeout",
+            "30",
+        ])
         .args(["--max-time", "600", "--output"])
         .arg(&part)
         .arg(url)
@@ -263,6 +275,14 @@ fn message_facts(scope: &str, message: &DescriptorProto, facts: &mut Facts) {
     for reserved in &message.reserved_name {
         let _ = write!(summary, " reserved={reserved:?}");
     }
+    for range in &message.extension_range {
+        let _ = write!(
+            summary,
+            " extensions={}..{}",
+            range.start(),
+            range.end() - 1
+        );
+    }
     facts.insert(format!("message {name}"), summary);
 
     for field in &message.field {
@@ -309,12 +329,23 @@ fn enum_facts(scope: &str, e: &EnumDescriptorProto, facts: &mut Facts) {
     let mut summary = String::from("enum");
     summary += &flag("allow_alias", options.and_then(|o| o.allow_alias));
     summary += &flag("deprecated", options.and_then(|o| o.deprecated));
+    for range in &e.reserved_range {
+        // Unlike message ranges, enum ranges are end-inclusive.
+        let _ = write!(summary, " reserved={}..{}", range.start(), range.end());
+    }
+    for reserved in &e.reserved_name {
+        let _ = write!(summary, " reserved={reserved:?}");
+    }
     facts.insert(format!("enum {name}"), summary);
     for value in &e.value {
         let deprecated = value.options.as_ref().and_then(|o| o.deprecated);
         facts.insert(
             format!("enum {name} value {}", value.name()),
-            format!("number={}{}", value.number(), flag("deprecated", deprecated)),
+            format!(
+                "number={}{}",
+                value.number(),
+                flag("deprecated", deprecated)
+            ),
         );
     }
 }
