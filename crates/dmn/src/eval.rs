@@ -131,7 +131,15 @@ impl<'m> Run<'m> {
         for &r in &d.required_decisions {
             let v = self.decision(ev, r);
             match v {
-                Ok(v) => frames.push(Frame::Var(model.compiled.decisions[r].var.clone(), v)),
+                Ok(v) => {
+                    // By variable name (DMN) and by id (Camunda Modeler models reference
+                    // required decisions by id, as Zeebe's DMN engine allows).
+                    let req = &model.compiled.decisions[r];
+                    if *req.id != *req.var {
+                        frames.push(Frame::Var(Name::from(req.id.as_str()), v.clone()));
+                    }
+                    frames.push(Frame::Var(req.var.clone(), v));
+                }
                 Err(f) => {
                     self.active.pop();
                     return Err(f);

@@ -1,0 +1,7 @@
+//! DMN behaviour tests, in one test binary (links are expensive on small machines): the
+//! DMN TCK with its floor, the Zeebe/Camunda models of the shared corpus, and the shape of
+//! evaluation results the engine reports.
+
+mod results;
+mod tck;
+mod zeebe_models;
