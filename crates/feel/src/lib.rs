@@ -119,6 +119,12 @@ impl Expression {
         })
     }
 
+    /// The incident message for a failed evaluation, in Zeebe's words:
+    /// `failed to evaluate expression '<source>': <reason>`.
+    pub fn failure_message(&self, error: &EvalError) -> String {
+        format!("failed to evaluate expression '{}': {error}", self.source)
+    }
+
     /// Evaluates inside an evaluator that already has bindings (DMN boxed expressions).
     pub fn evaluate_in(&self, ev: &mut Evaluator<'_>) -> Result<Value, EvalError> {
         ev.eval(&self.root)

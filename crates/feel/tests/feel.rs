@@ -202,6 +202,20 @@ mod language {
     }
 
     #[test]
+    fn compiled_forms_are_shareable_across_threads() {
+        fn send_sync<T: Send + Sync>() {}
+        send_sync::<Expression>();
+        send_sync::<UnaryTests>();
+        send_sync::<Value>();
+        let e = Expression::parse("assert(1, false, \"no\")").unwrap();
+        let err = e.evaluate(&EvalContext::new(&())).unwrap_err();
+        assert_eq!(
+            e.failure_message(&err),
+            "failed to evaluate expression 'assert(1, false, \"no\")': Assertion failure on evaluate the expression: no"
+        );
+    }
+
+    #[test]
     fn referenced_variables() {
         let e = Expression::parse("for x in items return x.price * rate + count(tax)").unwrap();
         let names: Vec<&str> = e.variables().iter().map(|n| &**n).collect();

@@ -40,6 +40,12 @@ const RULES: &[(&str, &str)] = &[
 ];
 
 #[test]
+fn models_are_shareable_across_threads() {
+    fn send_sync<T: Send + Sync + Clone>() {}
+    send_sync::<DmnModel>();
+}
+
+#[test]
 fn model_metadata() {
     let m = DmnModel::parse(&table("", RULES)).unwrap();
     assert_eq!((m.id(), m.name()), ("drg1", "DRG One"));
