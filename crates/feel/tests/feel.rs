@@ -464,6 +464,29 @@ mod robustness {
         assert!(started.elapsed() < std::time::Duration::from_secs(5));
     }
 
+    #[test]
+    fn extreme_values_do_not_overflow() {
+        for src in [
+            r#"time("10:00:00") + duration("P99999999999999999D") * 1000000"#,
+            r#"date("2020-01-01") + duration("P999999999999999999M")"#,
+            r#"date("2020-01-01") - duration("P999999999999999999D")"#,
+            r#"@"2020-01-01T00:00:00Z" + duration("P99999999999999999D") * 1000"#,
+            r#"duration("P1D") * 10 ** 30"#,
+            r#"duration("P1Y") * -1e30"#,
+            "substring(\"abc\", -9223372036854775808)",
+            "sublist([1, 2], -9223372036854775808, 1)",
+            "[1, 2, 3][-9223372036854775807]",
+            "10 ** 10000",
+            "decimal(1, 999999999)",
+            "date(999999999, 12, 31) + duration(\"P1D\")",
+            "append(list: [1], item: 2)",
+        ] {
+            let e = Expression::parse(src).unwrap_or_else(|e| panic!("{src}: {e}"));
+            let _ = e.evaluate(&EvalContext::new(&()));
+        }
+        assert_eq!(eval("append(list: [1], item: 2)"), json!([1, 2]));
+    }
+
     const ALPHABET: &[&str] = &[
         "(",
         ")",

@@ -92,9 +92,11 @@ impl Builtin {
         let params: Vec<Name> = chosen.params.iter().map(|p| Name::from(*p)).collect();
         let mut values = crate::eval::bind_args(&params, named).ok()?;
         if chosen.variadic {
-            // A named variadic argument is passed as a list.
-            if let Some(Value::List(items)) = values.pop() {
-                values.extend(items.iter().cloned());
+            // A named variadic argument is passed as a list (or a single value).
+            match values.pop() {
+                Some(Value::List(items)) => values.extend(items.iter().cloned()),
+                Some(other) => values.push(other),
+                None => {}
             }
         }
         Some((index, values))

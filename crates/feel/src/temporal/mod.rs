@@ -64,6 +64,11 @@ impl Date {
     }
 
     pub fn from_epoch_days(days: i64) -> Option<Date> {
+        // Beyond ±1,000,000,000 years the civil arithmetic could overflow; no date lives
+        // there anyway.
+        if days.unsigned_abs() > 366_000_000_000 {
+            return None;
+        }
         let (y, m, d) = civil::civil_from_days(days);
         Date::new(y, i64::from(m), i64::from(d))
     }
@@ -94,7 +99,7 @@ impl Date {
     /// Adds months, clamping the day to the end of the target month (Jan 31 + 1 month =
     /// Feb 28/29), as `LocalDate.plusMonths` does.
     pub fn plus_months(self, months: i64) -> Option<Date> {
-        let total = self.year().checked_mul(12)? + i64::from(self.month()) - 1 + months;
+        let total = (self.year() * 12 + i64::from(self.month()) - 1).checked_add(months)?;
         let year = total.div_euclid(12);
         let month = total.rem_euclid(12) + 1;
         if !(MIN_YEAR..=MAX_YEAR).contains(&year) {
@@ -201,8 +206,10 @@ impl Time {
     }
 
     pub fn plus_nanos(self, nanos: i128) -> Time {
+        // Reduce first: a duration may be near the i128 limit.
+        let shift = nanos.rem_euclid(i128::from(NANOS_PER_DAY));
         Time {
-            local: LocalTime::from_nanos_wrapping(i128::from(self.local.nanos) + nanos),
+            local: LocalTime::from_nanos_wrapping(i128::from(self.local.nanos) + shift),
             zone: self.zone,
         }
     }
