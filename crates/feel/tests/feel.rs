@@ -412,6 +412,87 @@ mod json_conversion {
     }
 }
 
+/// Decimal arithmetic against vectors computed with Python's `decimal` module under the
+/// decimal128 context (34 digits, half-even): every result must be the correctly rounded one.
+mod decimal_vectors {
+    use beeline_feel::Number;
+    use beeline_feel::number::RoundMode;
+
+    fn num(s: &str) -> Option<Number> {
+        if s == "null" {
+            None
+        } else {
+            Some(Number::parse(s).unwrap_or_else(|| panic!("unparseable {s}")))
+        }
+    }
+
+    #[test]
+    fn arithmetic_matches_the_reference() {
+        let data = include_str!("data/decimal-vectors.txt");
+        let mut checked = 0;
+        for line in data
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.is_empty())
+        {
+            let f: Vec<&str> = line.split(' ').collect();
+            let (op, a, b, want) = (f[0], num(f[1]), f[2], num(f[3]));
+            let a = a.unwrap_or(Number::ZERO);
+            let got = if let Some(mode) = op.strip_prefix("round-") {
+                let mode = match mode {
+                    "up" => RoundMode::Up,
+                    "down" => RoundMode::Down,
+                    "half-up" => RoundMode::HalfUp,
+                    "half-down" => RoundMode::HalfDown,
+                    "half-even" => RoundMode::HalfEven,
+                    "floor" => RoundMode::Floor,
+                    _ => RoundMode::Ceiling,
+                };
+                a.round(b.parse().unwrap_or(0), mode)
+            } else {
+                let b = num(b).unwrap_or(Number::ZERO);
+                match op {
+                    "add" => a.checked_add(b),
+                    "sub" => a.checked_sub(b),
+                    "mul" => a.checked_mul(b),
+                    "div" => a.checked_div(b),
+                    "mod" => a.modulo(b),
+                    _ => Some(Number::from_i64(a.cmp(&b) as i64)),
+                }
+            };
+            assert_eq!(got, want, "{line}");
+            checked += 1;
+        }
+        assert!(checked > 1800);
+    }
+
+    #[test]
+    fn formatting_and_scale() {
+        let n = |s: &str| Number::parse(s).unwrap();
+        assert_eq!(n("10").checked_div(n("4")).unwrap().to_string(), "2.5");
+        assert_eq!(n("1.00").checked_div(n("2")).unwrap().to_string(), "0.50");
+        assert_eq!(n("1").checked_add(n("0.00")).unwrap().to_string(), "1.00");
+        assert_eq!(n("2.50").checked_mul(n("2")).unwrap().to_string(), "5.00");
+        assert_eq!(n("1E+3").to_string(), "1000");
+        assert_eq!(n("-0.0").to_string(), "0.0");
+        assert_eq!(n("0.000123").to_string(), "0.000123");
+        assert_eq!(
+            n("123456789012345678901234567890123456789").to_string(),
+            "123456789012345678901234567890123500000"
+        );
+        assert_eq!(
+            n("2").pow(n("100")).unwrap().to_string(),
+            "1267650600228229401496703205376"
+        );
+        assert_eq!(n("1.1").pow(n("2")).unwrap().to_string(), "1.21");
+        assert_eq!(
+            n("2").sqrt().unwrap().to_string(),
+            "1.414213562373095048801688724209698"
+        );
+        assert_eq!(n("16").sqrt().unwrap().to_string(), "4");
+        assert!(n("9E+6144").checked_mul(n("10")).is_none());
+    }
+}
+
 /// Bad input never panics or hangs; deep nesting and huge lists are bounded.
 mod robustness {
     use super::*;
