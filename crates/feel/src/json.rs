@@ -20,15 +20,21 @@ use crate::value::{Context, Name, Value};
 /// Nesting beyond this is cut off (null) on output; FEEL-built values never get close.
 const MAX_DEPTH: usize = 1_000;
 
+/// Most JSON nodes one conversion writes.
+pub const MAX_JSON_NODES: usize = 10_000_000;
+
 impl Value {
     /// Converts a JSON value (e.g. a process variable) to a FEEL value.
     pub fn from_json(json: &Json) -> Value {
         from_json(json, 0)
     }
 
-    /// Converts to JSON the way Zeebe writes FEEL results to variables.
+    /// Converts to JSON the way Zeebe writes FEEL results to variables. Values share
+    /// structure, so one can stand for a tree too big to write out: past
+    /// [`MAX_JSON_NODES`] nodes, what is left becomes `null`.
     pub fn to_json(&self) -> Json {
-        to_json(self, 0)
+        let mut budget = MAX_JSON_NODES;
+        to_json(self, 0, &mut budget)
     }
 }
 
@@ -77,10 +83,11 @@ fn from_json(json: &Json, depth: usize) -> Value {
     }
 }
 
-fn to_json(v: &Value, depth: usize) -> Json {
-    if depth > MAX_DEPTH {
+fn to_json(v: &Value, depth: usize, budget: &mut usize) -> Json {
+    if depth > MAX_DEPTH || *budget == 0 {
         return Json::Null;
     }
+    *budget -= 1;
     match v {
         Value::Null => Json::Null,
         Value::Bool(b) => Json::Bool(*b),
@@ -91,10 +98,15 @@ fn to_json(v: &Value, depth: usize) -> Json {
         Value::DateTime(dt) => Json::String(java_date_time(*dt)),
         Value::DayTimeDuration(d) => Json::String(d.to_string()),
         Value::YearMonthDuration(d) => Json::String(d.to_string()),
-        Value::List(items) => Json::Array(items.iter().map(|i| to_json(i, depth + 1)).collect()),
+        Value::List(items) => Json::Array(
+            items
+                .iter()
+                .map(|i| to_json(i, depth + 1, budget))
+                .collect(),
+        ),
         Value::Context(c) => Json::Object(
             c.iter()
-                .map(|(k, v)| (k.to_string(), to_json(v, depth + 1)))
+                .map(|(k, v)| (k.to_string(), to_json(v, depth + 1, budget)))
                 .collect(),
         ),
         Value::Range(_) | Value::Function(_) => Json::Null,

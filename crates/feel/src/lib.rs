@@ -37,11 +37,15 @@ mod value;
 use std::sync::Arc;
 
 pub use error::{EvalError, ParseError, Position, Warning, WarningKind};
+pub use eval::MAX_STRING_LEN;
 pub use eval::{Clock, EvalContext, Evaluator, Frame, Limits, Variables};
+pub use json::MAX_JSON_NODES;
 pub use number::Number;
 pub use parser::{MAX_DEPTH, ParseOptions};
 pub use types::FeelType;
-pub use value::{Bound, Context, Function, Name, NativeFunction, Range, Value};
+pub use value::{
+    Bound, Context, Function, List, MAX_DISPLAY_LEN, Name, NativeFunction, Range, Value,
+};
 
 use ast::{Kind, Node, UnaryTest};
 

@@ -25,7 +25,7 @@ pub enum Value {
     DateTime(DateTime),
     DayTimeDuration(DayTimeDuration),
     YearMonthDuration(YearMonthDuration),
-    List(Arc<Vec<Value>>),
+    List(Arc<List>),
     Context(Arc<Context>),
     Range(Arc<Range>),
     Function(Arc<Function>),
@@ -41,7 +41,7 @@ impl Value {
     }
 
     pub fn list(items: Vec<Value>) -> Value {
-        Value::List(Arc::new(items))
+        Value::List(Arc::new(List(items)))
     }
 
     pub fn context(c: Context) -> Value {
@@ -107,11 +107,102 @@ impl Value {
     }
 }
 
+/// The items of a FEEL list. A newtype so that dropping a deeply nested value walks it
+/// iteratively: values share structure and can nest far deeper than the stack allows a
+/// recursive drop to go.
+#[derive(Clone, Default, Debug)]
+pub struct List(pub Vec<Value>);
+
+impl std::ops::Deref for List {
+    type Target = Vec<Value>;
+    fn deref(&self) -> &Vec<Value> {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for List {
+    fn deref_mut(&mut self) -> &mut Vec<Value> {
+        &mut self.0
+    }
+}
+
+impl FromIterator<Value> for List {
+    fn from_iter<T: IntoIterator<Item = Value>>(iter: T) -> List {
+        List(iter.into_iter().collect())
+    }
+}
+
+impl From<Vec<Value>> for List {
+    fn from(items: Vec<Value>) -> List {
+        List(items)
+    }
+}
+
+impl Drop for List {
+    fn drop(&mut self) {
+        if self.0.iter().any(is_container) {
+            drop_iteratively(std::mem::take(&mut self.0));
+        }
+    }
+}
+
+fn is_container(v: &Value) -> bool {
+    matches!(v, Value::List(_) | Value::Context(_) | Value::Function(_))
+}
+
+/// Drops values without recursion: containers this is the last owner of are emptied onto
+/// a work list instead of being dropped inside their parent's drop.
+fn drop_iteratively(values: Vec<Value>) {
+    let mut stack = values;
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::List(l) => {
+                if let Ok(mut list) = Arc::try_unwrap(l) {
+                    stack.append(&mut list.0);
+                }
+            }
+            Value::Context(c) => {
+                if let Ok(mut ctx) = Arc::try_unwrap(c) {
+                    stack.extend(std::mem::take(&mut ctx.entries).into_iter().map(|(_, v)| v));
+                }
+            }
+            Value::Function(f) => {
+                if let Ok(Function::User { captured, .. }) = Arc::try_unwrap(f)
+                    && let Ok(frames) = Arc::try_unwrap(captured)
+                {
+                    for frame in frames {
+                        match frame {
+                            crate::eval::Frame::Var(_, v) | crate::eval::Frame::Input(v) => {
+                                stack.push(v)
+                            }
+                            crate::eval::Frame::Context(c) => stack.push(Value::Context(c)),
+                        }
+                    }
+                }
+            }
+            other => drop(other),
+        }
+    }
+}
+
 /// A FEEL context: ordered entries with unique keys. Small contexts dominate (mappings,
 /// decision outputs), where a vector with linear search beats hashing.
 #[derive(Clone, Default, Debug)]
 pub struct Context {
     entries: Vec<(Name, Value)>,
+}
+
+impl Drop for Context {
+    fn drop(&mut self) {
+        if self.entries.iter().any(|(_, v)| is_container(v)) {
+            drop_iteratively(
+                std::mem::take(&mut self.entries)
+                    .into_iter()
+                    .map(|(_, v)| v)
+                    .collect(),
+            );
+        }
+    }
 }
 
 impl Context {
@@ -280,49 +371,90 @@ impl fmt::Debug for Value {
     }
 }
 
+/// Longest text a value renders to; values share structure, so a small expression can
+/// describe one whose full text would not fit in memory. Beyond this it ends in `...`.
+pub const MAX_DISPLAY_LEN: usize = 4 << 20;
+
+/// Nesting rendered before eliding the rest.
+const MAX_DISPLAY_DEPTH: usize = 512;
+
 /// The text FEEL's `string()` gives, except that strings inside lists and contexts are
-/// quoted as in feel-scala (`["a", 1]`, `{a:"b"}`).
+/// quoted as in feel-scala (`["a", 1]`, `{a:"b"}`). At most [`MAX_DISPLAY_LEN`] bytes.
 impl fmt::Display for Value {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Value::Null => f.write_str("null"),
-            Value::Bool(b) => write!(f, "{b}"),
-            Value::Number(n) => write!(f, "{n}"),
-            Value::String(s) => f.write_str(s),
-            Value::Date(d) => write!(f, "{d}"),
-            Value::Time(t) => write!(f, "{t}"),
-            Value::DateTime(d) => write!(f, "{d}"),
-            Value::DayTimeDuration(d) => write!(f, "{d}"),
-            Value::YearMonthDuration(d) => write!(f, "{d}"),
-            Value::List(items) => {
-                f.write_str("[")?;
-                for (i, v) in items.iter().enumerate() {
-                    if i > 0 {
-                        f.write_str(", ")?;
-                    }
-                    write_nested(f, v)?;
-                }
-                f.write_str("]")
+        let mut out = String::new();
+        let mut budget = MAX_DISPLAY_LEN;
+        render(self, &mut out, &mut budget, 0, false);
+        f.write_str(&out)
+    }
+}
+
+/// Appends `text` within the budget; false once the budget is spent.
+fn put(out: &mut String, budget: &mut usize, text: &str) -> bool {
+    if *budget == 0 {
+        return false;
+    }
+    if text.len() > *budget {
+        let mut cut = *budget;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        out.push_str(&text[..cut]);
+        out.push_str("...");
+        *budget = 0;
+        return false;
+    }
+    out.push_str(text);
+    *budget -= text.len();
+    true
+}
+
+fn render(v: &Value, out: &mut String, budget: &mut usize, depth: usize, nested: bool) -> bool {
+    if depth > MAX_DISPLAY_DEPTH {
+        return put(out, budget, "...");
+    }
+    match v {
+        Value::String(s) if nested => {
+            let quoted = format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""));
+            put(out, budget, &quoted)
+        }
+        Value::String(s) => put(out, budget, s),
+        Value::List(items) => {
+            if !put(out, budget, "[") {
+                return false;
             }
-            Value::Context(c) => {
-                f.write_str("{")?;
-                for (i, (k, v)) in c.iter().enumerate() {
-                    if i > 0 {
-                        f.write_str(", ")?;
-                    }
-                    write!(f, "{k}:")?;
-                    write_nested(f, v)?;
+            for (i, item) in items.iter().enumerate() {
+                if (i > 0 && !put(out, budget, ", ")) || !render(item, out, budget, depth + 1, true)
+                {
+                    return false;
                 }
-                f.write_str("}")
             }
-            Value::Range(r) if r.unary.is_some() => {
-                let op = match r.unary {
-                    Some(crate::ast::CmpOp::Lt) => "<",
-                    Some(crate::ast::CmpOp::Le) => "<=",
-                    Some(crate::ast::CmpOp::Gt) => ">",
-                    Some(crate::ast::CmpOp::Ge) => ">=",
-                    Some(crate::ast::CmpOp::Eq) => "=",
-                    _ => "!=",
+            put(out, budget, "]")
+        }
+        Value::Context(c) => {
+            if !put(out, budget, "{") {
+                return false;
+            }
+            for (i, (k, item)) in c.iter().enumerate() {
+                if (i > 0 && !put(out, budget, ", "))
+                    || !put(out, budget, k)
+                    || !put(out, budget, ":")
+                    || !render(item, out, budget, depth + 1, true)
+                {
+                    return false;
+                }
+            }
+            put(out, budget, "}")
+        }
+        Value::Range(r) => {
+            if let Some(op) = r.unary {
+                let op = match op {
+                    crate::ast::CmpOp::Lt => "< ",
+                    crate::ast::CmpOp::Le => "<= ",
+                    crate::ast::CmpOp::Gt => "> ",
+                    crate::ast::CmpOp::Ge => ">= ",
+                    crate::ast::CmpOp::Eq => "= ",
+                    crate::ast::CmpOp::Ne => "!= ",
                 };
                 let v = r
                     .start
@@ -330,42 +462,34 @@ impl fmt::Display for Value {
                     .or(r.end.value())
                     .cloned()
                     .unwrap_or_default();
-                write!(f, "{op} ")?;
-                write_nested(f, &v)
+                return put(out, budget, op) && render(&v, out, budget, depth + 1, true);
             }
-            Value::Range(r) => {
-                match &r.start {
-                    Bound::Unbounded => {}
+            let ok = match &r.start {
+                Bound::Unbounded => true,
+                Bound::Open(v) => put(out, budget, "(") && render(v, out, budget, depth + 1, true),
+                Bound::Closed(v) => {
+                    put(out, budget, "[") && render(v, out, budget, depth + 1, true)
+                }
+            };
+            ok && put(out, budget, "..")
+                && match &r.end {
+                    Bound::Unbounded => true,
                     Bound::Open(v) => {
-                        f.write_str("(")?;
-                        write_nested(f, v)?;
+                        render(v, out, budget, depth + 1, true) && put(out, budget, ")")
                     }
                     Bound::Closed(v) => {
-                        f.write_str("[")?;
-                        write_nested(f, v)?;
+                        render(v, out, budget, depth + 1, true) && put(out, budget, "]")
                     }
                 }
-                f.write_str("..")?;
-                match &r.end {
-                    Bound::Unbounded => Ok(()),
-                    Bound::Open(v) => {
-                        write_nested(f, v)?;
-                        f.write_str(")")
-                    }
-                    Bound::Closed(v) => {
-                        write_nested(f, v)?;
-                        f.write_str("]")
-                    }
-                }
-            }
-            Value::Function(func) => write!(f, "{func:?}"),
         }
-    }
-}
-
-fn write_nested(f: &mut fmt::Formatter<'_>, v: &Value) -> fmt::Result {
-    match v {
-        Value::String(s) => write!(f, "\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\"")),
-        other => write!(f, "{other}"),
+        Value::Null => put(out, budget, "null"),
+        Value::Bool(b) => put(out, budget, if *b { "true" } else { "false" }),
+        Value::Number(n) => put(out, budget, &n.to_string()),
+        Value::Date(d) => put(out, budget, &d.to_string()),
+        Value::Time(t) => put(out, budget, &t.to_string()),
+        Value::DateTime(d) => put(out, budget, &d.to_string()),
+        Value::DayTimeDuration(d) => put(out, budget, &d.to_string()),
+        Value::YearMonthDuration(d) => put(out, budget, &d.to_string()),
+        Value::Function(func) => put(out, budget, &format!("{func:?}")),
     }
 }

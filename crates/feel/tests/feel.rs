@@ -568,6 +568,70 @@ mod robustness {
         assert_eq!(eval("append(list: [1], item: 2)"), json!([1, 2]));
     }
 
+    /// A context whose entries double the previous one: 2^n leaves from n entries.
+    fn doubling(n: usize, leaf: &str, wrap: &str) -> String {
+        let mut s = format!("{{e0: {leaf}");
+        for i in 1..=n {
+            s.push_str(&format!(
+                ", e{i}: {}",
+                wrap.replace("X", &format!("e{}", i - 1))
+            ));
+        }
+        s.push('}');
+        s
+    }
+
+    #[test]
+    fn shared_structure_cannot_explode() {
+        let started = std::time::Instant::now();
+        let lists = doubling(60, "[1, 1]", "[X, X]");
+        // Equality, JSON, text, flattening and string building of a 2^60-leaf value all
+        // stay bounded.
+        for src in [
+            format!("{lists}.e60 = {lists}.e60"),
+            format!("{lists}.e60 = ({lists}).e60"),
+            format!("string({lists}.e60)"),
+            format!("count(flatten({lists}.e60))"),
+            doubling(40, "\"ab\"", "X + X"),
+            "distinct values(for i in 1..100000 return i)".to_string(),
+            "context put({}, for i in 1..100000 return \"k\", 1)".to_string(),
+            "for i in 1..100000 return count(partial)".to_string(),
+        ] {
+            let e = Expression::parse(&src).unwrap_or_else(|e| panic!("{e}"));
+            if let Ok(v) = e.evaluate(&EvalContext::new(&())) {
+                let json = v.to_json();
+                assert!(json.to_string().len() < 200_000_000);
+            }
+        }
+        let e = Expression::parse(&format!("{lists}.e60")).unwrap();
+        let v = e.evaluate(&EvalContext::new(&())).unwrap();
+        assert!(v.to_string().len() <= beeline_feel::MAX_DISPLAY_LEN + 3);
+        assert!(started.elapsed() < std::time::Duration::from_secs(60));
+    }
+
+    #[test]
+    fn deeply_nested_values_drop_and_compare_without_recursion_limits() {
+        let mut v = Value::Null;
+        for _ in 0..200_000 {
+            v = Value::list(vec![v]);
+        }
+        let w = v.clone();
+        assert_eq!(beeline_feel::eval::compare::equals(&v, &w), Some(true));
+        let mut other = Value::Null;
+        for _ in 0..200_000 {
+            other = Value::list(vec![other]);
+        }
+        assert_eq!(beeline_feel::eval::compare::equals(&v, &other), None);
+        let _ = v.to_json();
+        let _ = v.to_string();
+        drop(v);
+        drop(w);
+        drop(other);
+        // Nesting built by an expression (each iteration wraps the previous result).
+        let e = Expression::parse("for i in 1..20000 return [partial[-1]]").unwrap();
+        let _ = e.evaluate(&EvalContext::new(&()));
+    }
+
     const ALPHABET: &[&str] = &[
         "(",
         ")",

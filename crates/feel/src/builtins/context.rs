@@ -10,6 +10,9 @@ use crate::value::{Context, Name, Value};
 
 type R = Result<Value, EvalError>;
 
+/// Longest key path `context put` follows (it builds one nested context per key).
+const MAX_KEY_PATH: usize = 256;
+
 pub static BUILTINS: &[Builtin] = &[
     Builtin {
         name: "get value",
@@ -81,7 +84,7 @@ fn get_entries(ev: &mut Evaluator<'_>, a: Vec<Value>) -> R {
 fn context_fn(ev: &mut Evaluator<'_>, a: Vec<Value>) -> R {
     let entries = match &a[0] {
         Value::List(l) => l.clone(),
-        c @ Value::Context(_) => Arc::new(vec![c.clone()]),
+        c @ Value::Context(_) => Arc::new(crate::value::List(vec![c.clone()])),
         Value::Null => return Ok(Value::Null),
         other => {
             return Ok(fail(ev, "context", || {
@@ -150,8 +153,10 @@ fn context_put(ev: &mut Evaluator<'_>, a: Vec<Value>) -> R {
                     _ => return Ok(fail(ev, "context put", || "keys must be strings".into())),
                 }
             }
-            if out.is_empty() {
-                return Ok(fail(ev, "context put", || "keys must not be empty".into()));
+            if out.is_empty() || out.len() > MAX_KEY_PATH {
+                return Ok(fail(ev, "context put", || {
+                    format!("keys must be a path of 1 to {MAX_KEY_PATH} names")
+                }));
             }
             out
         }
@@ -171,7 +176,7 @@ fn context_put(ev: &mut Evaluator<'_>, a: Vec<Value>) -> R {
 fn context_merge(ev: &mut Evaluator<'_>, a: Vec<Value>) -> R {
     let items = match &a[0] {
         Value::List(l) => l.clone(),
-        c @ Value::Context(_) => Arc::new(vec![c.clone()]),
+        c @ Value::Context(_) => Arc::new(crate::value::List(vec![c.clone()])),
         Value::Null => return Ok(Value::Null),
         other => {
             return Ok(fail(ev, "context merge", || {

@@ -84,7 +84,7 @@ pub fn call_java(class: &str, signature: &str, args: &[Value]) -> Option<Value> 
                 return None;
             };
             let mut rest = args[1..].iter().flat_map(|v| match v {
-                Value::List(l) => l.as_ref().clone(),
+                Value::List(l) => l.to_vec(),
                 other => vec![other.clone()],
             });
             let mut out = String::new();

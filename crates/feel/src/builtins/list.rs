@@ -9,7 +9,7 @@ use crate::error::EvalError;
 use crate::eval::Evaluator;
 use crate::eval::compare::{compare, equals};
 use crate::number::Number;
-use crate::value::{Function, Value};
+use crate::value::{Function, List, Value};
 
 type R = Result<Value, EvalError>;
 
@@ -169,11 +169,11 @@ pub static BUILTINS: &[Builtin] = &[
 
 /// A list argument; a single non-list value counts as a one-item list (DMN's implicit
 /// conversion), null stays null.
-fn list_arg(v: &Value) -> Option<Arc<Vec<Value>>> {
+fn list_arg(v: &Value) -> Option<Arc<List>> {
     match v {
         Value::List(l) => Some(l.clone()),
         Value::Null => None,
-        other => Some(Arc::new(vec![other.clone()])),
+        other => Some(Arc::new(List(vec![other.clone()]))),
     }
 }
 
@@ -430,7 +430,7 @@ fn append(ev: &mut Evaluator<'_>, a: Vec<Value>) -> R {
     let Some(l) = list_arg(&first) else {
         return Ok(Value::Null);
     };
-    let mut out = l.as_ref().clone();
+    let mut out = l.to_vec();
     out.extend(it);
     ev.check_list_len(out.len())?;
     Ok(Value::list(out))
@@ -461,7 +461,7 @@ fn insert_before(ev: &mut Evaluator<'_>, a: Vec<Value>) -> R {
             format!("position {pos} is out of range")
         }));
     };
-    let mut out = l.as_ref().clone();
+    let mut out = l.to_vec();
     out.insert(i, a[2].clone());
     Ok(Value::list(out))
 }
@@ -475,7 +475,7 @@ fn remove(ev: &mut Evaluator<'_>, a: Vec<Value>) -> R {
             format!("position {pos} is out of range")
         }));
     };
-    let mut out = l.as_ref().clone();
+    let mut out = l.to_vec();
     out.remove(i);
     Ok(Value::list(out))
 }
@@ -500,10 +500,14 @@ fn index_of(ev: &mut Evaluator<'_>, a: Vec<Value>) -> R {
     ))
 }
 
-fn push_distinct(out: &mut Vec<Value>, v: &Value) {
+/// Adds `v` unless an equal value is there; charges the linear scan as work, since these
+/// functions are quadratic.
+fn push_distinct(ev: &mut Evaluator<'_>, out: &mut Vec<Value>, v: &Value) -> Result<(), EvalError> {
+    ev.charge(out.len() as u64 + 1)?;
     if !out.iter().any(|x| equals(x, v) == Some(true)) {
         out.push(v.clone());
     }
+    Ok(())
 }
 
 fn union(ev: &mut Evaluator<'_>, a: Vec<Value>) -> R {
@@ -511,9 +515,13 @@ fn union(ev: &mut Evaluator<'_>, a: Vec<Value>) -> R {
     for v in &a {
         ev.step()?;
         match v {
-            Value::List(l) => l.iter().for_each(|x| push_distinct(&mut out, x)),
+            Value::List(l) => {
+                for x in l.iter() {
+                    push_distinct(ev, &mut out, x)?;
+                }
+            }
             Value::Null => return Ok(Value::Null),
-            other => push_distinct(&mut out, other),
+            other => push_distinct(ev, &mut out, other)?,
         }
     }
     Ok(Value::list(out))
@@ -525,8 +533,7 @@ fn distinct_values(ev: &mut Evaluator<'_>, a: Vec<Value>) -> R {
     };
     let mut out = Vec::new();
     for v in l.iter() {
-        ev.step()?;
-        push_distinct(&mut out, v);
+        push_distinct(ev, &mut out, v)?;
     }
     Ok(Value::list(out))
 }
@@ -538,9 +545,9 @@ fn duplicate_values(ev: &mut Evaluator<'_>, a: Vec<Value>) -> R {
     let mut seen = Vec::new();
     let mut dups = Vec::new();
     for v in l.iter() {
-        ev.step()?;
+        ev.charge(seen.len() as u64 + 1)?;
         if seen.iter().any(|x| equals(x, v) == Some(true)) {
-            push_distinct(&mut dups, v);
+            push_distinct(ev, &mut dups, v)?;
         } else {
             seen.push(v.clone());
         }
@@ -548,11 +555,15 @@ fn duplicate_values(ev: &mut Evaluator<'_>, a: Vec<Value>) -> R {
     Ok(Value::list(dups))
 }
 
-fn flatten_into(v: &Value, out: &mut Vec<Value>, depth: usize) {
+/// Flattens into `out`, stopping (false) once `out` would exceed `max` items: a shared
+/// value can stand for far more leaves than memory holds.
+fn flatten_into(v: &Value, out: &mut Vec<Value>, depth: usize, max: usize) -> bool {
     match v {
-        // Values are trees built by bounded evaluation, but guard the recursion anyway.
-        Value::List(l) if depth < 512 => l.iter().for_each(|x| flatten_into(x, out, depth + 1)),
-        other => out.push(other.clone()),
+        Value::List(l) if depth < 512 => l.iter().all(|x| flatten_into(x, out, depth + 1, max)),
+        other => {
+            out.push(other.clone());
+            out.len() <= max
+        }
     }
 }
 
@@ -561,8 +572,10 @@ fn flatten(ev: &mut Evaluator<'_>, a: Vec<Value>) -> R {
         return Ok(Value::Null);
     };
     let mut out = Vec::new();
-    l.iter().for_each(|x| flatten_into(x, &mut out, 0));
-    ev.check_list_len(out.len())?;
+    let max = ev.limits().max_list_len;
+    if !l.iter().all(|x| flatten_into(x, &mut out, 0, max)) {
+        ev.check_list_len(out.len())?;
+    }
     Ok(Value::list(out))
 }
 
@@ -570,7 +583,7 @@ fn sort(ev: &mut Evaluator<'_>, a: Vec<Value>) -> R {
     let Some(l) = list_arg(&a[0]) else {
         return Ok(Value::Null);
     };
-    let mut items = l.as_ref().clone();
+    let mut items = l.to_vec();
     match a.get(1) {
         None | Some(Value::Null) => {
             if items.windows(2).any(|w| compare(&w[0], &w[1]).is_none())
@@ -618,7 +631,7 @@ fn list_replace(ev: &mut Evaluator<'_>, a: Vec<Value>) -> R {
         return Ok(Value::Null);
     };
     let new_item = a[2].clone();
-    let mut out = l.as_ref().clone();
+    let mut out = l.to_vec();
     match &a[1] {
         Value::Number(n) => {
             let Some(pos) = n.trunc_i64() else {

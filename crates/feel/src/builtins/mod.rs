@@ -19,7 +19,7 @@ use std::sync::{Arc, OnceLock};
 use crate::error::{EvalError, WarningKind};
 use crate::eval::Evaluator;
 use crate::number::Number;
-use crate::value::{Name, Value};
+use crate::value::{List, Name, Value};
 
 pub type BuiltinFn = fn(&mut Evaluator<'_>, Vec<Value>) -> Result<Value, EvalError>;
 
@@ -173,7 +173,7 @@ macro_rules! expect_type {
 
 expect_type!(number, Number, Number, "number");
 expect_type!(string, String, Arc<str>, "string");
-expect_type!(list, List, Arc<Vec<Value>>, "list");
+expect_type!(list, List, Arc<List>, "list");
 expect_type!(context, Context, Arc<crate::value::Context>, "context");
 
 /// A whole number argument (positions, lengths, scales). Decimals are truncated, as
@@ -190,13 +190,13 @@ pub(crate) fn integer(ev: &mut Evaluator<'_>, name: &str, v: &Value) -> Option<i
 }
 
 /// Functions taking either one list or several arguments (`min([1,2])`, `min(1, 2)`).
-pub(crate) fn list_or_varargs(args: Vec<Value>) -> Arc<Vec<Value>> {
+pub(crate) fn list_or_varargs(args: Vec<Value>) -> Arc<List> {
     if args.len() == 1
         && let Value::List(l) = &args[0]
     {
         return l.clone();
     }
-    Arc::new(args)
+    Arc::new(List(args))
 }
 
 #[cfg(test)]

@@ -283,10 +283,24 @@ fn replace(ev: &mut Evaluator<'_>, a: Vec<Value>) -> R {
             "the pattern matches a zero-length string".into()
         }));
     }
-    Ok(match re.try_replacen(&input, 0, repl.as_str()) {
-        Ok(s) => Value::string(s.into_owned()),
-        Err(e) => fail(ev, "replace", || e.to_string()),
-    })
+    // Expanded match by match so a small input cannot grow past the string limit.
+    let mut out = String::new();
+    let mut last = 0;
+    for caps in re.captures_iter(input.as_str()) {
+        let caps = match caps {
+            Ok(c) => c,
+            Err(e) => return Ok(fail(ev, "replace", || e.to_string())),
+        };
+        let Some(whole) = caps.get(0) else {
+            continue;
+        };
+        out.push_str(&input[last..whole.start()]);
+        caps.expand(&repl, &mut out);
+        last = whole.end();
+        ev.check_string_len(out.len())?;
+    }
+    out.push_str(&input[last..]);
+    Ok(Value::string(out))
 }
 
 fn split(ev: &mut Evaluator<'_>, a: Vec<Value>) -> R {
@@ -333,7 +347,7 @@ fn extract(ev: &mut Evaluator<'_>, a: Vec<Value>) -> R {
 fn string_join(ev: &mut Evaluator<'_>, a: Vec<Value>) -> R {
     let items = match &a[0] {
         Value::List(l) => l.clone(),
-        Value::String(_) => std::sync::Arc::new(vec![a[0].clone()]),
+        Value::String(_) => std::sync::Arc::new(crate::value::List(vec![a[0].clone()])),
         Value::Null => return Ok(Value::Null),
         other => {
             return Ok(fail(ev, "string join", || {
@@ -362,6 +376,11 @@ fn string_join(ev: &mut Evaluator<'_>, a: Vec<Value>) -> R {
             }
         }
     }
+    let len = parts.iter().map(String::len).sum::<usize>()
+        + delimiter.len() * parts.len().saturating_sub(1)
+        + prefix.len()
+        + suffix.len();
+    ev.check_string_len(len)?;
     Ok(Value::string(format!(
         "{prefix}{}{suffix}",
         parts.join(&delimiter)

@@ -8,8 +8,25 @@ use std::cmp::Ordering;
 use crate::temporal::{DateTime, Time};
 use crate::value::{Bound, Range, Value};
 
+/// Values share structure (`{a: [1, 1], b: [a, a], c: [b, b], ...}` builds a tree of 2^n
+/// leaves in n steps), so equality walks at most this many nodes; beyond it the values
+/// count as not comparable (null) rather than keeping the evaluation busy for ever.
+const EQUALITY_BUDGET: u32 = 1_000_000;
+
 /// FEEL `=`. `null = null` is true and `null = x` is false.
 pub fn equals(a: &Value, b: &Value) -> Option<bool> {
+    let mut budget = EQUALITY_BUDGET;
+    equals_within(a, b, &mut budget, 0)
+}
+
+/// Nesting compared before giving up (not comparable).
+const EQUALITY_DEPTH: usize = 512;
+
+fn equals_within(a: &Value, b: &Value, budget: &mut u32, depth: usize) -> Option<bool> {
+    *budget = budget.checked_sub(1)?;
+    if depth > EQUALITY_DEPTH {
+        return None;
+    }
     Some(match (a, b) {
         (Value::Null, Value::Null) => true,
         (Value::Null, _) | (_, Value::Null) => false,
@@ -23,17 +40,20 @@ pub fn equals(a: &Value, b: &Value) -> Option<bool> {
         }
         (Value::DayTimeDuration(x), Value::DayTimeDuration(y)) => x == y,
         (Value::YearMonthDuration(x), Value::YearMonthDuration(y)) => x == y,
+        // The same shared value is equal to itself (equality is reflexive for every type).
+        (Value::List(x), Value::List(y)) if std::sync::Arc::ptr_eq(x, y) => true,
         (Value::List(x), Value::List(y)) => {
             if x.len() != y.len() {
                 return Some(false);
             }
             for (p, q) in x.iter().zip(y.iter()) {
-                if !equals(p, q)? {
+                if !equals_within(p, q, budget, depth + 1)? {
                     return Some(false);
                 }
             }
             true
         }
+        (Value::Context(x), Value::Context(y)) if std::sync::Arc::ptr_eq(x, y) => true,
         (Value::Context(x), Value::Context(y)) => {
             if x.len() != y.len() {
                 return Some(false);
@@ -41,7 +61,7 @@ pub fn equals(a: &Value, b: &Value) -> Option<bool> {
             for (k, v) in x.iter() {
                 match y.get(k) {
                     Some(w) => {
-                        if !equals(v, w)? {
+                        if !equals_within(v, w, budget, depth + 1)? {
                             return Some(false);
                         }
                     }
@@ -51,17 +71,21 @@ pub fn equals(a: &Value, b: &Value) -> Option<bool> {
             true
         }
         (Value::Range(x), Value::Range(y)) => {
-            x.unary == y.unary && bound_eq(&x.start, &y.start)? && bound_eq(&x.end, &y.end)?
+            x.unary == y.unary
+                && bound_eq(&x.start, &y.start, budget, depth)?
+                && bound_eq(&x.end, &y.end, budget, depth)?
         }
         (Value::Function(x), Value::Function(y)) => std::sync::Arc::ptr_eq(x, y),
         _ => return None,
     })
 }
 
-fn bound_eq(a: &Bound, b: &Bound) -> Option<bool> {
+fn bound_eq(a: &Bound, b: &Bound, budget: &mut u32, depth: usize) -> Option<bool> {
     match (a, b) {
         (Bound::Unbounded, Bound::Unbounded) => Some(true),
-        (Bound::Open(x), Bound::Open(y)) | (Bound::Closed(x), Bound::Closed(y)) => equals(x, y),
+        (Bound::Open(x), Bound::Open(y)) | (Bound::Closed(x), Bound::Closed(y)) => {
+            equals_within(x, y, budget, depth + 1)
+        }
         _ => Some(false),
     }
 }

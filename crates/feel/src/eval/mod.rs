@@ -19,7 +19,7 @@ use crate::ast::{ArithOp, CmpOp, Iteration, Kind, Node, Quantifier, UnaryTest};
 use crate::error::{EvalError, Warning, WarningKind};
 use crate::number::Number;
 use crate::temporal::{DateTime, Zone};
-use crate::value::{Bound, Context, Function, Name, Range, Value};
+use crate::value::{Bound, Context, Function, List, Name, Range, Value};
 
 /// Times with a zone id but no date get the zone's standard offset at this instant
 /// (2025-01-01T00:00:00Z). feel-scala reads the wall clock here; a fixed instant keeps the
@@ -150,6 +150,12 @@ pub enum Frame {
 }
 
 const MAX_WARNINGS: usize = 32;
+/// Longest warning message kept (they quote values, which can be large).
+const MAX_WARNING_LEN: usize = 1_000;
+/// Longest string an evaluation may build (concatenation, `string join`, `replace`).
+pub const MAX_STRING_LEN: usize = 16 << 20;
+/// Nesting of lists a path projects through (`[[{a: 1}]].a`).
+const MAX_PATH_DEPTH: usize = 64;
 
 /// Internal marker: an iteration source that cannot be iterated makes the loop null.
 const NOT_ITERABLE: &str = "\u{0}not iterable";
@@ -216,11 +222,39 @@ impl<'a> Evaluator<'a> {
     /// Records why something became null. The message is built only if it is kept.
     pub fn warn(&mut self, kind: WarningKind, message: impl FnOnce() -> String) {
         if self.warnings.len() < MAX_WARNINGS {
-            self.warnings.push(Warning {
-                kind,
-                message: message(),
-            });
+            let mut message = message();
+            if message.len() > MAX_WARNING_LEN {
+                let mut cut = MAX_WARNING_LEN;
+                while !message.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                message.truncate(cut);
+                message.push_str("...");
+            }
+            self.warnings.push(Warning { kind, message });
         }
+    }
+
+    /// Charges `n` units of work (for built-ins whose cost grows faster than their input).
+    pub fn charge(&mut self, n: u64) -> Result<(), EvalError> {
+        self.steps = self.steps.saturating_add(n);
+        if self.steps > self.limits.max_steps {
+            return Err(EvalError::LimitExceeded(format!(
+                "more than {} evaluation steps",
+                self.limits.max_steps
+            )));
+        }
+        Ok(())
+    }
+
+    /// Fails with a limit error when a string would exceed [`MAX_STRING_LEN`].
+    pub fn check_string_len(&self, len: usize) -> Result<(), EvalError> {
+        if len > MAX_STRING_LEN {
+            return Err(EvalError::LimitExceeded(format!(
+                "string longer than {MAX_STRING_LEN} bytes"
+            )));
+        }
+        Ok(())
     }
 
     /// Counts one unit of work against the step budget.
@@ -563,6 +597,10 @@ impl<'a> Evaluator<'a> {
     }
 
     pub fn path(&mut self, v: &Value, name: &Name) -> Value {
+        self.path_at(v, name, 0)
+    }
+
+    fn path_at(&mut self, v: &Value, name: &Name, depth: usize) -> Value {
         match v {
             Value::Context(c) => match c.get(name) {
                 Some(x) => x.clone(),
@@ -573,10 +611,11 @@ impl<'a> Evaluator<'a> {
                     Value::Null
                 }
             },
+            Value::List(_) if depth >= MAX_PATH_DEPTH => Value::Null,
             Value::List(items) => {
                 let mut out = Vec::with_capacity(items.len());
                 for item in items.iter() {
-                    out.push(self.path(item, name));
+                    out.push(self.path_at(item, name, depth + 1));
                 }
                 Value::list(out)
             }
@@ -594,11 +633,11 @@ impl<'a> Evaluator<'a> {
     }
 
     fn filter(&mut self, v: Value, cond: &Node) -> R {
-        let items: Arc<Vec<Value>> = match v {
+        let items: Arc<List> = match v {
             Value::List(l) => l,
             Value::Null => return Ok(Value::Null),
             // A filter on a single value treats it as a one-item list.
-            other => Arc::new(vec![other]),
+            other => Arc::new(List(vec![other])),
         };
         if items.is_empty() {
             // Nothing to bind `item` to; a numeric index into nothing is null.
@@ -632,6 +671,14 @@ impl<'a> Evaluator<'a> {
     }
 
     pub fn arith(&mut self, op: ArithOp, x: &Value, y: &Value) -> Value {
+        if let (ArithOp::Add, Value::String(a), Value::String(b)) = (op, x, y)
+            && a.len() + b.len() > MAX_STRING_LEN
+        {
+            self.warn(WarningKind::InvalidType, || {
+                format!("Can't build a string longer than {MAX_STRING_LEN} bytes")
+            });
+            return Value::Null;
+        }
         let r = match op {
             ArithOp::Add => arith::add(x, y),
             ArithOp::Sub => arith::sub(x, y),
@@ -770,7 +817,7 @@ impl<'a> Evaluator<'a> {
             return self.step_range(&source, &end, true);
         }
         Ok(Some(match source {
-            Value::List(l) => l.as_ref().clone(),
+            Value::List(l) => l.to_vec(),
             Value::Range(r) => return self.range_items(&r),
             Value::Null => Vec::new(),
             other => vec![other],
@@ -879,6 +926,8 @@ impl<'a> Evaluator<'a> {
         let Some((first, rest)) = iterations.split_first() else {
             self.step()?;
             let v = if uses_partial {
+                // Each iteration copies the results so far.
+                self.charge(results.len() as u64)?;
                 let partial = Value::list(results.clone());
                 self.with_frames([Frame::Var(Name::from("partial"), partial)], |ev| {
                     ev.eval(body)
