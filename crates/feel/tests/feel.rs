@@ -561,6 +561,10 @@ mod robustness {
             "decimal(1, 999999999)",
             "date(999999999, 12, 31) + duration(\"P1D\")",
             "append(list: [1], item: 2)",
+            // Found by fuzzing: a zero with a long fraction used as an integer.
+            ".0000000000000000000000000000000000000000000000000000000000000000000000000000000000000",
+            "[1][.00000000000000000000000000000000000000000000000000000000000000000000000000001]",
+            "substring(\"abc\", .000000000000000000000000000000000000000000000000000000000000000000)",
         ] {
             let e = Expression::parse(src).unwrap_or_else(|e| panic!("{src}: {e}"));
             let _ = e.evaluate(&EvalContext::new(&()));

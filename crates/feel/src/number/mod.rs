@@ -270,6 +270,9 @@ impl Number {
         if !self.is_integer() {
             return None;
         }
+        if self.coef == 0 {
+            return Some(0);
+        }
         let magnitude: u128 = if self.exp >= 0 {
             let e = u32::try_from(self.exp).ok().filter(|e| *e <= 38)?;
             self.coef.checked_mul(POW10[e as usize])?

@@ -162,6 +162,10 @@ impl U256 {
 
     /// Quotient and remainder by 10^k (k <= 77), the remainder as a `U256`.
     pub fn divrem_pow10(self, k: u32) -> (U256, U256) {
+        if k > 76 {
+            // 10^77 exceeds every U256 value.
+            return (U256::ZERO, self);
+        }
         if k <= 38 {
             let (q, r) = self.divrem(POW10[k as usize]);
             return (q, U256::from_u128(r));
