@@ -69,6 +69,14 @@ fn encode_record(record: &Record, out: &mut Vec<u8>) {
     record.value.encode(out);
 }
 
+/// Bytes `record` takes in a batch (its length prefix included).
+pub fn encoded_len(record: &Record) -> usize {
+    4 + RECORD_FIXED_LEN + record.rejection_reason.len() + record.value.encoded_len()
+}
+
+/// Bytes of a batch's header.
+pub const BATCH_HEADER_LEN: usize = 5;
+
 /// The number of records in an encoded batch, without decoding them.
 pub fn batch_len(bytes: &[u8]) -> Result<u32, DecodeError> {
     let mut reader = Reader(bytes);
@@ -215,6 +223,10 @@ mod tests {
         let mut bytes = Vec::new();
         encode_batch(records.iter(), &mut bytes);
         assert_eq!(batch_len(&bytes), Ok(3));
+        assert_eq!(
+            bytes.len(),
+            BATCH_HEADER_LEN + records.iter().map(encoded_len).sum::<usize>()
+        );
         assert_eq!(decode_batch(&bytes, 10).unwrap(), records);
     }
 

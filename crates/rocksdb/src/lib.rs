@@ -1,1 +1,16 @@
-//! RocksDB-backed partition state (work in progress).
+//! RocksDB behind the state store contract.
+//!
+//! - **Bounded memory**: every partition's database shares one LRU block cache and one write
+//!   buffer manager that charges memtables to that cache, sized together from one budget
+//!   ([`MemoryBudget`]); index and filter blocks live in the cache too, so the budget covers
+//!   them (the unbounded table-reader memory that Zeebe and ksqlDB met in production).
+//! - **No RocksDB WAL**: the partition log is the write-ahead log. A database is never reopened
+//!   after a crash; it is rebuilt in a fresh runtime directory from the latest snapshot, and
+//!   the log is replayed on top.
+//! - **Snapshots** are RocksDB checkpoints (memtables flushed, SST files hard-linked).
+
+mod budget;
+mod store;
+
+pub use budget::MemoryBudget;
+pub use store::{RocksDbStore, RocksDbStoreConfig};

@@ -15,6 +15,7 @@
 //! serves tests and harnesses.
 
 mod cf;
+pub mod conformance;
 mod error;
 mod key;
 mod mem;

@@ -118,3 +118,15 @@ impl Store for MemStore {
             .map_err(io)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mem_store_keeps_the_store_contract() {
+        crate::conformance::run(MemStore::new, |dir| {
+            MemStore::open_checkpoint(dir).expect("open checkpoint")
+        });
+    }
+}

@@ -12,7 +12,26 @@ use crate::store::{ScanIter, Store, WriteBatch};
 /// [`commit`]: Transaction::commit
 pub struct Transaction<'s> {
     store: &'s dyn Store,
-    writes: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
+    writes: BTreeMap<Vec<u8>, Pending>,
+}
+
+/// A buffered write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Pending {
+    Put(Vec<u8>),
+    /// A key the store does not hold: deleting it again in the same transaction leaves no trace
+    /// (no tombstone for the store to skip over later).
+    Inserted(Vec<u8>),
+    Deleted,
+}
+
+impl Pending {
+    fn value(&self) -> Option<&Vec<u8>> {
+        match self {
+            Pending::Put(v) | Pending::Inserted(v) => Some(v),
+            Pending::Deleted => None,
+        }
+    }
 }
 
 impl<'s> Transaction<'s> {
@@ -25,7 +44,7 @@ impl<'s> Transaction<'s> {
 
     pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
         match self.writes.get(key) {
-            Some(pending) => Ok(pending.clone()),
+            Some(pending) => Ok(pending.value().cloned()),
             None => self.store.get(key),
         }
     }
@@ -35,11 +54,25 @@ impl<'s> Transaction<'s> {
     }
 
     pub fn put(&mut self, key: Vec<u8>, value: Vec<u8>) {
-        self.writes.insert(key, Some(value));
+        let pending = match self.writes.get(&key) {
+            Some(Pending::Inserted(_)) => Pending::Inserted(value),
+            _ => Pending::Put(value),
+        };
+        self.writes.insert(key, pending);
+    }
+
+    /// Writes a key the caller knows the store does not hold (it carries a key generated in
+    /// this transaction). If the transaction deletes it again, the store never sees it.
+    pub fn insert(&mut self, key: Vec<u8>, value: Vec<u8>) {
+        self.writes.insert(key, Pending::Inserted(value));
     }
 
     pub fn delete(&mut self, key: Vec<u8>) {
-        self.writes.insert(key, None);
+        if let Some(Pending::Inserted(_)) = self.writes.get(&key) {
+            self.writes.remove(&key);
+        } else {
+            self.writes.insert(key, Pending::Deleted);
+        }
     }
 
     /// Entries with `prefix`, in key order, as the store would hold them after a commit.
@@ -69,7 +102,13 @@ impl<'s> Transaction<'s> {
     /// The buffered writes as one batch, leaving the transaction empty.
     pub fn take_batch(&mut self) -> WriteBatch {
         WriteBatch {
-            writes: std::mem::take(&mut self.writes).into_iter().collect(),
+            writes: std::mem::take(&mut self.writes)
+                .into_iter()
+                .map(|(key, pending)| match pending {
+                    Pending::Put(v) | Pending::Inserted(v) => (key, Some(v)),
+                    Pending::Deleted => (key, None),
+                })
+                .collect(),
         }
     }
 
@@ -84,12 +123,12 @@ impl<'s> Transaction<'s> {
 }
 
 /// Merges the store's entries with pending writes; a pending write wins, a pending delete hides.
-struct Merge<'a, P: Iterator<Item = (&'a Vec<u8>, &'a Option<Vec<u8>>)>> {
+struct Merge<'a, P: Iterator<Item = (&'a Vec<u8>, &'a Pending)>> {
     stored: Peekable<ScanIter<'a>>,
     pending: Peekable<P>,
 }
 
-impl<'a, P: Iterator<Item = (&'a Vec<u8>, &'a Option<Vec<u8>>)>> Iterator for Merge<'a, P> {
+impl<'a, P: Iterator<Item = (&'a Vec<u8>, &'a Pending)>> Iterator for Merge<'a, P> {
     type Item = Result<(Vec<u8>, Vec<u8>)>;
 
     fn next(&mut self) -> Option<Self::Item> {
@@ -109,7 +148,7 @@ impl<'a, P: Iterator<Item = (&'a Vec<u8>, &'a Option<Vec<u8>>)>> Iterator for Me
                 }
                 std::cmp::Ordering::Greater => self.pending.next()?,
             };
-            if let Some(value) = value {
+            if let Some(value) = value.value() {
                 return Some(Ok((key.clone(), value.clone())));
             }
         }
@@ -122,6 +161,24 @@ mod tests {
     use crate::MemStore;
     use proptest::prelude::*;
     use std::collections::BTreeMap as Model;
+
+    #[test]
+    fn a_key_inserted_and_deleted_in_one_transaction_leaves_no_tombstone() {
+        let store = MemStore::new();
+        let mut txn = Transaction::new(&store);
+        txn.insert(b"new".to_vec(), b"1".to_vec());
+        txn.put(b"new".to_vec(), b"2".to_vec());
+        assert_eq!(txn.get(b"new").unwrap(), Some(b"2".to_vec()));
+        txn.delete(b"new".to_vec());
+        txn.put(b"old".to_vec(), b"x".to_vec());
+        txn.delete(b"old".to_vec());
+        let batch = txn.take_batch();
+        assert_eq!(
+            batch.writes,
+            vec![(b"old".to_vec(), None)],
+            "only the plain put leaves a delete"
+        );
+    }
 
     #[test]
     fn reads_see_own_writes_and_rollback_discards_them() {

@@ -4,6 +4,9 @@ pub enum PartitionError {
     /// The inbox is full: the caller should back off (RESOURCE_EXHAUSTED).
     #[error("partition {0} is overloaded; try again later")]
     ResourceExhausted(u16),
+    /// The command alone is larger than one log entry may be.
+    #[error("the command takes {size} bytes, more than the maximum of {max} bytes")]
+    CommandTooLarge { size: usize, max: usize },
     /// The partition is stopped or failed (UNAVAILABLE).
     #[error("partition {partition} is unavailable: {reason}")]
     Unavailable { partition: u16, reason: String },

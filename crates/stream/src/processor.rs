@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use beeline_engine::{Engine, ProcessingResult};
 use beeline_log::{CommitIndex, Flusher, Journal, JournalReader};
-use beeline_protocol::codec::encode_batch;
+use beeline_protocol::codec::{self, encode_batch};
 use beeline_protocol::{Record, RejectionType};
 use beeline_state::Store;
 use beeline_state::snapshot::SnapshotStore;
@@ -52,6 +52,12 @@ pub(crate) struct StreamProcessor<J: Journal> {
     next_flush_at: Option<tokio::time::Instant>,
     commit: Arc<CommitIndex>,
     encode_buffer: Vec<u8>,
+    /// When the scheduler next has work (`None`: nothing scheduled). Lowered by events that add
+    /// due work; recomputed from state only after the scheduler ran.
+    next_due: Option<i64>,
+    next_due_stale: bool,
+    /// A request that did not fit the last command entry; it opens the next one.
+    held_back: Option<CommandRequest>,
     /// Due commands the scheduler wrote, by (key, intent), with when.
     recently_scheduled: HashMap<(i64, beeline_protocol::Intent), i64>,
 }
@@ -104,6 +110,9 @@ where
             next_flush_at: None,
             commit,
             encode_buffer: Vec::new(),
+            held_back: None,
+            next_due: None,
+            next_due_stale: true,
             recently_scheduled: HashMap::new(),
         }
     }
@@ -141,6 +150,9 @@ where
             let _ = responder.send(Err(unavailable()));
         }
         commands.close();
+        if let Some(request) = self.held_back.take() {
+            let _ = request.respond.send(Err(unavailable()));
+        }
         while let Ok(request) = commands.try_recv() {
             let _ = request.respond.send(Err(unavailable()));
         }
@@ -148,6 +160,8 @@ where
             Stop::Failed(reason) => PartitionStatus::Failed(reason.clone()),
             _ => PartitionStatus::Stopped,
         });
+        // Release the journal and the store before saying so: whoever asked may reopen them.
+        drop(self);
         if let Stop::Requested(done) = stop {
             let _ = done.send(());
         }
@@ -165,6 +179,11 @@ where
             interval
         });
         loop {
+            if let Some(request) = self.held_back.take()
+                && let Err(reason) = self.write_commands(request, commands)
+            {
+                return Stop::Failed(reason);
+            }
             if let Err(reason) = self.process_queue() {
                 return Stop::Failed(reason);
             }
@@ -255,19 +274,38 @@ where
         }
     }
 
-    /// Writes the first request and whatever else is already waiting as one journal entry.
+    /// Writes the first request and whatever else is already waiting, as one journal entry
+    /// of at most the batch limits.
     fn write_commands(
         &mut self,
         first: CommandRequest,
         commands: &mut mpsc::Receiver<CommandRequest>,
     ) -> Result<(), String> {
         let now = self.clock.now_ms();
-        let mut batch = vec![first];
-        while batch.len() < self.config.max_batch_records {
-            match commands.try_recv() {
-                Ok(request) => batch.push(request),
-                Err(_) => break,
+        let max = self.config.max_batch_bytes;
+        let mut batch = Vec::new();
+        let mut bytes = codec::BATCH_HEADER_LEN;
+        let mut next = Some(first);
+        while let Some(request) = next.take() {
+            let size = codec::encoded_len(&request.command);
+            if size + codec::BATCH_HEADER_LEN > max {
+                let _ = request
+                    .respond
+                    .send(Err(PartitionError::CommandTooLarge { size, max }));
+            } else if bytes + size > max {
+                // Full: this one opens the next entry.
+                self.held_back = Some(request);
+                break;
+            } else {
+                bytes += size;
+                batch.push(request);
             }
+            if batch.len() < self.config.max_batch_records {
+                next = commands.try_recv().ok();
+            }
+        }
+        if batch.is_empty() {
+            return Ok(());
         }
         let mut records = Vec::with_capacity(batch.len());
         let mut responders = Vec::with_capacity(batch.len());
@@ -333,6 +371,8 @@ where
                 for record in &result.records {
                     if record.is_command() && !record.processed {
                         self.queue.push_back(record.clone());
+                    } else if let Some(due) = self.engine.due_time_added_by(record) {
+                        self.next_due = Some(self.next_due.map_or(due, |next| next.min(due)));
                     }
                 }
             }
@@ -454,17 +494,24 @@ where
     }
 
     /// How long until the scheduler has work (`None`: nothing scheduled).
-    fn scheduler_sleep(&self) -> Result<Option<Duration>, String> {
-        let due = self
-            .engine
-            .next_due_time(self.store.as_ref())
-            .map_err(|e| e.to_string())?;
-        Ok(due.map(|at| Duration::from_millis((at - self.clock.now_ms()).max(0) as u64)))
+    fn scheduler_sleep(&mut self) -> Result<Option<Duration>, String> {
+        if self.next_due_stale {
+            self.next_due = self
+                .engine
+                .next_due_time(self.store.as_ref())
+                .map_err(|e| e.to_string())?;
+            self.next_due_stale = false;
+        }
+        Ok(self
+            .next_due
+            .map(|at| Duration::from_millis((at - self.clock.now_ms()).max(0) as u64)))
     }
 
     /// Writes the commands that are due now; they are processed with the queue.
     fn run_scheduler(&mut self) -> Result<(), String> {
         let now = self.clock.now_ms();
+        // Once what is due now is processed, the next due time comes from state again.
+        self.next_due_stale = true;
         let mut due = self
             .engine
             .due_commands(self.store.as_ref(), now, self.config.scheduler_batch)

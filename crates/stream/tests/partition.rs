@@ -308,3 +308,108 @@ proptest! {
         prop_assert_eq!(harness.state(1), processed, "replay from the latest snapshot");
     }
 }
+
+#[test]
+fn a_command_larger_than_a_log_entry_is_refused_and_the_partition_goes_on() {
+    let harness = Harness::with_config(1, |config| config.max_batch_bytes = 4096);
+    let variables = |size: usize| format!(r#"{{"v":"{}"}}"#, "x".repeat(size));
+    let error = harness
+        .publish_message("big", "k", 1000, "", &variables(10_000))
+        .unwrap_err();
+    assert!(
+        matches!(
+            error,
+            beeline_stream::PartitionError::CommandTooLarge { max: 4096, .. }
+        ),
+        "{error:?}"
+    );
+    // Fits as a command, but its two events (published and, with no time to live, expired)
+    // do not fit one entry: the command is rejected instead.
+    let rejection = harness
+        .publish_message("big", "k", 0, "", &variables(2_500))
+        .unwrap();
+    assert_eq!(
+        rejection.rejection_type,
+        RejectionType::ExceededBatchRecordSize
+    );
+    let ok = harness
+        .publish_message("small", "k", 1000, "", "{}")
+        .unwrap();
+    assert_eq!(ok.record_type, RecordType::Event);
+}
+
+#[test]
+fn commands_a_crash_left_without_results_are_processed_on_recovery() {
+    use beeline_log::{Journal, MemJournal};
+    use beeline_protocol::codec::encode_batch;
+    use beeline_state::snapshot::SnapshotStore;
+    use beeline_stream::{ControlledClock, Partition, PartitionConfig};
+    use std::sync::Arc;
+
+    // The log as a crash right after writing two commands leaves it: no results yet.
+    let mut journal = MemJournal::new();
+    let commands: Vec<Record> = ["a", "b"]
+        .iter()
+        .enumerate()
+        .map(|(i, key)| {
+            let mut command = Record::command(
+                -1,
+                MessageIntent::Publish,
+                MessageRecord {
+                    name: "left".into(),
+                    correlation_key: key.to_string(),
+                    time_to_live: 60_000,
+                    ..Default::default()
+                },
+            );
+            command.position = i as i64 + 1;
+            command.timestamp = START_TIME;
+            command.partition_id = 1;
+            command
+        })
+        .collect();
+    let mut bytes = Vec::new();
+    encode_batch(commands.iter(), &mut bytes);
+    journal.append(1, &bytes).unwrap();
+    journal.commit_index().advance(1);
+
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let opener = |_: Option<&std::path::Path>| -> beeline_state::Result<Arc<dyn Store>> {
+        Ok(Arc::new(MemStore::new()))
+    };
+    let handle = {
+        let _guard = runtime.enter();
+        Partition::open(
+            PartitionConfig::new(1),
+            journal.clone(),
+            SnapshotStore::open(dir.path(), 2).unwrap(),
+            &opener,
+            Arc::new(ControlledClock::new(START_TIME)),
+        )
+        .unwrap()
+    };
+    let records = runtime.block_on(async {
+        handle.sync().await.unwrap();
+        let mut reader = handle.reader().await.unwrap();
+        let mut records = Vec::new();
+        while let Some(record) = reader.next_record().unwrap() {
+            records.push(record);
+        }
+        handle.shutdown().await;
+        records
+    });
+    let published: Vec<&Record> = records
+        .iter()
+        .filter(|r| r.intent == MessageIntent::Published.into())
+        .collect();
+    assert_eq!(published.len(), 2, "{}", printer::compact_log(&records));
+    assert_eq!(published[0].source_record_position, 1);
+    assert_eq!(published[1].source_record_position, 2);
+    assert_eq!(
+        records.len(),
+        4,
+        "each command processed once: {}",
+        printer::compact_log(&records)
+    );
+}

@@ -117,17 +117,18 @@ impl<'t, 's> MutableMessageState<'t, 's> {
         Self { txn }
     }
 
-    pub fn put(&mut self, message_key: i64, message: &MessageRecord) {
+    /// Stores a newly published message (its key is new, so are all its index entries).
+    pub fn insert(&mut self, message_key: i64, message: &MessageRecord) {
         self.txn
-            .put(by_key(message_key), prost::Message::encode_to_vec(message));
-        self.txn.put(
+            .insert(by_key(message_key), prost::Message::encode_to_vec(message));
+        self.txn.insert(
             by_name(&message.name, &message.correlation_key, message_key),
             Vec::new(),
         );
         self.txn
-            .put(by_deadline(message.deadline, message_key), Vec::new());
+            .insert(by_deadline(message.deadline, message_key), Vec::new());
         if !message.message_id.is_empty() {
-            self.txn.put(
+            self.txn.insert(
                 by_id(&message.name, &message.correlation_key, &message.message_id),
                 message_key.to_be_bytes().to_vec(),
             );

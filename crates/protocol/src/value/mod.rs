@@ -55,6 +55,12 @@ macro_rules! record_values {
                 }
             }
 
+            pub(crate) fn encoded_len(&self) -> usize {
+                match self {
+                    $( RecordValue::$variant(v) => prost::Message::encoded_len(v), )*
+                }
+            }
+
             pub(crate) fn encode(&self, out: &mut Vec<u8>) {
                 match self {
                     $( RecordValue::$variant(v) => prost::Message::encode_raw(v, out), )*

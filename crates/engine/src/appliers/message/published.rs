@@ -11,7 +11,7 @@ pub(crate) struct MessagePublishedApplier;
 impl EventApplier for MessagePublishedApplier {
     fn apply(&self, event: &Record, state: &mut EngineState<'_>) -> Result<(), ProcessingError> {
         let message = value_of::<MessageRecord>(event)?;
-        state.messages_mut().put(event.key, message);
+        state.messages_mut().insert(event.key, message);
         Ok(())
     }
 }

@@ -1,0 +1,244 @@
+//! The node's settings. Every setting has a documented default and can be given as a flag or
+//! as an environment variable `BEELINE_<NAME>`; a flag wins over the environment.
+
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use beeline_stream::FlushPolicy;
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct BrokerConfig {
+    /// Directory for the partitions' logs, state and snapshots.
+    #[arg(long, env = "BEELINE_DATA_DIR", default_value = "./data")]
+    pub data_dir: PathBuf,
+
+    /// Number of partitions on this node (1 to 8191).
+    #[arg(long, env = "BEELINE_PARTITIONS", default_value_t = 1,
+          value_parser = clap::value_parser!(u16).range(1..=8191))]
+    pub partitions: u16,
+
+    /// Address the node's servers listen on.
+    #[arg(long, env = "BEELINE_HOST", default_value = "0.0.0.0")]
+    pub host: IpAddr,
+
+    /// Port of the Zeebe gRPC gateway (reserved until the gateway is built).
+    #[arg(long, env = "BEELINE_GRPC_PORT", default_value_t = 26500)]
+    pub grpc_port: u16,
+
+    /// Port of the REST API (reserved until the REST API is built).
+    #[arg(long, env = "BEELINE_REST_PORT", default_value_t = 8080)]
+    pub rest_port: u16,
+
+    /// Port of health, readiness and Prometheus metrics.
+    #[arg(long, env = "BEELINE_MONITORING_PORT", default_value_t = 9600)]
+    pub monitoring_port: u16,
+
+    /// Memory for state (RocksDB block cache, memtables, indexes and filters), shared by all
+    /// partitions: a size like 256MiB, 1GiB or 500MB.
+    #[arg(long, env = "BEELINE_MEMORY_LIMIT", default_value = "256MiB", value_parser = parse_size)]
+    pub memory_limit: u64,
+
+    /// When the log is synced to disk: `immediate` (every write, grouped; safe), `delayed:<duration>`
+    /// (at most once per duration; answers still wait for it) or `none` (never; the OS decides,
+    /// a power loss can lose acknowledged work).
+    #[arg(long, env = "BEELINE_LOG_FLUSH", default_value = "immediate", value_parser = parse_flush)]
+    pub log_flush: FlushPolicy,
+
+    /// Size of one log segment file, preallocated: a size like 128MiB (at least 1MiB).
+    #[arg(long, env = "BEELINE_LOG_SEGMENT_SIZE", default_value = "128MiB", value_parser = parse_segment_size)]
+    pub log_segment_size: u64,
+
+    /// How often each partition takes a snapshot (then compacts its log): a duration like 5m,
+    /// 30s or 1h, or `off`.
+    #[arg(long, env = "BEELINE_SNAPSHOT_PERIOD", default_value = "5m", value_parser = parse_period)]
+    pub snapshot_period: Period,
+
+    /// Worker threads (default: the number of CPU cores).
+    #[arg(long, env = "BEELINE_THREADS")]
+    pub threads: Option<usize>,
+}
+
+impl BrokerConfig {
+    pub fn threads(&self) -> usize {
+        self.threads
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()))
+            .max(1)
+    }
+}
+
+const SIZE_FORMS: &str =
+    "a number of bytes, or a number with a unit: B, KB, MB, GB, KiB, MiB, GiB (e.g. 256MiB)";
+
+/// Parses sizes like `256MiB`, `1GB`, `4096`.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let number: u64 = number
+        .parse()
+        .map_err(|_| format!("'{text}' is not a size; expected {SIZE_FORMS}"))?;
+    let factor: u64 = match unit.trim() {
+        "" | "B" => 1,
+        "KB" | "kB" => 1000,
+        "MB" => 1000 * 1000,
+        "GB" => 1000 * 1000 * 1000,
+        "KiB" => 1 << 10,
+        "MiB" => 1 << 20,
+        "GiB" => 1 << 30,
+        other => return Err(format!("unknown unit '{other}'; expected {SIZE_FORMS}")),
+    };
+    number
+        .checked_mul(factor)
+        .ok_or_else(|| format!("'{text}' is too large"))
+}
+
+fn parse_segment_size(text: &str) -> Result<u64, String> {
+    let size = parse_size(text)?;
+    if size < 1 << 20 {
+        return Err(format!(
+            "{size} bytes is too small for a log segment; expected at least 1MiB"
+        ));
+    }
+    Ok(size)
+}
+
+const DURATION_FORMS: &str = "a number with a unit: ms, s, m, h (e.g. 500ms, 30s, 5m)";
+
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let number: u64 = number
+        .parse()
+        .map_err(|_| format!("'{text}' is not a duration; expected {DURATION_FORMS}"))?;
+    let millis = match unit {
+        "ms" => number,
+        "s" => number.saturating_mul(1000),
+        "m" => number.saturating_mul(60_000),
+        "h" => number.saturating_mul(3_600_000),
+        _ => {
+            return Err(format!(
+                "'{text}' has no valid unit; expected {DURATION_FORMS}"
+            ));
+        }
+    };
+    Ok(Duration::from_millis(millis))
+}
+
+/// A duration that can be switched off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Period(pub Option<Duration>);
+
+fn parse_period(text: &str) -> Result<Period, String> {
+    match text.trim() {
+        "off" | "none" => Ok(Period(None)),
+        other => parse_duration(other)
+            .map(|d| Period(Some(d)))
+            .map_err(|e| format!("{e}, or `off`")),
+    }
+}
+
+fn parse_flush(text: &str) -> Result<FlushPolicy, String> {
+    match text.trim() {
+        "immediate" => Ok(FlushPolicy::Immediate),
+        "none" => Ok(FlushPolicy::None),
+        other => match other.strip_prefix("delayed:") {
+            Some(delay) => parse_duration(delay).map(FlushPolicy::Delayed),
+            None => Err(format!(
+                "'{other}' is not a flush policy; expected one of: immediate, delayed:<duration> (e.g. delayed:5ms), none"
+            )),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        config: BrokerConfig,
+    }
+
+    #[test]
+    fn defaults_parse_and_bad_values_name_the_setting() {
+        let config = Cli::try_parse_from(["beeline"]).unwrap().config;
+        assert_eq!(config.partitions, 1);
+        assert_eq!(config.monitoring_port, 9600);
+        assert_eq!(config.memory_limit, 256 << 20);
+        assert_eq!(
+            config.snapshot_period,
+            Period(Some(Duration::from_secs(300)))
+        );
+        assert_eq!(config.log_flush, FlushPolicy::Immediate);
+
+        let config =
+            Cli::try_parse_from(["beeline", "--snapshot-period", "off", "--log-flush", "none"])
+                .unwrap()
+                .config;
+        assert_eq!(config.snapshot_period, Period(None));
+        assert_eq!(config.log_flush, FlushPolicy::None);
+
+        let error = Cli::try_parse_from(["beeline", "--memory-limit", "lots"])
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(error.contains("--memory-limit"), "{error}");
+        assert!(error.contains("MiB"), "{error}");
+        let error = Cli::try_parse_from(["beeline", "--partitions", "0"])
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(error.contains("--partitions"), "{error}");
+        let error = Cli::try_parse_from(["beeline", "--log-flush", "often"])
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            error.contains("--log-flush") && error.contains("immediate"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("256MiB"), Ok(256 << 20));
+        assert_eq!(parse_size("1GB"), Ok(1_000_000_000));
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert!(
+            parse_size("12 parsecs")
+                .unwrap_err()
+                .contains("expected a number of bytes")
+        );
+        assert!(parse_size("MiB").is_err());
+        assert!(
+            parse_size("99999999999999GiB")
+                .unwrap_err()
+                .contains("too large")
+        );
+    }
+
+    #[test]
+    fn durations_and_flush_policies() {
+        assert_eq!(parse_duration("5m"), Ok(Duration::from_secs(300)));
+        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
+        assert!(parse_duration("5").unwrap_err().contains("ms, s, m, h"));
+        assert_eq!(parse_period("off"), Ok(Period(None)));
+        assert_eq!(
+            parse_flush("delayed:2ms"),
+            Ok(FlushPolicy::Delayed(Duration::from_millis(2)))
+        );
+        assert!(
+            parse_flush("sometimes")
+                .unwrap_err()
+                .contains("immediate, delayed:<duration>")
+        );
+    }
+}

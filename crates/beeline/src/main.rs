@@ -1,0 +1,76 @@
+//! `beeline`: the node binary.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod config;
+mod monitoring;
+mod node;
+
+// jemalloc serves every allocation of the process: Rust's through the global allocator, and
+// RocksDB's C++ ones because it also provides the unprefixed `malloc` symbols. Background
+// threads and a short decay return freed memory to the system steadily, so the resident size
+// follows the live heap instead of its high-water mark.
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
+#[allow(non_upper_case_globals)]
+#[unsafe(export_name = "malloc_conf")]
+pub static malloc_conf: &[u8; 63] =
+    b"background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:1000\0";
+
+#[derive(Parser)]
+#[command(
+    name = "beeline",
+    version,
+    about = "A BPMN workflow engine that speaks Zeebe's protocols"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Runs a node: its partitions, and the monitoring endpoints.
+    Broker(config::BrokerConfig),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("BEELINE_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .init();
+    match cli.command {
+        Command::Broker(config) => run_broker(config),
+    }
+}
+
+fn run_broker(config: config::BrokerConfig) -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(config.threads())
+        .max_blocking_threads(16)
+        .thread_name("beeline")
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("error: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(node::run(config)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,203 @@
+//! Health, readiness, startup and Prometheus metrics on the monitoring port, at the paths Zeebe
+//! serves them (`/ready`, `/startup`, `/health`, `/actuator/health/...`, `/actuator/prometheus`).
+
+use std::fmt::Write;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use beeline_stream::{PartitionMetrics, PartitionStatus};
+
+use crate::node::{NodeState, PartitionSlot};
+
+pub async fn serve(listener: tokio::net::TcpListener, state: Arc<NodeState>) {
+    let app = Router::new()
+        .route("/health", get(health))
+        .route("/ready", get(ready))
+        .route("/startup", get(startup))
+        .route("/actuator/health", get(health_json))
+        .route("/actuator/health/liveness", get(liveness_json))
+        .route("/actuator/health/readiness", get(health_json))
+        .route("/actuator/health/startup", get(startup_json))
+        .route("/metrics", get(metrics))
+        .route("/actuator/prometheus", get(metrics))
+        .with_state(state);
+    if let Err(e) = axum::serve(listener, app).await {
+        tracing::error!(error = %e, "monitoring server stopped");
+    }
+}
+
+fn status(ok: bool) -> StatusCode {
+    if ok {
+        StatusCode::NO_CONTENT
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    }
+}
+
+fn json(ok: bool) -> Response {
+    json_body(ok, serde_json::Map::new())
+}
+
+fn json_body(ok: bool, mut body: serde_json::Map<String, serde_json::Value>) -> Response {
+    let code = if ok {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    body.insert("status".into(), (if ok { "UP" } else { "DOWN" }).into());
+    let text = serde_json::Value::Object(body).to_string();
+    (code, [(header::CONTENT_TYPE, "application/json")], text).into_response()
+}
+
+/// `{"partitions":{"1":{"status":"UP"},"2":{"status":"DOWN","reason":"..."}}}`
+fn partition_details(state: &NodeState) -> serde_json::Map<String, serde_json::Value> {
+    let mut partitions = serde_json::Map::new();
+    for (index, slot) in state.slots().iter().enumerate() {
+        let (status, reason) = match slot {
+            PartitionSlot::Opening => ("DOWN", Some("opening".to_string())),
+            PartitionSlot::Failed(reason) => ("DOWN", Some(reason.clone())),
+            PartitionSlot::Open(handle) => match handle.status() {
+                PartitionStatus::Healthy => ("UP", None),
+                PartitionStatus::Failed(reason) => ("DOWN", Some(reason)),
+                PartitionStatus::Stopped => ("DOWN", Some("stopped".to_string())),
+            },
+        };
+        let mut entry = serde_json::Map::new();
+        entry.insert("status".into(), status.into());
+        if let Some(reason) = reason {
+            entry.insert("reason".into(), reason.into());
+        }
+        partitions.insert((index + 1).to_string(), entry.into());
+    }
+    let mut body = serde_json::Map::new();
+    body.insert("partitions".into(), partitions.into());
+    body
+}
+
+async fn health(State(state): State<Arc<NodeState>>) -> StatusCode {
+    status(state.is_started() && state.is_healthy())
+}
+
+async fn ready(State(state): State<Arc<NodeState>>) -> StatusCode {
+    status(state.is_started() && state.is_healthy())
+}
+
+async fn startup(State(state): State<Arc<NodeState>>) -> StatusCode {
+    status(state.is_started())
+}
+
+async fn health_json(State(state): State<Arc<NodeState>>) -> Response {
+    json_body(
+        state.is_started() && state.is_healthy(),
+        partition_details(&state),
+    )
+}
+
+async fn liveness_json() -> Response {
+    json(true)
+}
+
+async fn startup_json(State(state): State<Arc<NodeState>>) -> Response {
+    json(state.is_started())
+}
+
+async fn metrics(State(state): State<Arc<NodeState>>) -> Response {
+    let mut out = String::new();
+    let slots = state.slots();
+    let mut counter = |name: &str, help: &str, value: &dyn Fn(&PartitionMetrics) -> u64| {
+        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter");
+        for (index, slot) in slots.iter().enumerate() {
+            if let PartitionSlot::Open(handle) = slot {
+                let _ = writeln!(
+                    out,
+                    "{name}{{partition=\"{}\"}} {}",
+                    index + 1,
+                    value(handle.metrics())
+                );
+            }
+        }
+    };
+    counter(
+        "beeline_stream_processor_commands_processed_total",
+        "Commands processed.",
+        &|m| PartitionMetrics::get(&m.commands_processed),
+    );
+    counter(
+        "beeline_log_records_written_total",
+        "Records written to the log.",
+        &|m| PartitionMetrics::get(&m.records_written),
+    );
+    counter(
+        "beeline_log_appends_total",
+        "Log appends (one per batch).",
+        &|m| PartitionMetrics::get(&m.appends),
+    );
+    counter("beeline_log_flushes_total", "Log syncs to disk.", &|m| {
+        PartitionMetrics::get(&m.flushes)
+    });
+    counter(
+        "beeline_partition_overload_rejections_total",
+        "Requests refused because the partition's inbox was full.",
+        &|m| PartitionMetrics::get(&m.rejected_overload),
+    );
+    counter("beeline_snapshots_total", "Snapshots taken.", &|m| {
+        PartitionMetrics::get(&m.snapshots)
+    });
+    let _ = writeln!(
+        out,
+        "# HELP beeline_partition_healthy Whether the partition serves (1) or not (0)."
+    );
+    let _ = writeln!(out, "# TYPE beeline_partition_healthy gauge");
+    for (index, slot) in slots.iter().enumerate() {
+        let healthy =
+            matches!(slot, PartitionSlot::Open(h) if h.status() == PartitionStatus::Healthy);
+        let _ = writeln!(
+            out,
+            "beeline_partition_healthy{{partition=\"{}\"}} {}",
+            index + 1,
+            u8::from(healthy)
+        );
+    }
+    let gauges = [
+        (
+            "beeline_rocksdb_memory_limit_bytes",
+            "The state memory budget.",
+            state.budget.limit() as u64,
+        ),
+        (
+            "beeline_rocksdb_cache_usage_bytes",
+            "Bytes in the shared RocksDB cache (blocks, indexes, filters, memtables).",
+            state.budget.usage() as u64,
+        ),
+        (
+            "beeline_rocksdb_memtable_usage_bytes",
+            "Bytes of memtables charged to the budget.",
+            state.budget.memtable_usage() as u64,
+        ),
+        (
+            "process_resident_memory_bytes",
+            "Resident set size.",
+            resident_bytes(),
+        ),
+    ];
+    for (name, help, value) in gauges {
+        let _ = writeln!(
+            out,
+            "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {value}"
+        );
+    }
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], out).into_response()
+}
+
+/// The process's resident set size, from /proc (0 where unavailable).
+pub fn resident_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|statm| statm.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .map(|pages| pages * 4096)
+        .unwrap_or(0)
+}

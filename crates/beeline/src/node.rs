@@ -1,0 +1,199 @@
+//! A node: its partitions (journal, RocksDB state, stream processor) and monitoring.
+
+use std::path::Path;
+use std::sync::{Arc, RwLock};
+
+use beeline_log::{FileJournal, FileJournalConfig, Recovery};
+use beeline_rocksdb::{MemoryBudget, RocksDbStore, RocksDbStoreConfig};
+use beeline_state::Store;
+use beeline_state::snapshot::SnapshotStore;
+use beeline_stream::{Partition, PartitionConfig, PartitionHandle, PartitionStatus, SystemClock};
+
+use crate::config::BrokerConfig;
+use crate::monitoring;
+
+/// Snapshots kept per partition.
+const SNAPSHOTS_RETAINED: usize = 2;
+
+#[derive(Debug, thiserror::Error)]
+pub enum NodeError {
+    #[error("cannot listen on {address} ({setting}): {source}")]
+    Listen {
+        address: String,
+        setting: &'static str,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot create the data directory {path}: {source}")]
+    DataDir {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// One partition as the node sees it.
+#[derive(Clone)]
+pub enum PartitionSlot {
+    Opening,
+    Open(PartitionHandle),
+    /// Refused to open (e.g. a corrupt log or snapshot): the node does not serve it.
+    Failed(String),
+}
+
+/// What the monitoring endpoints report on.
+pub struct NodeState {
+    pub partitions: RwLock<Vec<PartitionSlot>>,
+    pub started: std::sync::atomic::AtomicBool,
+    pub budget: MemoryBudget,
+}
+
+impl NodeState {
+    pub fn slots(&self) -> Vec<PartitionSlot> {
+        self.partitions
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Every partition open and healthy.
+    pub fn is_healthy(&self) -> bool {
+        self.slots().iter().all(|slot| match slot {
+            PartitionSlot::Open(handle) => handle.status() == PartitionStatus::Healthy,
+            _ => false,
+        })
+    }
+
+    pub fn is_started(&self) -> bool {
+        self.started.load(std::sync::atomic::Ordering::Acquire)
+    }
+}
+
+pub async fn run(config: BrokerConfig) -> Result<(), NodeError> {
+    std::fs::create_dir_all(&config.data_dir).map_err(|source| NodeError::DataDir {
+        path: config.data_dir.display().to_string(),
+        source,
+    })?;
+    let state = Arc::new(NodeState {
+        partitions: RwLock::new(vec![PartitionSlot::Opening; usize::from(config.partitions)]),
+        started: false.into(),
+        budget: MemoryBudget::new(config.memory_limit as usize, usize::from(config.partitions)),
+    });
+    let address = std::net::SocketAddr::new(config.host, config.monitoring_port);
+    let listener = tokio::net::TcpListener::bind(address)
+        .await
+        .map_err(|source| NodeError::Listen {
+            address: address.to_string(),
+            setting: "--monitoring-port / BEELINE_MONITORING_PORT",
+            source,
+        })?;
+    tokio::spawn(monitoring::serve(listener, state.clone()));
+    tracing::info!(%address, "monitoring endpoints listening");
+
+    let mut opening = Vec::new();
+    for partition in 1..=config.partitions {
+        let config = config.clone();
+        let budget = state.budget.clone();
+        opening.push(tokio::task::spawn_blocking(move || {
+            open_partition(&config, partition, budget)
+        }));
+    }
+    for (index, task) in opening.into_iter().enumerate() {
+        let slot = match task.await {
+            Ok(Ok(handle)) => PartitionSlot::Open(handle),
+            Ok(Err(reason)) => {
+                tracing::error!(partition = index + 1, %reason, "partition refused to open; not serving it");
+                PartitionSlot::Failed(reason)
+            }
+            Err(e) => PartitionSlot::Failed(format!("opening task failed: {e}")),
+        };
+        state.partitions.write().unwrap_or_else(|e| e.into_inner())[index] = slot;
+    }
+    state
+        .started
+        .store(true, std::sync::atomic::Ordering::Release);
+    tracing::info!(
+        partitions = config.partitions,
+        healthy = state.is_healthy(),
+        data_dir = %config.data_dir.display(),
+        "node started"
+    );
+
+    shutdown_signal().await;
+    tracing::info!("shutting down");
+    for slot in state.slots() {
+        if let PartitionSlot::Open(handle) = slot {
+            handle.shutdown().await;
+        }
+    }
+    tracing::info!("stopped");
+    Ok(())
+}
+
+fn open_partition(
+    config: &BrokerConfig,
+    partition: u16,
+    budget: MemoryBudget,
+) -> Result<PartitionHandle, String> {
+    let dir = config
+        .data_dir
+        .join("partitions")
+        .join(partition.to_string());
+    // One batch is one journal entry: the largest batch fits a segment with room to spare.
+    let max_entry_size = (4usize << 20).min(config.log_segment_size as usize / 2);
+    let journal = FileJournal::open(
+        dir.join("log"),
+        FileJournalConfig {
+            segment_size: config.log_segment_size,
+            max_entry_size,
+            recovery: Recovery::Strict,
+            ..FileJournalConfig::default()
+        },
+    )
+    .map_err(|e| e.to_string())?;
+    if let Some((path, offset, reason)) = &journal.recovery_report().truncated {
+        tracing::warn!(partition, path = %path.display(), offset, %reason, "cut a torn log tail");
+    }
+    let snapshots = SnapshotStore::open(dir.join("snapshots"), SNAPSHOTS_RETAINED)
+        .map_err(|e| e.to_string())?;
+    let store_config = RocksDbStoreConfig {
+        runtime_dir: dir.join("runtime"),
+        budget,
+    };
+    let opener = move |checkpoint: Option<&Path>| -> beeline_state::Result<Arc<dyn Store>> {
+        Ok(Arc::new(RocksDbStore::open(&store_config, checkpoint)?))
+    };
+    let mut partition_config = PartitionConfig::new(partition);
+    partition_config.max_batch_bytes = max_entry_size;
+    partition_config.flush = config.log_flush;
+    partition_config.snapshot_period = config.snapshot_period.0;
+    Partition::open(
+        partition_config,
+        journal,
+        snapshots,
+        &opener,
+        Arc::new(SystemClock),
+    )
+    .map_err(|e| e.to_string())
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(term) => term,
+                Err(_) => {
+                    let _ = ctrl_c.await;
+                    return;
+                }
+            };
+        tokio::select! {
+            _ = ctrl_c => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = ctrl_c.await;
+}
