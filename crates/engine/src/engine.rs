@@ -325,6 +325,11 @@ impl Engine {
     pub fn processes(&self, intent: Intent) -> bool {
         self.processors.get(intent).is_some()
     }
+
+    /// Every command intent this version of the engine processes.
+    pub fn supported_commands() -> Vec<Intent> {
+        Processors::new().intents()
+    }
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! their fixed numbers, keys that carry their partition, record values, the versioned binary
 //! encoding of the log and the JSON form of exports.
 
+mod bytes;
 pub mod codec;
 pub mod document;
 pub mod intent;

@@ -43,6 +43,10 @@ impl Processors {
     pub fn get(&self, intent: Intent) -> Option<&dyn CommandProcessor> {
         self.0.get(&intent).map(|p| p.as_ref())
     }
+
+    pub fn intents(&self) -> Vec<Intent> {
+        self.0.keys().copied().collect()
+    }
 }
 
 /// What a processor may do while processing one command of a batch.

@@ -5,13 +5,32 @@
 //! To add a value type: write its struct in a file of its own here, then list it in
 //! `record_values!` below.
 
+mod command_distribution;
+mod deployment;
 mod error;
+mod incident;
+mod job;
 mod message;
+mod process;
 mod process_instance;
+mod process_instance_creation;
+mod variable;
 
+pub use command_distribution::CommandDistributionRecord;
+pub use deployment::{
+    DecisionMetadata, DecisionRequirementsMetadata, DeploymentRecord, DeploymentResource,
+    FormMetadata, ProcessMetadata,
+};
 pub use error::ErrorRecord;
+pub use incident::IncidentRecord;
+pub use job::{JobBatchRecord, JobRecord};
 pub use message::MessageRecord;
+pub use process::ProcessRecord;
 pub use process_instance::ProcessInstanceRecord;
+pub use process_instance_creation::{
+    ProcessInstanceCreationRecord, ProcessInstanceResultRecord, StartInstruction,
+};
+pub use variable::{VariableDocumentRecord, VariableRecord};
 
 use crate::intent::{self, Intent, ValueType};
 
@@ -116,9 +135,19 @@ macro_rules! record_values {
 }
 
 record_values! {
+    Job(JobRecord, JobIntent, instance: process_instance_key);
+    Deployment(DeploymentRecord, DeploymentIntent);
     ProcessInstance(ProcessInstanceRecord, ProcessInstanceIntent, instance: process_instance_key);
+    Incident(IncidentRecord, IncidentIntent, instance: process_instance_key);
     Message(MessageRecord, MessageIntent);
+    JobBatch(JobBatchRecord, JobBatchIntent);
+    Variable(VariableRecord, VariableIntent, instance: process_instance_key);
+    VariableDocument(VariableDocumentRecord, VariableDocumentIntent, instance: process_instance_key);
+    ProcessInstanceCreation(ProcessInstanceCreationRecord, ProcessInstanceCreationIntent);
     Error(ErrorRecord, ErrorIntent, instance: process_instance_key);
+    ProcessInstanceResult(ProcessInstanceResultRecord, ProcessInstanceResultIntent, instance: process_instance_key);
+    Process(ProcessRecord, ProcessIntent);
+    CommandDistribution(CommandDistributionRecord, CommandDistributionIntent);
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
