@@ -2,16 +2,17 @@
 //!
 //! `cargo bench -p beeline-feel --bench eval`
 //!
-//! Variables come from a `HashMap<String, Value>` holding a few unrelated entries too, as a
-//! process instance's scope would; the engine's own provider reads state instead.
+//! Variables come from a `HashMap<String, Value>` (SipHash) holding a few unrelated entries
+//! too, as a process instance's scope would, and once from a FEEL context; the engine's
+//! own provider reads state instead.
 
 use std::collections::HashMap;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use beeline_feel::{EvalContext, Expression, Value};
+use beeline_feel::{Context, EvalContext, Expression, Value, Variables};
 
-fn measure(name: &str, expr: &Expression, vars: &HashMap<String, Value>, check: &str) {
+fn measure(name: &str, expr: &Expression, vars: &dyn Variables, check: &str) {
     let ctx = EvalContext::new(vars);
     let result = expr.evaluate(&ctx).map(|v| v.to_string());
     assert_eq!(result.as_deref(), Ok(check), "{name}");
@@ -63,6 +64,12 @@ fn main() {
 
     let condition = parse(r#"amount > 1000 and region = "EU""#);
     measure("condition", &condition, &vars, "true");
+    // The same with a FEEL context as the provider (no hashing; the engine brings its own).
+    let as_context: Context = vars
+        .iter()
+        .map(|(k, v)| (beeline_feel::Name::from(k.as_str()), v.clone()))
+        .collect();
+    measure("condition (context vars)", &condition, &as_context, "true");
 
     let mapping = parse(
         r#"{id: order.id, customer: order.customer.name, gold: order.customer.tier = "gold", total: sum(order.items.price), retries: retries - 1}"#,

@@ -26,7 +26,9 @@ const MIN_ADJUSTED: i64 = -6143;
 /// `(-1)^neg * coef * 10^exp` with `coef < 10^34`; zero is never negative.
 #[derive(Clone, Copy)]
 pub struct Number {
-    coef: u128,
+    /// The coefficient (< 10^34) as two 64-bit halves: a `u128` field would give the whole
+    /// `Value` enum 16-byte alignment and 48 bytes, and evaluation moves values a lot.
+    c: [u64; 2],
     exp: i32,
     neg: bool,
 }
@@ -69,14 +71,24 @@ fn rounds_up(mode: RoundMode, neg: bool, odd: bool, cmp_half: Ordering, nonzero:
     }
 }
 
+/// The two halves of a coefficient, low half first.
+const fn split(v: u128) -> [u64; 2] {
+    [v as u64, (v >> 64) as u64]
+}
+
 impl Number {
+    #[inline]
+    fn coef(&self) -> u128 {
+        (u128::from(self.c[1]) << 64) | u128::from(self.c[0])
+    }
+
     pub const ZERO: Number = Number {
-        coef: 0,
+        c: split(0),
         exp: 0,
         neg: false,
     };
     pub const ONE: Number = Number {
-        coef: 1,
+        c: split(1),
         exp: 0,
         neg: false,
     };
@@ -128,7 +140,7 @@ impl Number {
         if coef == 0 {
             let exp = exp.clamp(MIN_ADJUSTED, MAX_ADJUSTED) as i32;
             return Some(Number {
-                coef: 0,
+                c: split(0),
                 exp,
                 neg: false,
             });
@@ -138,7 +150,7 @@ impl Number {
             return None;
         }
         Some(Number {
-            coef,
+            c: split(coef),
             exp: exp as i32,
             neg,
         })
@@ -205,7 +217,7 @@ impl Number {
 
     pub fn from_i64(n: i64) -> Number {
         Number {
-            coef: u128::from(n.unsigned_abs()),
+            c: split(u128::from(n.unsigned_abs())),
             exp: 0,
             neg: n < 0,
         }
@@ -213,7 +225,7 @@ impl Number {
 
     pub fn from_u64(n: u64) -> Number {
         Number {
-            coef: u128::from(n),
+            c: split(u128::from(n)),
             exp: 0,
             neg: false,
         }
@@ -234,21 +246,21 @@ impl Number {
 
     pub fn to_f64(self) -> f64 {
         let sign = if self.neg { "-" } else { "" };
-        format!("{sign}{}e{}", self.coef, self.exp)
+        format!("{sign}{}e{}", self.coef(), self.exp)
             .parse::<f64>()
             .unwrap_or(f64::NAN)
     }
 
     pub fn is_zero(self) -> bool {
-        self.coef == 0
+        self.coef() == 0
     }
 
     pub fn is_negative(self) -> bool {
-        self.neg && self.coef != 0
+        self.neg && self.coef() != 0
     }
 
     pub fn signum(self) -> i32 {
-        if self.coef == 0 {
+        if self.coef() == 0 {
             0
         } else if self.neg {
             -1
@@ -258,11 +270,11 @@ impl Number {
     }
 
     pub fn is_integer(self) -> bool {
-        if self.exp >= 0 || self.coef == 0 {
+        if self.exp >= 0 || self.coef() == 0 {
             return true;
         }
         let shift = (-i64::from(self.exp)) as u64;
-        shift <= 38 && self.coef.is_multiple_of(POW10[shift as usize])
+        shift <= 38 && self.coef().is_multiple_of(POW10[shift as usize])
     }
 
     /// The value as an `i64` if it is a whole number in range.
@@ -270,14 +282,14 @@ impl Number {
         if !self.is_integer() {
             return None;
         }
-        if self.coef == 0 {
+        if self.coef() == 0 {
             return Some(0);
         }
         let magnitude: u128 = if self.exp >= 0 {
             let e = u32::try_from(self.exp).ok().filter(|e| *e <= 38)?;
-            self.coef.checked_mul(POW10[e as usize])?
+            self.coef().checked_mul(POW10[e as usize])?
         } else {
-            self.coef / POW10[(-self.exp) as usize]
+            self.coef() / POW10[(-self.exp) as usize]
         };
         if self.neg {
             0i64.checked_sub_unsigned(u64::try_from(magnitude).ok()?)
@@ -293,7 +305,7 @@ impl Number {
 
     pub fn negated(self) -> Number {
         Number {
-            neg: !self.neg && self.coef != 0,
+            neg: !self.neg && self.coef() != 0,
             ..self
         }
     }
@@ -313,41 +325,41 @@ impl Number {
     /// The same value with trailing zeros added down to `exp`, as far as 34 digits allow
     /// (`1 + 0.00 = 1.00`, as `BigDecimal` keeps the larger scale).
     fn widened_to(self, exp: i32) -> Number {
-        let room = PRECISION.saturating_sub(digits128(self.coef));
+        let room = PRECISION.saturating_sub(digits128(self.coef()));
         let shift = (i64::from(self.exp) - i64::from(exp)).clamp(0, i64::from(room)) as u32;
-        if self.coef == 0 {
+        if self.coef() == 0 {
             return Number {
                 exp: self.exp.min(exp),
                 ..self
             };
         }
         Number {
-            coef: self.coef * POW10[shift as usize],
+            c: split(self.coef() * POW10[shift as usize]),
             exp: self.exp - shift as i32,
             neg: self.neg,
         }
     }
 
     fn add_signed(a: Number, b: Number) -> Option<Number> {
-        if b.coef == 0 {
+        if b.coef() == 0 {
             return Some(a.widened_to(b.exp));
         }
-        if a.coef == 0 {
+        if a.coef() == 0 {
             return Some(b.widened_to(a.exp));
         }
         // `hi` has the larger exponent.
         let (hi, lo) = if a.exp >= b.exp { (a, b) } else { (b, a) };
         let d = (i64::from(hi.exp) - i64::from(lo.exp)) as u64;
         let (hi_coef, hi_exp, gap) = if d <= 42 {
-            (U256::from_u128(hi.coef), i64::from(hi.exp), d as u32)
+            (U256::from_u128(hi.coef()), i64::from(hi.exp), d as u32)
         } else {
             // Spread `hi` to 37 digits first; `lo` only matters to the extent it reaches.
-            let k = 37 - digits128(hi.coef);
+            let k = 37 - digits128(hi.coef());
             let gap = d - u64::from(k);
             if gap > 39 {
                 // `lo` is below a thousandth of `hi`'s 37th digit: it only breaks ties, so
                 // it becomes one unit of a 38th digit.
-                let spread = hi.coef * POW10[k as usize] * 10;
+                let spread = hi.coef() * POW10[k as usize] * 10;
                 let coef = if hi.neg == lo.neg {
                     spread + 1
                 } else {
@@ -361,13 +373,13 @@ impl Number {
                 );
             }
             (
-                U256::from_u128(hi.coef * POW10[k as usize]),
+                U256::from_u128(hi.coef() * POW10[k as usize]),
                 i64::from(hi.exp) - i64::from(k),
                 gap as u32,
             )
         };
         let x = hi_coef.mul_pow10(gap)?;
-        let y = U256::from_u128(lo.coef);
+        let y = U256::from_u128(lo.coef());
         let exp = hi_exp - i64::from(gap);
         if hi.neg == lo.neg {
             Number::from_wide(x.checked_add(y)?, exp, hi.neg, false)
@@ -380,7 +392,7 @@ impl Number {
 
     pub fn checked_mul(self, o: Number) -> Option<Number> {
         Number::from_wide(
-            U256::mul128(self.coef, o.coef),
+            U256::mul128(self.coef(), o.coef()),
             i64::from(self.exp) + i64::from(o.exp),
             self.neg != o.neg,
             false,
@@ -390,18 +402,18 @@ impl Number {
     /// `None` for a zero divisor (FEEL gives null there). An exact quotient keeps the
     /// preferred exponent (`10 / 4 = 2.5`, `1.00 / 2 = 0.50`), as `BigDecimal` does.
     pub fn checked_div(self, o: Number) -> Option<Number> {
-        if o.coef == 0 {
+        if o.coef() == 0 {
             return None;
         }
         let ideal = i64::from(self.exp) - i64::from(o.exp);
-        if self.coef == 0 {
+        if self.coef() == 0 {
             return Number::checked(0, ideal, false);
         }
-        let (da, db) = (digits128(self.coef), digits128(o.coef));
+        let (da, db) = (digits128(self.coef()), digits128(o.coef()));
         // Scale the dividend so the quotient has at least 35 digits.
         let k = PRECISION + 1 + db - da;
-        let n = U256::from_u128(self.coef).mul_pow10(k)?;
-        let (mut q, r) = n.divrem(o.coef);
+        let n = U256::from_u128(self.coef()).mul_pow10(k)?;
+        let (mut q, r) = n.divrem(o.coef());
         let mut exp = ideal - i64::from(k);
         if r == 0 {
             while exp < ideal {
@@ -419,29 +431,29 @@ impl Number {
     /// The remainder of truncating division (`self - o * trunc(self / o)`), exact for any
     /// magnitudes (modular arithmetic on the coefficients); `None` for a zero divisor.
     fn rem(self, o: Number) -> Option<Number> {
-        if o.coef == 0 {
+        if o.coef() == 0 {
             return None;
         }
-        if self.coef == 0 {
+        if self.coef() == 0 {
             return Some(self);
         }
         let (r, exp) = if self.exp < o.exp {
             // Align the divisor down to the dividend's exponent; if it no longer fits in
             // 128 bits it is larger than the dividend, which is then the remainder.
-            match U256::from_u128(o.coef)
+            match U256::from_u128(o.coef())
                 .mul_pow10((o.exp - self.exp) as u32)
                 .and_then(U256::to_u128)
             {
-                Some(m) => (self.coef % m, self.exp),
-                None => (self.coef, self.exp),
+                Some(m) => (self.coef() % m, self.exp),
+                None => (self.coef(), self.exp),
             }
         } else {
             // dividend = coef * 10^d at the divisor's exponent:
             // (coef mod m) * (10^d mod m) mod m.
-            let m = o.coef;
+            let m = o.coef();
             let d = (self.exp - o.exp) as u32;
             let scale = pow10_mod(d, m);
-            (mul_mod(self.coef % m, scale, m), o.exp)
+            (mul_mod(self.coef() % m, scale, m), o.exp)
         };
         Number::from_wide(U256::from_u128(r), i64::from(exp), self.neg, false)
     }
@@ -471,10 +483,10 @@ impl Number {
         let drop = (target - i64::from(self.exp)) as u64;
         if drop > 76 {
             // Everything is dropped; only directed modes can produce one unit.
-            let up = rounds_up(mode, self.neg, false, Ordering::Less, self.coef != 0);
+            let up = rounds_up(mode, self.neg, false, Ordering::Less, self.coef() != 0);
             return Number::checked(u128::from(up), target, self.neg);
         }
-        let (q, r) = U256::from_u128(self.coef).divrem_pow10(drop as u32);
+        let (q, r) = U256::from_u128(self.coef()).divrem_pow10(drop as u32);
         let half = U256::from_u128(1).mul_pow10(drop as u32)?;
         let twice = r.checked_add(r)?;
         let q = q.to_u128()?;
@@ -485,7 +497,7 @@ impl Number {
     /// `self ** exp`: integer powers by repeated squaring with guard digits, other
     /// exponents in double precision (as feel-scala does).
     pub fn pow(self, exp: Number) -> Option<Number> {
-        if self.coef == 0 {
+        if self.coef() == 0 {
             return if exp.is_negative() {
                 None
             } else if exp.is_zero() {
@@ -500,7 +512,7 @@ impl Number {
         };
         // Work with 38 digits and round once at the end.
         let mut result = (1u128, 0i64);
-        let mut base = (self.coef, i64::from(self.exp));
+        let mut base = (self.coef(), i64::from(self.exp));
         let mut e = n.unsigned_abs();
         let wide_mul = |(a, ea): (u128, i64), (b, eb): (u128, i64)| -> Option<(u128, i64)> {
             let p =
@@ -509,7 +521,7 @@ impl Number {
             if !(-100_000..=100_000).contains(&e) {
                 return None;
             }
-            Some((p.coef, e))
+            Some((p.coef(), e))
         };
         while e > 0 {
             if e & 1 == 1 {
@@ -534,7 +546,7 @@ impl Number {
         if self.is_negative() {
             return None;
         }
-        if self.coef == 0 {
+        if self.coef() == 0 {
             return Some(Number::ZERO);
         }
         let two = Number::from_i64(2);
@@ -565,8 +577,8 @@ impl Number {
     /// Removes trailing zeros, but not beyond the given exponent.
     fn normalized_to(self, min_exp: i32) -> Number {
         let mut n = self;
-        while n.coef != 0 && n.coef.is_multiple_of(10) && n.exp < min_exp {
-            n.coef /= 10;
+        while n.coef() != 0 && n.coef().is_multiple_of(10) && n.exp < min_exp {
+            n.c = split(n.coef() / 10);
             n.exp += 1;
         }
         n
@@ -575,11 +587,11 @@ impl Number {
     /// The number without trailing zeros (`2.50` -> `2.5`).
     pub fn normalized(self) -> Number {
         let mut n = self;
-        if n.coef == 0 {
+        if n.coef() == 0 {
             return Number::ZERO;
         }
-        while n.coef.is_multiple_of(10) {
-            n.coef /= 10;
+        while n.coef().is_multiple_of(10) {
+            n.c = split(n.coef() / 10);
             n.exp += 1;
         }
         n
@@ -592,21 +604,21 @@ impl Number {
 
     /// Compares magnitudes.
     fn cmp_magnitude(&self, o: &Number) -> Ordering {
-        match (self.coef == 0, o.coef == 0) {
+        match (self.coef() == 0, o.coef() == 0) {
             (true, true) => return Ordering::Equal,
             (true, false) => return Ordering::Less,
             (false, true) => return Ordering::Greater,
             _ => {}
         }
-        let adj_a = i64::from(self.exp) + i64::from(digits128(self.coef));
-        let adj_b = i64::from(o.exp) + i64::from(digits128(o.coef));
+        let adj_a = i64::from(self.exp) + i64::from(digits128(self.coef()));
+        let adj_b = i64::from(o.exp) + i64::from(digits128(o.coef()));
         if adj_a != adj_b {
             return adj_a.cmp(&adj_b);
         }
         // Same magnitude order: the exponents differ by fewer than 34.
         let base = self.exp.min(o.exp);
-        let a = U256::from_u128(self.coef).mul_pow10((self.exp - base) as u32);
-        let b = U256::from_u128(o.coef).mul_pow10((o.exp - base) as u32);
+        let a = U256::from_u128(self.coef()).mul_pow10((self.exp - base) as u32);
+        let b = U256::from_u128(o.coef()).mul_pow10((o.exp - base) as u32);
         a.cmp(&b)
     }
 }
@@ -664,7 +676,7 @@ impl fmt::Display for Number {
     /// Plain notation, never scientific, keeping the scale the arithmetic produced (like
     /// `BigDecimal.toPlainString`).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.coef == 0 {
+        if self.coef() == 0 {
             if self.exp >= 0 {
                 return f.write_str("0");
             }
@@ -673,7 +685,7 @@ impl fmt::Display for Number {
         if self.neg {
             f.write_str("-")?;
         }
-        let digits = self.coef.to_string();
+        let digits = self.coef().to_string();
         if self.exp >= 0 {
             f.write_str(&digits)?;
             return f.write_str(&"0".repeat(self.exp as usize));
@@ -697,7 +709,7 @@ impl fmt::Debug for Number {
 impl std::hash::Hash for Number {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
         let n = self.normalized();
-        (n.coef, n.exp, n.neg).hash(state);
+        (n.coef(), n.exp, n.neg).hash(state);
     }
 }
 
