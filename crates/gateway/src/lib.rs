@@ -1,9 +1,48 @@
 //! Beeline's gRPC gateway, speaking Zeebe's `gateway_protocol.Gateway` service.
 //!
-//! For now this crate only carries the protocol: `proto/gateway.proto` is our own
-//! definition of Zeebe 8.8's gateway protocol, and [`proto`] is the Rust code tonic
-//! generates from it (messages, a `gateway_server` and a `gateway_client`).
-//! `tests/wire_compat.rs` checks it field by field against the official definition.
+//! ```text
+//! client ─gRPC─▶ service.rs ─▶ rpc/<method>.rs: check engine support, validate, translate
+//!                                  │ request → command record
+//!                                  ▼
+//!                 dispatch.rs: route (routing.rs) ─▶ in-flight limit (backpressure/)
+//!                                  ─▶ PartitionHandle::execute ─▶ event or rejection
+//!                                  ▼
+//!                 rpc/<method>.rs: event → response;  error.rs: everything else → status
+//! ```
+//!
+//! - [`proto`]: our own definition of Zeebe 8.8's gateway protocol and the code tonic generates
+//!   from it; `tests/wire_compat.rs` checks it field by field against the official one.
+//! - An RPC whose command the engine does not process yet answers UNIMPLEMENTED, naming what is
+//!   missing; it works as soon as `Engine::supported_commands()` lists its intent.
+//! - ActivateJobs and StreamActivatedJobs wait for jobs by probing; [`Gateway::jobs_available`]
+//!   wakes them at once when the partitions publish job notifications.
+
+pub mod backpressure;
+mod cluster;
+mod config;
+mod dispatch;
+mod error;
+mod jobs;
+pub mod routing;
+mod rpc;
+mod server;
+mod service;
+mod validate;
+
+use std::future::Future;
+use std::sync::Arc;
+
+use tokio::sync::{broadcast, watch};
+use tonic::transport::server::TcpIncoming;
+
+pub use cluster::{Cluster, NodeInfo, PartitionSlot};
+pub use config::{DEFAULT_MAX_MESSAGE_SIZE, GatewayConfig};
+pub use error::GatewayError;
+
+use dispatch::Dispatcher;
+use proto::gateway_server::GatewayServer;
+use server::MessageSizeLayer;
+use service::GatewayService;
 
 /// Messages and the `Gateway` service of package `gateway_protocol`, generated at build time.
 pub mod proto {
@@ -13,4 +52,86 @@ pub mod proto {
     /// for comparing our definition with the official one.
     pub const FILE_DESCRIPTOR_SET: &[u8] =
         include_bytes!(concat!(env!("OUT_DIR"), "/gateway_protocol.bin"));
+}
+
+/// The backpressure state of one partition, for metrics.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartitionLoad {
+    pub partition: u16,
+    pub inflight: usize,
+    /// `None` when backpressure is off.
+    pub limit: Option<usize>,
+    pub rejected: u64,
+}
+
+/// The gateway of one node.
+pub struct Gateway {
+    d: Arc<Dispatcher>,
+    stopping: watch::Sender<bool>,
+}
+
+impl Gateway {
+    pub fn new(cluster: Cluster, config: GatewayConfig) -> Self {
+        let (stopping, stopping_rx) = watch::channel(false);
+        let d = Dispatcher::new(cluster, config, Dispatcher::engine_commands(), stopping_rx);
+        Self {
+            d: Arc::new(d),
+            stopping,
+        }
+    }
+
+    /// Send a job type here when jobs of it became activatable: waiting ActivateJobs and
+    /// StreamActivatedJobs calls for that type look again at once.
+    pub fn jobs_available(&self) -> broadcast::Sender<String> {
+        self.d.jobs_available.clone()
+    }
+
+    /// In-flight commands and limits per partition.
+    pub fn load(&self) -> Vec<PartitionLoad> {
+        self.d
+            .partitions()
+            .map(|(partition, p)| PartitionLoad {
+                partition,
+                inflight: p.limiter.inflight(),
+                limit: p.limiter.limit(),
+                rejected: p.limiter.rejected(),
+            })
+            .collect()
+    }
+
+    /// Ends waiting calls (long polls answer, job streams close with UNAVAILABLE). `serve`
+    /// does this itself when its shutdown signal fires.
+    pub fn stop(&self) {
+        let _ = self.stopping.send(true);
+    }
+
+    /// Serves gRPC on `listener` until `shutdown` completes; then stops accepting, ends waiting
+    /// calls, lets the calls in flight finish and returns.
+    pub async fn serve(
+        &self,
+        listener: tokio::net::TcpListener,
+        shutdown: impl Future<Output = ()>,
+    ) -> Result<(), tonic::transport::Error> {
+        let config = &self.d.config;
+        let max = config.max_message_size;
+        let service = GatewayServer::new(GatewayService { d: self.d.clone() })
+            .max_decoding_message_size(max)
+            .max_encoding_message_size(max);
+        let signal = async {
+            shutdown.await;
+            tracing::info!("gRPC gateway stops accepting calls and finishes those in flight");
+            self.stop();
+        };
+        tonic::transport::Server::builder()
+            .http2_keepalive_interval(Some(config.keep_alive_interval))
+            .http2_keepalive_timeout(Some(std::time::Duration::from_secs(20)))
+            .max_concurrent_streams(Some(config.max_concurrent_streams))
+            .layer(MessageSizeLayer { max })
+            .add_service(service)
+            .serve_with_incoming_shutdown(
+                TcpIncoming::from(listener).with_nodelay(Some(true)),
+                signal,
+            )
+            .await
+    }
 }

@@ -1,0 +1,53 @@
+//! What the gateway knows of the cluster: this node and its partitions. A single node for now
+//! (every partition led here, replication factor 1); the cluster crate will feed it a topology.
+
+use beeline_stream::{PartitionHandle, PartitionStatus};
+
+/// The node as the topology reports it.
+#[derive(Debug, Clone)]
+pub struct NodeInfo {
+    pub node_id: i32,
+    /// The address clients should use for this node.
+    pub host: String,
+    pub port: u16,
+    /// The version the broker and gateway report.
+    pub version: String,
+}
+
+/// One partition as the gateway sees it.
+#[derive(Clone)]
+pub enum PartitionSlot {
+    Open(PartitionHandle),
+    /// Not served (it refused to open: a corrupt log or snapshot); requests to it are
+    /// answered UNAVAILABLE with this reason.
+    Unavailable(String),
+}
+
+impl PartitionSlot {
+    pub fn handle(&self) -> Option<&PartitionHandle> {
+        match self {
+            Self::Open(handle) => Some(handle),
+            Self::Unavailable(_) => None,
+        }
+    }
+
+    /// Healthy and taking commands.
+    pub fn is_healthy(&self) -> bool {
+        self.handle()
+            .is_some_and(|h| h.status() == PartitionStatus::Healthy)
+    }
+}
+
+/// The node and its partitions `1..=partitions.len()`, in order.
+#[derive(Clone)]
+pub struct Cluster {
+    pub node: NodeInfo,
+    pub partitions: Vec<PartitionSlot>,
+}
+
+impl Cluster {
+    /// A cluster of this node's open partitions, numbered from 1.
+    pub fn single_node(node: NodeInfo, partitions: Vec<PartitionSlot>) -> Self {
+        Self { node, partitions }
+    }
+}

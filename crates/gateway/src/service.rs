@@ -1,0 +1,285 @@
+//! The tonic `Gateway` service: each method opens a span and hands the request to its file in
+//! `rpc/`; errors become statuses through the one table in `error.rs`.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use tonic::{Request, Response, Status};
+use tracing::Instrument;
+
+use crate::dispatch::Dispatcher;
+use crate::error::GatewayError;
+use crate::proto::gateway_server::Gateway;
+use crate::proto::*;
+use crate::rpc;
+
+#[derive(Clone)]
+pub(crate) struct GatewayService {
+    pub d: Arc<Dispatcher>,
+}
+
+/// Runs one RPC inside its span and logs its outcome.
+async fn call<T>(
+    rpc: &'static str,
+    work: impl Future<Output = Result<T, GatewayError>>,
+) -> Result<Response<T>, Status> {
+    let span = tracing::info_span!("grpc", rpc);
+    async move {
+        match work.await {
+            Ok(response) => {
+                tracing::debug!("answered");
+                Ok(Response::new(response))
+            }
+            Err(error) => {
+                let status = Status::from(error);
+                match status.code() {
+                    tonic::Code::Internal | tonic::Code::Unknown => {
+                        tracing::warn!(code = ?status.code(), message = status.message(), "failed")
+                    }
+                    _ => {
+                        tracing::debug!(code = ?status.code(), message = status.message(), "refused")
+                    }
+                }
+                Err(status)
+            }
+        }
+    }
+    .instrument(span)
+    .await
+}
+
+#[tonic::async_trait]
+impl Gateway for GatewayService {
+    type ActivateJobsStream = rpc::activate_jobs::Stream;
+    type StreamActivatedJobsStream = rpc::stream_activated_jobs::Stream;
+
+    async fn activate_jobs(
+        &self,
+        request: Request<ActivateJobsRequest>,
+    ) -> Result<Response<Self::ActivateJobsStream>, Status> {
+        let d = self.d.clone();
+        call(
+            "ActivateJobs",
+            rpc::activate_jobs::handle(d, request.into_inner()),
+        )
+        .await
+    }
+
+    async fn stream_activated_jobs(
+        &self,
+        request: Request<StreamActivatedJobsRequest>,
+    ) -> Result<Response<Self::StreamActivatedJobsStream>, Status> {
+        let d = self.d.clone();
+        call(
+            "StreamActivatedJobs",
+            rpc::stream_activated_jobs::handle(d, request.into_inner()),
+        )
+        .await
+    }
+
+    async fn complete_job(
+        &self,
+        request: Request<CompleteJobRequest>,
+    ) -> Result<Response<CompleteJobResponse>, Status> {
+        call(
+            "CompleteJob",
+            rpc::complete_job::handle(&self.d, request.into_inner()),
+        )
+        .await
+    }
+
+    async fn fail_job(
+        &self,
+        request: Request<FailJobRequest>,
+    ) -> Result<Response<FailJobResponse>, Status> {
+        call(
+            "FailJob",
+            rpc::fail_job::handle(&self.d, request.into_inner()),
+        )
+        .await
+    }
+
+    async fn throw_error(
+        &self,
+        request: Request<ThrowErrorRequest>,
+    ) -> Result<Response<ThrowErrorResponse>, Status> {
+        call(
+            "ThrowError",
+            rpc::throw_error::handle(&self.d, request.into_inner()),
+        )
+        .await
+    }
+
+    async fn update_job_retries(
+        &self,
+        request: Request<UpdateJobRetriesRequest>,
+    ) -> Result<Response<UpdateJobRetriesResponse>, Status> {
+        call(
+            "UpdateJobRetries",
+            rpc::update_job_retries::handle(&self.d, request.into_inner()),
+        )
+        .await
+    }
+
+    async fn update_job_timeout(
+        &self,
+        request: Request<UpdateJobTimeoutRequest>,
+    ) -> Result<Response<UpdateJobTimeoutResponse>, Status> {
+        call(
+            "UpdateJobTimeout",
+            rpc::update_job_timeout::handle(&self.d, request.into_inner()),
+        )
+        .await
+    }
+
+    async fn create_process_instance(
+        &self,
+        request: Request<CreateProcessInstanceRequest>,
+    ) -> Result<Response<CreateProcessInstanceResponse>, Status> {
+        call(
+            "CreateProcessInstance",
+            rpc::create_process_instance::handle(&self.d, request.into_inner()),
+        )
+        .await
+    }
+
+    async fn create_process_instance_with_result(
+        &self,
+        request: Request<CreateProcessInstanceWithResultRequest>,
+    ) -> Result<Response<CreateProcessInstanceWithResultResponse>, Status> {
+        call(
+            "CreateProcessInstanceWithResult",
+            rpc::create_process_instance_with_result::handle(&self.d, request.into_inner()),
+        )
+        .await
+    }
+
+    async fn cancel_process_instance(
+        &self,
+        request: Request<CancelProcessInstanceRequest>,
+    ) -> Result<Response<CancelProcessInstanceResponse>, Status> {
+        call(
+            "CancelProcessInstance",
+            rpc::cancel_process_instance::handle(&self.d, request.into_inner()),
+        )
+        .await
+    }
+
+    async fn modify_process_instance(
+        &self,
+        request: Request<ModifyProcessInstanceRequest>,
+    ) -> Result<Response<ModifyProcessInstanceResponse>, Status> {
+        call(
+            "ModifyProcessInstance",
+            rpc::modify_process_instance::handle(&self.d, request.into_inner()),
+        )
+        .await
+    }
+
+    async fn migrate_process_instance(
+        &self,
+        request: Request<MigrateProcessInstanceRequest>,
+    ) -> Result<Response<MigrateProcessInstanceResponse>, Status> {
+        call(
+            "MigrateProcessInstance",
+            rpc::migrate_process_instance::handle(&self.d, request.into_inner()),
+        )
+        .await
+    }
+
+    async fn set_variables(
+        &self,
+        request: Request<SetVariablesRequest>,
+    ) -> Result<Response<SetVariablesResponse>, Status> {
+        call(
+            "SetVariables",
+            rpc::set_variables::handle(&self.d, request.into_inner()),
+        )
+        .await
+    }
+
+    async fn resolve_incident(
+        &self,
+        request: Request<ResolveIncidentRequest>,
+    ) -> Result<Response<ResolveIncidentResponse>, Status> {
+        call(
+            "ResolveIncident",
+            rpc::resolve_incident::handle(&self.d, request.into_inner()),
+        )
+        .await
+    }
+
+    async fn publish_message(
+        &self,
+        request: Request<PublishMessageRequest>,
+    ) -> Result<Response<PublishMessageResponse>, Status> {
+        call(
+            "PublishMessage",
+            rpc::publish_message::handle(&self.d, request.into_inner()),
+        )
+        .await
+    }
+
+    async fn broadcast_signal(
+        &self,
+        request: Request<BroadcastSignalRequest>,
+    ) -> Result<Response<BroadcastSignalResponse>, Status> {
+        call(
+            "BroadcastSignal",
+            rpc::broadcast_signal::handle(&self.d, request.into_inner()),
+        )
+        .await
+    }
+
+    #[allow(deprecated)]
+    async fn deploy_process(
+        &self,
+        request: Request<DeployProcessRequest>,
+    ) -> Result<Response<DeployProcessResponse>, Status> {
+        call(
+            "DeployProcess",
+            rpc::deploy_process::handle(&self.d, request.into_inner()),
+        )
+        .await
+    }
+
+    async fn deploy_resource(
+        &self,
+        request: Request<DeployResourceRequest>,
+    ) -> Result<Response<DeployResourceResponse>, Status> {
+        call(
+            "DeployResource",
+            rpc::deploy_resource::handle(&self.d, request.into_inner()),
+        )
+        .await
+    }
+
+    async fn delete_resource(
+        &self,
+        request: Request<DeleteResourceRequest>,
+    ) -> Result<Response<DeleteResourceResponse>, Status> {
+        call(
+            "DeleteResource",
+            rpc::delete_resource::handle(&self.d, request.into_inner()),
+        )
+        .await
+    }
+
+    async fn evaluate_decision(
+        &self,
+        request: Request<EvaluateDecisionRequest>,
+    ) -> Result<Response<EvaluateDecisionResponse>, Status> {
+        call(
+            "EvaluateDecision",
+            rpc::evaluate_decision::handle(&self.d, request.into_inner()),
+        )
+        .await
+    }
+
+    async fn topology(
+        &self,
+        _request: Request<TopologyRequest>,
+    ) -> Result<Response<TopologyResponse>, Status> {
+        call("Topology", async { Ok(rpc::topology::handle(&self.d)) }).await
+    }
+}

@@ -1,0 +1,193 @@
+//! Request checks that name the field at fault. Messages follow Zeebe's: its document check
+//! ("Property 'variables' is invalid: ..."), its tenant check, and the field checks of
+//! Camunda's REST API ("No name provided", "The value for retries is '-1' but must be ...").
+
+use beeline_protocol::key;
+
+use crate::error::GatewayError;
+
+/// Zeebe's default tenant.
+pub const DEFAULT_TENANT: &str = "<default>";
+
+fn invalid(message: String) -> GatewayError {
+    GatewayError::InvalidArgument(message)
+}
+
+/// A variables document: empty (or `null`) means none; anything else must be a JSON object.
+/// Returns the document as the record carries it.
+pub fn variables(field: &str, text: &str) -> Result<Vec<u8>, GatewayError> {
+    let trimmed = text.trim();
+    if trimmed.is_empty() || trimmed == "null" {
+        return Ok(b"{}".to_vec());
+    }
+    match serde_json::from_str::<serde_json::Value>(trimmed) {
+        Ok(serde_json::Value::Object(_)) => Ok(trimmed.as_bytes().to_vec()),
+        Ok(other) => Err(invalid(format!(
+            "Property '{field}' is invalid: Expected document to be a root level object, but was '{}'",
+            kind(&other)
+        ))),
+        Err(e) => Err(invalid(format!(
+            "Property '{field}' is invalid: expected a JSON object, but the text is not JSON ({e})"
+        ))),
+    }
+}
+
+/// The MessagePack type names Zeebe's message uses.
+fn kind(value: &serde_json::Value) -> &'static str {
+    match value {
+        serde_json::Value::Null => "NIL",
+        serde_json::Value::Bool(_) => "BOOLEAN",
+        serde_json::Value::Number(n) if n.is_f64() => "FLOAT",
+        serde_json::Value::Number(_) => "INTEGER",
+        serde_json::Value::String(_) => "STRING",
+        serde_json::Value::Array(_) => "ARRAY",
+        serde_json::Value::Object(_) => "MAP",
+    }
+}
+
+/// Zeebe's `ensureTenantIdSet` with multi-tenancy disabled (Beeline has no tenants yet):
+/// empty means the default tenant, and only the default tenant is accepted.
+pub fn tenant(rpc: &str, tenant_id: &str) -> Result<String, GatewayError> {
+    if tenant_id.trim().is_empty() || tenant_id == DEFAULT_TENANT {
+        return Ok(DEFAULT_TENANT.to_owned());
+    }
+    Err(invalid(format!(
+        "Expected to handle gRPC request {rpc} with tenant identifier '{tenant_id}', but multi-tenancy is disabled"
+    )))
+}
+
+/// [`tenant`] for each of a list; an empty list means the default tenant.
+pub fn tenants(rpc: &str, tenant_ids: &[String]) -> Result<Vec<String>, GatewayError> {
+    if tenant_ids.is_empty() {
+        return Ok(vec![DEFAULT_TENANT.to_owned()]);
+    }
+    let mut checked: Vec<String> = Vec::with_capacity(tenant_ids.len());
+    for tenant_id in tenant_ids {
+        let id = tenant(rpc, tenant_id)?;
+        if !checked.contains(&id) {
+            checked.push(id);
+        }
+    }
+    Ok(checked)
+}
+
+pub fn not_empty(field: &str, value: &str) -> Result<(), GatewayError> {
+    if value.trim().is_empty() {
+        return Err(invalid(format!("No {field} provided")));
+    }
+    Ok(())
+}
+
+pub fn at_least(field: &str, value: i64, min: i64) -> Result<(), GatewayError> {
+    if value < min {
+        let bound = match min {
+            0 => "0 or greater".to_owned(),
+            1 => "greater than 0".to_owned(),
+            n => format!("at least {n}"),
+        };
+        return Err(invalid(format!(
+            "The value for {field} is '{value}' but must be {bound}"
+        )));
+    }
+    Ok(())
+}
+
+/// A key from the request: the partition it belongs to, which must exist.
+pub fn key(field: &str, value: i64, partition_count: u16) -> Result<u16, GatewayError> {
+    match key::partition_of(value) {
+        None => Err(invalid(format!(
+            "The value for {field} is '{value}' but must be a key, a positive number as Zeebe returned it"
+        ))),
+        Some(partition) if partition > partition_count => Err(GatewayError::NotFound(format!(
+            "Expected to find {field} '{value}', but it belongs to partition {partition} and this cluster has {partition_count} partition{}",
+            if partition_count == 1 { "" } else { "s" }
+        ))),
+        Some(partition) => Ok(partition),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn message(error: GatewayError) -> String {
+        error.to_string()
+    }
+
+    #[test]
+    fn variables_must_be_an_object() {
+        assert_eq!(variables("variables", "").unwrap(), b"{}");
+        assert_eq!(variables("variables", " null ").unwrap(), b"{}");
+        assert_eq!(
+            variables("variables", r#" {"a": [1]} "#).unwrap(),
+            br#"{"a": [1]}"#
+        );
+        for (text, kind) in [
+            ("[1]", "ARRAY"),
+            ("1", "INTEGER"),
+            ("1.5", "FLOAT"),
+            ("\"x\"", "STRING"),
+            ("true", "BOOLEAN"),
+        ] {
+            assert_eq!(
+                message(variables("variables", text).unwrap_err()),
+                format!(
+                    "Property 'variables' is invalid: Expected document to be a root level object, but was '{kind}'"
+                )
+            );
+        }
+        let error = message(variables("variables", "{not json").unwrap_err());
+        assert!(
+            error.starts_with("Property 'variables' is invalid: expected a JSON object"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn deeply_nested_documents_are_refused_not_overflowed() {
+        let deep = "[".repeat(100_000);
+        let text = format!("{{\"a\":{deep}");
+        assert!(variables("variables", &text).is_err());
+    }
+
+    #[test]
+    fn only_the_default_tenant() {
+        assert_eq!(tenant("PublishMessage", "").unwrap(), "<default>");
+        assert_eq!(tenant("PublishMessage", "<default>").unwrap(), "<default>");
+        assert_eq!(
+            message(tenant("PublishMessage", "acme").unwrap_err()),
+            "Expected to handle gRPC request PublishMessage with tenant identifier 'acme', but multi-tenancy is disabled"
+        );
+        assert_eq!(tenants("ActivateJobs", &[]).unwrap(), vec!["<default>"]);
+        assert!(tenants("ActivateJobs", &["<default>".into(), "x".into()]).is_err());
+    }
+
+    #[test]
+    fn fields_are_named() {
+        assert_eq!(
+            message(not_empty("name", " ").unwrap_err()),
+            "No name provided"
+        );
+        assert_eq!(
+            message(at_least("retries", -1, 0).unwrap_err()),
+            "The value for retries is '-1' but must be 0 or greater"
+        );
+        assert_eq!(
+            message(at_least("maxJobsToActivate", 0, 1).unwrap_err()),
+            "The value for maxJobsToActivate is '0' but must be greater than 0"
+        );
+        assert!(at_least("retries", 0, 0).is_ok());
+    }
+
+    #[test]
+    fn keys_name_their_partition() {
+        let key = beeline_protocol::key::encode(2, 7);
+        assert_eq!(super::key("jobKey", key, 2).unwrap(), 2);
+        let not_found = super::key("jobKey", key, 1).unwrap_err();
+        assert!(matches!(not_found, GatewayError::NotFound(_)));
+        assert!(message(not_found).contains("partition 2"));
+        let invalid = super::key("jobKey", 0, 1).unwrap_err();
+        assert!(matches!(invalid, GatewayError::InvalidArgument(_)));
+        assert!(message(invalid).contains("jobKey is '0'"));
+    }
+}
