@@ -136,6 +136,7 @@ fn bench_processing(base: &Path, seconds: u64, clients: u64) {
             SnapshotStore::open(base.join("partition/snapshots"), 2).expect("snapshots"),
             &opener,
             Arc::new(SystemClock),
+            None,
         )
         .expect("partition")
     };

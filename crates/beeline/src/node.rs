@@ -7,7 +7,9 @@ use beeline_log::{FileJournal, FileJournalConfig, Recovery};
 use beeline_rocksdb::{MemoryBudget, RocksDbStore, RocksDbStoreConfig};
 use beeline_state::Store;
 use beeline_state::snapshot::SnapshotStore;
-use beeline_stream::{Partition, PartitionConfig, PartitionHandle, PartitionStatus, SystemClock};
+use beeline_stream::{
+    LocalRouter, Partition, PartitionConfig, PartitionHandle, PartitionStatus, SystemClock,
+};
 
 use crate::config::BrokerConfig;
 use crate::monitoring;
@@ -90,17 +92,23 @@ pub async fn run(config: BrokerConfig) -> Result<(), NodeError> {
     tokio::spawn(monitoring::serve(listener, state.clone()));
     tracing::info!(%address, "monitoring endpoints listening");
 
+    // Partitions reach each other (deployment distribution) through the router.
+    let router = LocalRouter::new();
     let mut opening = Vec::new();
     for partition in 1..=config.partitions {
         let config = config.clone();
         let budget = state.budget.clone();
+        let router = router.clone();
         opening.push(tokio::task::spawn_blocking(move || {
-            open_partition(&config, partition, budget)
+            open_partition(&config, partition, budget, router)
         }));
     }
     for (index, task) in opening.into_iter().enumerate() {
         let slot = match task.await {
-            Ok(Ok(handle)) => PartitionSlot::Open(handle),
+            Ok(Ok(handle)) => {
+                router.set_partition(handle.clone());
+                PartitionSlot::Open(handle)
+            }
             Ok(Err(reason)) => {
                 tracing::error!(partition = index + 1, %reason, "partition refused to open; not serving it");
                 PartitionSlot::Failed(reason)
@@ -134,6 +142,7 @@ fn open_partition(
     config: &BrokerConfig,
     partition: u16,
     budget: MemoryBudget,
+    router: Arc<LocalRouter>,
 ) -> Result<PartitionHandle, String> {
     let dir = config
         .data_dir
@@ -164,6 +173,7 @@ fn open_partition(
         Ok(Arc::new(RocksDbStore::open(&store_config, checkpoint)?))
     };
     let mut partition_config = PartitionConfig::new(partition);
+    partition_config.partition_count = config.partitions;
     partition_config.max_batch_bytes = max_entry_size;
     partition_config.flush = config.log_flush;
     partition_config.snapshot_period = config.snapshot_period.0;
@@ -173,6 +183,7 @@ fn open_partition(
         snapshots,
         &opener,
         Arc::new(SystemClock),
+        Some(router),
     )
     .map_err(|e| e.to_string())
 }

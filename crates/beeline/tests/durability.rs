@@ -58,6 +58,7 @@ fn open_partition(dir: &Path, opened: Arc<Mutex<Option<Arc<RocksDbStore>>>>) -> 
         SnapshotStore::open(dir.join("snapshots"), 2).expect("snapshots"),
         &opener,
         Arc::new(SystemClock),
+        None,
     )
     .expect("partition recovers")
 }
@@ -448,6 +449,7 @@ fn a_damaged_snapshot_is_refused_with_file_and_offset() {
         SnapshotStore::open(dir.path().join("snapshots"), 2).unwrap(),
         &opener,
         Arc::new(SystemClock),
+        None,
     ) {
         Ok(_) => panic!("a damaged snapshot must not be served"),
         Err(e) => e.to_string(),

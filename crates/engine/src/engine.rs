@@ -2,19 +2,25 @@
 
 use std::collections::VecDeque;
 
-use beeline_protocol::intent::{ErrorIntent, MessageIntent};
-use beeline_protocol::value::{ErrorRecord, MessageRecord};
+use beeline_protocol::intent::{ErrorIntent, JobBatchIntent, JobIntent, MessageIntent};
+use beeline_protocol::value::{ErrorRecord, JobBatchRecord, JobRecord, MessageRecord};
 use beeline_protocol::{Intent, Record, RecordType, RejectionType};
 use beeline_state::{Store, WriteBatch};
 
 use crate::appliers::Appliers;
 use crate::error::{FatalError, ProcessingError};
-use crate::processing::{ProcessingContext, Processors};
+use crate::model::ProcessCache;
+pub use crate::processing::Response;
+use crate::processing::{Output, ProcessingContext, Processors};
 use crate::state::EngineState;
+use crate::state::values::JobLifecycle;
+use crate::transient::Transient;
 
 #[derive(Debug, Clone)]
 pub struct EngineConfig {
     pub partition_id: u16,
+    /// Partitions of the cluster (deployments are distributed to all). Default 1.
+    pub partition_count: u16,
     /// Most records one batch may hold; follow-up commands beyond it are written unprocessed
     /// and run in later batches. Default 1000.
     pub max_batch_records: usize,
@@ -24,19 +30,25 @@ impl EngineConfig {
     pub fn new(partition_id: u16) -> Self {
         Self {
             partition_id,
+            partition_count: 1,
             max_batch_records: 1000,
         }
     }
 }
 
 /// What processing one command produced. Nothing of it is durable yet: the caller appends
-/// `records` to the log and only then writes `writes` to the store.
+/// `records` to the log and only then writes `writes` to the store; answers and sends wait
+/// for the commit.
 #[derive(Debug, Default)]
 pub struct ProcessingResult {
     /// Events, rejections and follow-up commands, in order, without positions yet.
     pub records: Vec<Record>,
-    /// Index in `records` of the answer for whoever sent the command.
-    pub response: Option<usize>,
+    /// The answer for whoever sent the command.
+    pub response: Option<Response>,
+    /// Answers to requests earlier batches kept waiting: (position of their command, answer).
+    pub answers: Vec<(i64, Record)>,
+    /// Commands for other partitions: (partition, command).
+    pub sends: Vec<(u16, Record)>,
     /// The batch's state changes, including the last processed position and key generator.
     pub writes: WriteBatch,
 }
@@ -55,6 +67,8 @@ pub struct Engine {
     config: EngineConfig,
     processors: Processors,
     appliers: Appliers,
+    cache: ProcessCache,
+    transient: Transient,
 }
 
 impl Engine {
@@ -63,7 +77,18 @@ impl Engine {
             config,
             processors: Processors::new(),
             appliers: Appliers::new(),
+            cache: ProcessCache::default(),
+            transient: Transient::default(),
         }
+    }
+
+    fn state<'s>(&'s self, store: &'s dyn Store) -> EngineState<'s> {
+        EngineState::new(
+            store,
+            self.config.partition_id,
+            &self.cache,
+            &self.transient,
+        )
     }
 
     pub fn config(&self) -> &EngineConfig {
@@ -78,7 +103,7 @@ impl Engine {
         store: &dyn Store,
         command: &Record,
     ) -> Result<ProcessingResult, FatalError> {
-        let mut state = EngineState::new(store, self.config.partition_id);
+        let mut state = self.state(store);
         if let Some(instance) = command.value.process_instance_key()
             && state.banned_instances().is_banned(instance)?
         {
@@ -91,15 +116,17 @@ impl Engine {
             return self.reject(store, command, RejectionType::InvalidState, reason);
         }
         let mut records = Vec::new();
-        let mut response = None;
-        match self.run_batch(&mut state, command, &mut records, &mut response) {
+        let mut output = Output::default();
+        match self.run_batch(&mut state, command, &mut records, &mut output) {
             Ok(()) => {
                 state
                     .meta_mut()
                     .set_last_processed_position(command.position);
                 Ok(ProcessingResult {
                     records,
-                    response,
+                    response: output.response,
+                    answers: output.answers,
+                    sends: output.sends,
                     writes: state.into_writes(),
                 })
             }
@@ -121,7 +148,7 @@ impl Engine {
         state: &mut EngineState<'_>,
         command: &Record,
         records: &mut Vec<Record>,
-        response: &mut Option<usize>,
+        output: &mut Output,
     ) -> Result<(), ProcessingError> {
         let mut follow_ups: VecDeque<(usize, Record)> = VecDeque::new();
         let mut next = Some(command.clone());
@@ -132,9 +159,10 @@ impl Engine {
                 source_position: command.position,
                 timestamp: command.timestamp,
                 partition_id: self.config.partition_id,
+                partition_count: self.config.partition_count,
                 records,
                 follow_ups: &mut follow_ups,
-                response,
+                output,
             };
             match self.processors.get(current.intent) {
                 Some(processor) => processor.process(&current, &mut ctx)?,
@@ -169,7 +197,7 @@ impl Engine {
         rejection_type: RejectionType,
         reason: String,
     ) -> Result<ProcessingResult, FatalError> {
-        let mut state = EngineState::new(store, self.config.partition_id);
+        let mut state = self.state(store);
         let mut rejection = Record::rejection(command, rejection_type, reason);
         rejection.source_record_position = command.position;
         state
@@ -177,8 +205,9 @@ impl Engine {
             .set_last_processed_position(command.position);
         Ok(ProcessingResult {
             records: vec![rejection],
-            response: Some(0),
+            response: Some(Response::Written(0)),
             writes: state.into_writes(),
+            ..ProcessingResult::default()
         })
     }
 
@@ -205,7 +234,7 @@ impl Engine {
         if let Some(instance) = instance
             && command.intent.bans_instance_on_error()
         {
-            let mut state = EngineState::new(store, self.config.partition_id);
+            let mut state = self.state(store);
             let mut event = Record::event(
                 instance,
                 ErrorIntent::Created,
@@ -238,9 +267,7 @@ impl Engine {
 
     /// The last processed position the store holds (-1 for a fresh store).
     pub fn last_processed_position(&self, store: &dyn Store) -> Result<i64, FatalError> {
-        Ok(EngineState::new(store, self.config.partition_id)
-            .meta()
-            .last_processed_position()?)
+        Ok(self.state(store).meta().last_processed_position()?)
     }
 
     /// Applies the events among `records` that the store does not hold yet (appliers only) and
@@ -251,7 +278,7 @@ impl Engine {
         records: impl IntoIterator<Item = &'r Record>,
         progress: &mut ReplayProgress,
     ) -> Result<WriteBatch, FatalError> {
-        let mut state = EngineState::new(store, self.config.partition_id);
+        let mut state = self.state(store);
         for record in records {
             if record.record_type == RecordType::Command
                 || record.source_record_position <= progress.snapshot_position
@@ -280,18 +307,73 @@ impl Engine {
     /// The due time an event adds to the scheduler's work, if any: the stream processor keeps
     /// its next wake-up from these instead of scanning the due-date indexes after every batch.
     pub fn due_time_added_by(&self, event: &Record) -> Option<i64> {
-        if event.intent == Intent::from(MessageIntent::Published) {
-            return event
-                .value_as::<MessageRecord>()
-                .map(|message| message.deadline);
+        if event.record_type != RecordType::Event {
+            return None;
         }
-        None
+        match event.intent {
+            Intent::Message(MessageIntent::Published) => event
+                .value_as::<MessageRecord>()
+                .map(|message| message.deadline),
+            Intent::JobBatch(JobBatchIntent::Activated) => event
+                .value_as::<JobBatchRecord>()
+                .and_then(|batch| batch.jobs.iter().map(|j| j.deadline).min()),
+            Intent::Job(JobIntent::TimeoutUpdated) => {
+                event.value_as::<JobRecord>().map(|j| j.deadline)
+            }
+            Intent::Job(JobIntent::Failed) => event
+                .value_as::<JobRecord>()
+                .map(|j| j.recurring_time)
+                .filter(|t| *t > 0),
+            _ => None,
+        }
+    }
+
+    /// The type of the job an event makes activatable, if any: workers waiting for jobs of
+    /// that type should look again.
+    pub fn activatable_job_type<'r>(&self, event: &'r Record) -> Option<&'r str> {
+        if event.record_type != RecordType::Event {
+            return None;
+        }
+        let job = event.value_as::<JobRecord>()?;
+        let activatable = match event.intent {
+            Intent::Job(
+                JobIntent::Created
+                | JobIntent::TimedOut
+                | JobIntent::RecurredAfterBackoff
+                | JobIntent::Yielded,
+            ) => true,
+            Intent::Job(JobIntent::Failed) => job.retries > 0 && job.recurring_time <= 0,
+            _ => false,
+        };
+        activatable.then_some(job.r#type.as_str())
+    }
+
+    /// Distributed commands not acknowledged yet, to send again: (partition, command).
+    pub fn pending_distributions(
+        &self,
+        store: &dyn Store,
+    ) -> Result<Vec<(u16, Record)>, FatalError> {
+        let state = self.state(store);
+        let mut sends = Vec::new();
+        for (key, partition, distribution) in state.processes().all_pending()? {
+            if let Some((intent, value)) = distribution.command() {
+                let mut command = Record::new(RecordType::Command, key, intent, value);
+                command.partition_id = partition;
+                sends.push((partition, command));
+            }
+        }
+        Ok(sends)
     }
 
     /// The earliest time at which [`due_commands`](Engine::due_commands) has work.
     pub fn next_due_time(&self, store: &dyn Store) -> Result<Option<i64>, FatalError> {
-        let state = EngineState::new(store, self.config.partition_id);
-        Ok(state.messages().next_deadline()?)
+        let state = self.state(store);
+        let message = state.messages().next_deadline()?;
+        let job = state.jobs().next_due_time()?;
+        Ok(match (message, job) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        })
     }
 
     /// Commands that time has made due by `now` (message expiry, ...), at most `limit`.
@@ -301,7 +383,7 @@ impl Engine {
         now: i64,
         limit: usize,
     ) -> Result<Vec<Record>, FatalError> {
-        let state = EngineState::new(store, self.config.partition_id);
+        let state = self.state(store);
         let mut commands = Vec::new();
         for (_, key) in state.messages().expired(now, limit)? {
             if let Some(message) = state.messages().get(key)? {
@@ -309,6 +391,26 @@ impl Engine {
                     key,
                     MessageIntent::Expire,
                     message,
+                ));
+            }
+        }
+        for (_, key) in state.jobs().timed_out(now, limit)? {
+            if let Some(job) = state.jobs().get(key)?
+                && job.lifecycle() == JobLifecycle::Activated
+            {
+                commands.push(Record::command::<JobRecord>(
+                    key,
+                    JobIntent::TimeOut,
+                    job.record(),
+                ));
+            }
+        }
+        for (_, key) in state.jobs().backoffs_over(now, limit)? {
+            if let Some(job) = state.jobs().get(key)? {
+                commands.push(Record::command::<JobRecord>(
+                    key,
+                    JobIntent::RecurAfterBackoff,
+                    job.record(),
                 ));
             }
         }
@@ -393,7 +495,7 @@ mod tests {
             published.value_as::<MessageRecord>().unwrap().deadline,
             NOW + 5_000
         );
-        assert_eq!(result.response, Some(0));
+        assert_eq!(result.response, Some(Response::Written(0)));
         assert_eq!(engine.last_processed_position(&store).unwrap(), 1);
         assert_eq!(engine.next_due_time(&store).unwrap(), Some(NOW + 5_000));
         assert!(
@@ -527,7 +629,7 @@ mod tests {
             RejectionType::ProcessingError
         );
         assert!(result.records[0].rejection_reason.contains("boom"));
-        let state = EngineState::new(&store, 1);
+        let state = engine.state(&store);
         assert!(state.banned_instances().is_banned(77).unwrap());
         assert!(
             state
@@ -557,11 +659,18 @@ mod tests {
     #[test]
     fn commands_without_a_processor_are_rejected() {
         let (engine, store) = (engine(), MemStore::new());
-        let result = run(&engine, &store, &activate(1, 5));
+        let mut suspend = activate(1, 5);
+        suspend.intent = ProcessInstanceIntent::Suspend.into();
+        let result = run(&engine, &store, &suspend);
         assert_eq!(
             result.records[0].rejection_type,
             RejectionType::ProcessingError
         );
-        assert!(!engine.processes(ProcessInstanceIntent::ActivateElement.into()));
+        assert!(
+            result.records[0]
+                .rejection_reason
+                .contains("does not process PROCESS_INSTANCE SUSPEND")
+        );
+        assert!(!engine.processes(ProcessInstanceIntent::Suspend.into()));
     }
 }

@@ -14,10 +14,13 @@
 mod appliers;
 mod engine;
 mod error;
+mod expression;
+pub mod model;
 mod processing;
 pub mod state;
+mod transient;
 
-pub use engine::{Engine, EngineConfig, ProcessingResult, ReplayProgress};
+pub use engine::{Engine, EngineConfig, ProcessingResult, ReplayProgress, Response};
 pub use error::{FatalError, ProcessingError};
 pub use processing::ProcessingContext;
 pub use state::EngineState;

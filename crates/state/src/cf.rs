@@ -48,6 +48,39 @@ column_families! {
     MessageDeadlines = 12;
     /// Message ids in use: (name, correlation key, message id) -> message key.
     MessageIds = 13;
+    /// Deployed process definitions: definition key -> ProcessRecord.
+    ProcessDefinitions = 20;
+    /// Versions of a process: (bpmn process id, version) -> definition key.
+    ProcessVersions = 21;
+    /// The latest version of a process: bpmn process id -> (version, definition key).
+    LatestProcessVersions = 22;
+    // 23 is reserved: a deployments family, never used.
+    /// Distributions not yet acknowledged: (distribution key, partition) -> CommandDistributionRecord.
+    PendingDistributions = 24;
+    /// Element instances: key -> ElementInstance.
+    ElementInstances = 30;
+    /// Element instances by flow scope: (flow scope key, child key) -> ().
+    ElementInstanceChildren = 31;
+    /// Tokens waiting at a joining gateway: (flow scope key, gateway id, flow id) -> count.
+    TakenSequenceFlows = 32;
+    /// Variables: (scope key, name) -> Variable.
+    Variables = 40;
+    /// The parent of a variable scope: scope key -> parent scope key.
+    VariableScopeParents = 41;
+    /// Jobs: job key -> Job.
+    Jobs = 50;
+    /// Activatable jobs by type: (type, job key) -> ().
+    ActivatableJobs = 51;
+    /// Deadlines of activated jobs: (deadline, job key) -> ().
+    JobDeadlines = 52;
+    /// Failed jobs waiting out their retry back-off: (recurring time, job key) -> ().
+    JobBackoffs = 53;
+    /// Incidents: incident key -> IncidentRecord.
+    Incidents = 60;
+    /// The incident of an element instance: element instance key -> incident key.
+    IncidentsByElementInstance = 61;
+    /// The incident of a job: job key -> incident key.
+    IncidentsByJob = 62;
 }
 
 #[cfg(test)]

@@ -16,6 +16,8 @@ pub enum FlushPolicy {
 #[derive(Debug, Clone)]
 pub struct PartitionConfig {
     pub partition_id: u16,
+    /// Partitions of the cluster. Default 1.
+    pub partition_count: u16,
     /// Requests that may wait in the inbox; beyond it, requests are refused as exhausted.
     /// Default 1024.
     pub inbox_capacity: usize,
@@ -34,6 +36,7 @@ impl PartitionConfig {
     pub fn new(partition_id: u16) -> Self {
         Self {
             partition_id,
+            partition_count: 1,
             inbox_capacity: 1024,
             max_batch_records: 1000,
             max_batch_bytes: 4 * 1024 * 1024 - 1024,

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use beeline_protocol::Record;
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{broadcast, mpsc, oneshot, watch};
 
 use crate::error::PartitionError;
 use crate::metrics::PartitionMetrics;
@@ -37,6 +37,7 @@ pub struct PartitionHandle {
     pub(crate) control: mpsc::Sender<Control>,
     pub(crate) status: watch::Receiver<PartitionStatus>,
     pub(crate) metrics: Arc<PartitionMetrics>,
+    pub(crate) jobs_available: broadcast::Sender<String>,
 }
 
 impl PartitionHandle {
@@ -50,6 +51,13 @@ impl PartitionHandle {
 
     pub fn metrics(&self) -> &PartitionMetrics {
         &self.metrics
+    }
+
+    /// Job types that became activatable, announced once the event that made them so is
+    /// committed. A hint for long-polling and streaming workers: a lagging receiver misses
+    /// announcements (`RecvError::Lagged`) and should simply look again.
+    pub fn job_notifications(&self) -> broadcast::Receiver<String> {
+        self.jobs_available.subscribe()
     }
 
     fn unavailable(&self) -> PartitionError {

@@ -25,6 +25,7 @@ mod metrics;
 mod processor;
 mod reader;
 mod recovery;
+mod router;
 pub mod testkit;
 
 pub use clock::{Clock, ControlledClock, SystemClock};
@@ -34,3 +35,4 @@ pub use handle::{PartitionHandle, PartitionStatus};
 pub use metrics::PartitionMetrics;
 pub use reader::LogStreamReader;
 pub use recovery::{Partition, StoreOpener};
+pub use router::{CommandRouter, LocalRouter};

@@ -5,13 +5,13 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use beeline_engine::{Engine, ProcessingResult};
+use beeline_engine::{Engine, ProcessingResult, Response};
 use beeline_log::{CommitIndex, Flusher, Journal, JournalReader};
 use beeline_protocol::codec::{self, encode_batch};
 use beeline_protocol::{Record, RejectionType};
 use beeline_state::Store;
 use beeline_state::snapshot::SnapshotStore;
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 
 use crate::clock::Clock;
@@ -20,14 +20,20 @@ use crate::error::PartitionError;
 use crate::handle::{CommandRequest, Control, PartitionStatus};
 use crate::metrics::PartitionMetrics;
 use crate::reader::LogStreamReader;
+use crate::router::CommandRouter;
 
 type Responder = oneshot::Sender<Result<Record, PartitionError>>;
 
 /// Work that may only happen once the journal entry `index` is committed.
 struct AfterCommit {
     index: u64,
-    responder: Responder,
-    response: Record,
+    effect: SideEffect,
+}
+
+enum SideEffect {
+    Respond(Responder, Record),
+    Send(u16, Record),
+    JobsAvailable(String),
 }
 
 pub(crate) struct StreamProcessor<J: Journal> {
@@ -45,6 +51,10 @@ pub(crate) struct StreamProcessor<J: Journal> {
     queue: VecDeque<Record>,
     /// Who waits for the answer to the command at a position.
     waiting: HashMap<i64, Responder>,
+    /// Requests a later batch answers (creations with result), by command position.
+    awaiting: HashMap<i64, Responder>,
+    router: Option<Arc<dyn CommandRouter>>,
+    jobs_available: broadcast::Sender<String>,
     after_commit: VecDeque<AfterCommit>,
     /// Journal index of the newest entry written.
     last_written: u64,
@@ -61,6 +71,9 @@ pub(crate) struct StreamProcessor<J: Journal> {
     /// Due commands the scheduler wrote, by (key, intent), with when.
     recently_scheduled: HashMap<(i64, beeline_protocol::Intent), i64>,
 }
+
+/// How often commands distributed to other partitions and not yet acknowledged are sent again.
+const REDISTRIBUTION_PERIOD: Duration = Duration::from_secs(10);
 
 /// How long the scheduler waits before writing the same due command again.
 const SCHEDULER_RETRY_MS: i64 = 1_000;
@@ -84,6 +97,8 @@ pub(crate) struct Recovered<J> {
     pub status: watch::Sender<PartitionStatus>,
     pub next_position: i64,
     pub unprocessed: VecDeque<Record>,
+    pub router: Option<Arc<dyn CommandRouter>>,
+    pub jobs_available: broadcast::Sender<String>,
 }
 
 impl<J: Journal> StreamProcessor<J>
@@ -105,6 +120,9 @@ where
             next_position: recovered.next_position,
             queue: recovered.unprocessed,
             waiting: HashMap::new(),
+            awaiting: HashMap::new(),
+            router: recovered.router,
+            jobs_available: recovered.jobs_available,
             after_commit: VecDeque::new(),
             flushing: None,
             next_flush_at: None,
@@ -143,10 +161,12 @@ where
             partition: self.config.partition_id,
             reason: reason.clone(),
         };
-        for effect in self.after_commit.drain(..) {
-            let _ = effect.responder.send(Err(unavailable()));
+        for pending in self.after_commit.drain(..) {
+            if let SideEffect::Respond(responder, _) = pending.effect {
+                let _ = responder.send(Err(unavailable()));
+            }
         }
-        for (_, responder) in self.waiting.drain() {
+        for (_, responder) in self.waiting.drain().chain(self.awaiting.drain()) {
             let _ = responder.send(Err(unavailable()));
         }
         commands.close();
@@ -172,6 +192,13 @@ where
         commands: &mut mpsc::Receiver<CommandRequest>,
         control: &mut mpsc::Receiver<Control>,
     ) -> Stop {
+        let mut redistribution_timer = {
+            let period = REDISTRIBUTION_PERIOD;
+            let mut interval =
+                tokio::time::interval_at(tokio::time::Instant::now() + period, period);
+            interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            Some(interval)
+        };
         let mut snapshot_timer = self.config.snapshot_period.map(|period| {
             let mut interval =
                 tokio::time::interval_at(tokio::time::Instant::now() + period, period);
@@ -216,6 +243,11 @@ where
                 }
                 () = sleep_for(scheduler_due) => {
                     if let Err(reason) = self.run_scheduler() {
+                        return Stop::Failed(reason);
+                    }
+                }
+                _ = tick(&mut redistribution_timer) => {
+                    if let Err(reason) = self.redistribute() {
                         return Stop::Failed(reason);
                     }
                 }
@@ -382,18 +414,17 @@ where
                     command.position
                 )
             })?;
+            let index = self.last_written;
             if let Some(responder) = self.waiting.remove(&command.position) {
-                match result
-                    .response
-                    .and_then(|index| result.records.get(index))
-                    .cloned()
-                {
-                    Some(response) => self.after_commit.push_back(AfterCommit {
-                        index: self.last_written,
-                        responder,
-                        response,
-                    }),
-                    None => {
+                match result.response {
+                    Some(Response::Written(at)) if at < result.records.len() => {
+                        let answer = result.records[at].clone();
+                        self.after(index, SideEffect::Respond(responder, answer));
+                    }
+                    Some(Response::Later) => {
+                        self.awaiting.insert(command.position, responder);
+                    }
+                    _ => {
                         let _ = responder.send(Err(PartitionError::Unavailable {
                             partition: self.config.partition_id,
                             reason: format!(
@@ -403,6 +434,25 @@ where
                         }));
                     }
                 }
+            }
+            for (request, answer) in std::mem::take(&mut result.answers) {
+                if let Some(responder) = self.awaiting.remove(&request) {
+                    self.after(index, SideEffect::Respond(responder, answer));
+                }
+            }
+            for (partition, command) in std::mem::take(&mut result.sends) {
+                self.after(index, SideEffect::Send(partition, command));
+            }
+            let mut job_types: Vec<&str> = result
+                .records
+                .iter()
+                .filter_map(|r| self.engine.activatable_job_type(r))
+                .collect();
+            job_types.sort_unstable();
+            job_types.dedup();
+            let job_types: Vec<String> = job_types.into_iter().map(str::to_string).collect();
+            for job_type in job_types {
+                self.after(index, SideEffect::JobsAvailable(job_type));
             }
             PartitionMetrics::add(&self.metrics.commands_processed, 1);
             PartitionMetrics::add(
@@ -465,6 +515,10 @@ where
         self.flushing = Some(tokio::task::spawn_blocking(move || flusher.flush()));
     }
 
+    fn after(&mut self, index: u64, effect: SideEffect) {
+        self.after_commit.push_back(AfterCommit { index, effect });
+    }
+
     /// Advances the commit index and runs what waited for it.
     fn commit_up_to(&mut self, durable: u64) {
         self.commit.advance(durable);
@@ -472,12 +526,45 @@ where
         while self
             .after_commit
             .front()
-            .is_some_and(|effect| effect.index <= committed)
+            .is_some_and(|pending| pending.index <= committed)
         {
-            if let Some(effect) = self.after_commit.pop_front() {
-                let _ = effect.responder.send(Ok(effect.response));
+            let Some(pending) = self.after_commit.pop_front() else {
+                break;
+            };
+            match pending.effect {
+                SideEffect::Respond(responder, answer) => {
+                    let _ = responder.send(Ok(answer));
+                }
+                SideEffect::Send(partition, command) => self.route(partition, command),
+                SideEffect::JobsAvailable(job_type) => {
+                    // Nobody listening is fine: workers poll as well.
+                    let _ = self.jobs_available.send(job_type);
+                }
             }
         }
+    }
+
+    fn route(&self, partition: u16, command: Record) {
+        match &self.router {
+            Some(router) => router.route(partition, command),
+            None => tracing::warn!(
+                partition = self.config.partition_id,
+                target = partition,
+                "no router to other partitions; command dropped (sent again later)"
+            ),
+        }
+    }
+
+    /// Sends distributed commands that no partition acknowledged yet once more.
+    fn redistribute(&mut self) -> Result<(), String> {
+        let pending = self
+            .engine
+            .pending_distributions(self.store.as_ref())
+            .map_err(|e| e.to_string())?;
+        for (partition, command) in pending {
+            self.route(partition, command);
+        }
+        Ok(())
     }
 
     /// Syncs and commits everything written so far, right now.

@@ -10,7 +10,7 @@ use beeline_protocol::Record;
 use beeline_protocol::codec::decode_batch;
 use beeline_state::Store;
 use beeline_state::snapshot::SnapshotStore;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{broadcast, mpsc, watch};
 
 use crate::clock::Clock;
 use crate::config::PartitionConfig;
@@ -18,6 +18,7 @@ use crate::error::OpenError;
 use crate::handle::{PartitionHandle, PartitionStatus};
 use crate::metrics::PartitionMetrics;
 use crate::processor::{Recovered, StreamProcessor};
+use crate::router::CommandRouter;
 
 /// Opens the state store: from a snapshot's checkpoint directory, or empty when there is none.
 pub trait StoreOpener {
@@ -50,6 +51,7 @@ impl Partition {
         snapshots: SnapshotStore,
         store_opener: &dyn StoreOpener,
         clock: Arc<dyn Clock>,
+        router: Option<Arc<dyn CommandRouter>>,
     ) -> Result<PartitionHandle, OpenError>
     where
         J::Reader: 'static,
@@ -67,6 +69,7 @@ impl Partition {
             .map_err(state_error)?;
         let engine = Engine::new(EngineConfig {
             partition_id: partition,
+            partition_count: config.partition_count.max(partition),
             max_batch_records: config.max_batch_records,
         });
         let replayed = replay(&engine, &journal, store.as_ref()).map_err(replay_error)?;
@@ -82,6 +85,7 @@ impl Partition {
         let (control_tx, control_rx) = mpsc::channel(16);
         let (status_tx, status_rx) = watch::channel(PartitionStatus::Healthy);
         let metrics = Arc::new(PartitionMetrics::default());
+        let (jobs_available, _) = broadcast::channel(256);
         let processor = StreamProcessor::new(Recovered {
             config,
             journal,
@@ -93,6 +97,8 @@ impl Partition {
             status: status_tx,
             next_position: replayed.next_position,
             unprocessed: replayed.unprocessed,
+            router,
+            jobs_available: jobs_available.clone(),
         });
         tokio::spawn(processor.run(commands_rx, control_rx));
         Ok(PartitionHandle {
@@ -101,6 +107,7 @@ impl Partition {
             control: control_tx,
             status: status_rx,
             metrics,
+            jobs_available,
         })
     }
 }

@@ -386,6 +386,7 @@ fn commands_a_crash_left_without_results_are_processed_on_recovery() {
             SnapshotStore::open(dir.path(), 2).unwrap(),
             &opener,
             Arc::new(ControlledClock::new(START_TIME)),
+            None,
         )
         .unwrap()
     };

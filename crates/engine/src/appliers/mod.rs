@@ -2,11 +2,27 @@
 //! event. The only code that changes engine state. A changed applier gets a new record version
 //! and the old one stays, so old logs replay the same.
 
+mod distribution;
 mod error;
+mod incident;
+mod job;
+mod job_batch;
 mod message;
+mod process;
+mod process_instance;
+mod variable;
 
 use std::collections::HashMap;
 
+use beeline_protocol::intent::{
+    CommandDistributionIntent, DeploymentIntent, ProcessInstanceCreationIntent,
+    ProcessInstanceIntent, VariableDocumentIntent,
+};
+#[cfg(test)]
+use beeline_protocol::intent::{
+    IncidentIntent, JobBatchIntent, JobIntent, ProcessInstanceResultIntent, ProcessIntent,
+    VariableIntent,
+};
 use beeline_protocol::{Intent, Record};
 
 use crate::error::ProcessingError;
@@ -17,8 +33,50 @@ pub(crate) trait EventApplier: Send + Sync {
 }
 
 /// Events that change no state: they only tell the log's readers what happened. Every event of
-/// an implemented value type is either here or has an applier (a test checks it).
-const NO_STATE_CHANGE: &[Intent] = &[];
+/// an implemented value type is either here, or has an applier, or is in `NOT_WRITTEN` (a test
+/// checks it).
+const NO_STATE_CHANGE: &[Intent] = &[
+    Intent::Deployment(DeploymentIntent::Created),
+    Intent::ProcessInstanceCreation(ProcessInstanceCreationIntent::Created),
+    Intent::ProcessInstance(ProcessInstanceIntent::Canceling),
+    Intent::CommandDistribution(CommandDistributionIntent::Started),
+    Intent::CommandDistribution(CommandDistributionIntent::Finished),
+    Intent::VariableDocument(VariableDocumentIntent::Updated),
+];
+
+/// Events of implemented value types that this engine never writes (yet), because it lacks the
+/// feature that would: a log that holds one cannot be replayed here.
+#[cfg(test)]
+const NOT_WRITTEN: &[Intent] = &[
+    Intent::Job(JobIntent::Migrated),
+    Intent::Job(JobIntent::Updated),
+    Intent::Deployment(DeploymentIntent::Distributed),
+    Intent::Deployment(DeploymentIntent::FullyDistributed),
+    Intent::Deployment(DeploymentIntent::Reconstructed),
+    Intent::ProcessInstance(ProcessInstanceIntent::ElementMigrated),
+    Intent::ProcessInstance(ProcessInstanceIntent::AncestorMigrated),
+    Intent::ProcessInstance(ProcessInstanceIntent::SequenceFlowDeleted),
+    Intent::ProcessInstance(ProcessInstanceIntent::Suspended),
+    Intent::ProcessInstance(ProcessInstanceIntent::Resumed),
+    Intent::ProcessInstance(ProcessInstanceIntent::Resuming),
+    Intent::Incident(IncidentIntent::Migrated),
+    Intent::JobBatch(JobBatchIntent::Acknowledged),
+    Intent::JobBatch(JobBatchIntent::Rejected),
+    Intent::Variable(VariableIntent::Migrated),
+    Intent::Variable(VariableIntent::Creating),
+    Intent::Variable(VariableIntent::Updating),
+    Intent::VariableDocument(VariableDocumentIntent::Updating),
+    Intent::VariableDocument(VariableDocumentIntent::UpdateDenied),
+    Intent::ProcessInstanceResult(ProcessInstanceResultIntent::Completed),
+    Intent::Process(ProcessIntent::Deleting),
+    Intent::Process(ProcessIntent::Deleted),
+    Intent::Process(ProcessIntent::Draining),
+    Intent::Process(ProcessIntent::DeleteCompleted),
+    Intent::Process(ProcessIntent::FullyDeleted),
+    Intent::CommandDistribution(CommandDistributionIntent::Enqueued),
+    Intent::CommandDistribution(CommandDistributionIntent::ContinuationRequested),
+    Intent::CommandDistribution(CommandDistributionIntent::Continued),
+];
 
 pub(crate) struct Appliers(HashMap<(Intent, u16), Box<dyn EventApplier>>);
 
@@ -27,6 +85,13 @@ impl Appliers {
         let mut appliers = Self(HashMap::new());
         message::register(&mut appliers);
         error::register(&mut appliers);
+        process::register(&mut appliers);
+        distribution::register(&mut appliers);
+        process_instance::register(&mut appliers);
+        job::register(&mut appliers);
+        job_batch::register(&mut appliers);
+        variable::register(&mut appliers);
+        incident::register(&mut appliers);
         appliers
     }
 
@@ -68,7 +133,21 @@ mod tests {
     use beeline_protocol::ValueType;
 
     /// Value types whose events this engine writes: their event intents must all be accounted for.
-    const IMPLEMENTED: &[ValueType] = &[ValueType::Message, ValueType::Error];
+    const IMPLEMENTED: &[ValueType] = &[
+        ValueType::Message,
+        ValueType::Error,
+        ValueType::Deployment,
+        ValueType::Process,
+        ValueType::ProcessInstance,
+        ValueType::ProcessInstanceCreation,
+        ValueType::ProcessInstanceResult,
+        ValueType::Job,
+        ValueType::JobBatch,
+        ValueType::Variable,
+        ValueType::VariableDocument,
+        ValueType::Incident,
+        ValueType::CommandDistribution,
+    ];
 
     #[test]
     fn every_event_of_an_implemented_value_type_is_accounted_for() {
@@ -79,8 +158,8 @@ mod tests {
                     && intent.is_event()
                 {
                     assert!(
-                        appliers.handles(intent),
-                        "{intent:?} has no applier and is not declared as changing no state"
+                        appliers.handles(intent) || NOT_WRITTEN.contains(&intent),
+                        "{intent:?} has no applier and is declared neither as changing no state nor as not written"
                     );
                 }
             }

@@ -1,6 +1,14 @@
 //! Command processors: one per command intent, each in a file named after its command.
 
+mod bpmn;
+mod deployment;
+mod distribution;
+mod incident;
+mod job;
+mod job_batch;
 mod message;
+mod process_instance;
+mod variable_document;
 
 use std::collections::{HashMap, VecDeque};
 
@@ -27,6 +35,14 @@ impl Processors {
     pub fn new() -> Self {
         let mut processors = Self(HashMap::new());
         message::register(&mut processors);
+        deployment::register(&mut processors);
+        distribution::register(&mut processors);
+        process_instance::register(&mut processors);
+        bpmn::register(&mut processors);
+        job::register(&mut processors);
+        job_batch::register(&mut processors);
+        variable_document::register(&mut processors);
+        incident::register(&mut processors);
         processors
     }
 
@@ -57,11 +73,30 @@ pub struct ProcessingContext<'a, 's> {
     pub(crate) source_position: i64,
     pub(crate) timestamp: i64,
     pub(crate) partition_id: u16,
+    pub(crate) partition_count: u16,
     pub(crate) records: &'a mut Vec<Record>,
     /// Follow-up commands waiting in this batch, with their index in `records`.
     pub(crate) follow_ups: &'a mut VecDeque<(usize, Record)>,
-    /// Index in `records` of the answer for whoever sent the batch's command.
-    pub(crate) response: &'a mut Option<usize>,
+    pub(crate) output: &'a mut Output,
+}
+
+/// What a batch produces besides its records.
+#[derive(Debug, Default)]
+pub(crate) struct Output {
+    pub response: Option<Response>,
+    /// Answers to requests of earlier batches: (position of their command, answer).
+    pub answers: Vec<(i64, Record)>,
+    /// Commands for other partitions: (partition, command).
+    pub sends: Vec<(u16, Record)>,
+}
+
+/// The answer to whoever sent the batch's command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Response {
+    /// The record at this index of the batch.
+    Written(usize),
+    /// Not yet: a later batch answers (a creation with result).
+    Later,
 }
 
 impl<'s> ProcessingContext<'_, 's> {
@@ -132,12 +167,45 @@ impl<'s> ProcessingContext<'_, 's> {
         rejection.timestamp = self.timestamp;
         rejection.partition_id = self.partition_id;
         self.records.push(rejection);
-        *self.response = Some(self.records.len() - 1);
+        self.output.response = Some(Response::Written(self.records.len() - 1));
     }
 
     /// Answers the request that sent the batch's command with the record at `index`.
     pub fn respond(&mut self, index: usize) {
-        *self.response = Some(index);
+        self.output.response = Some(Response::Written(index));
+    }
+
+    /// Keeps the request that sent the batch's command waiting for a later answer.
+    pub fn respond_later(&mut self) {
+        self.output.response = Some(Response::Later);
+    }
+
+    /// Answers a request that an earlier batch kept waiting.
+    pub fn answer(&mut self, request: i64, mut answer: Record) {
+        answer.source_record_position = self.source_position;
+        answer.timestamp = self.timestamp;
+        answer.partition_id = self.partition_id;
+        self.output.answers.push((request, answer));
+    }
+
+    /// Sends a command to another partition once this batch is committed.
+    pub fn send<V: Value>(&mut self, partition: u16, key: i64, intent: V::Intent, value: V) {
+        let mut command = Record::new(RecordType::Command, key, intent.into(), value.into());
+        command.timestamp = self.timestamp;
+        self.output.sends.push((partition, command));
+    }
+
+    pub fn partition_id(&self) -> u16 {
+        self.partition_id
+    }
+
+    pub fn partition_count(&self) -> u16 {
+        self.partition_count
+    }
+
+    /// The position of the command that started the batch.
+    pub fn source_position(&self) -> i64 {
+        self.source_position
     }
 }
 

@@ -3,30 +3,58 @@
 //! `&mut EngineState`, which only appliers (and the engine's own bookkeeping) get.
 
 mod banned;
+mod element_instance;
+mod incident;
+mod job;
 mod message;
 mod meta;
+mod process;
+pub mod values;
+mod variable;
 
 pub use banned::{BannedInstanceState, MutableBannedInstanceState};
+pub use element_instance::{ElementInstanceState, MutableElementInstanceState};
+pub use incident::{IncidentState, MutableIncidentState};
+pub use job::{JobState, MutableJobState};
 pub use message::{MessageState, MutableMessageState};
 pub use meta::{MetaState, MutableMetaState};
+pub use process::{MutableProcessState, ProcessState};
+pub use variable::{MutableVariableState, VariableState};
 
 use beeline_state::{Store, Transaction, WriteBatch};
+
+use crate::model::ProcessCache;
+use crate::transient::Transient;
 
 pub struct EngineState<'s> {
     txn: Transaction<'s>,
     partition_id: u16,
+    cache: &'s ProcessCache,
+    transient: &'s Transient,
 }
 
 impl<'s> EngineState<'s> {
-    pub fn new(store: &'s dyn Store, partition_id: u16) -> Self {
+    pub fn new(
+        store: &'s dyn Store,
+        partition_id: u16,
+        cache: &'s ProcessCache,
+        transient: &'s Transient,
+    ) -> Self {
         Self {
             txn: Transaction::new(store),
             partition_id,
+            cache,
+            transient,
         }
     }
 
     pub fn partition_id(&self) -> u16 {
         self.partition_id
+    }
+
+    /// What the engine keeps outside the log (who waits for which instance's result).
+    pub fn transient(&self) -> &'s Transient {
+        self.transient
     }
 
     pub fn meta(&self) -> MetaState<'_> {
@@ -51,6 +79,46 @@ impl<'s> EngineState<'s> {
 
     pub fn banned_instances_mut(&mut self) -> MutableBannedInstanceState<'_, 's> {
         MutableBannedInstanceState::new(&mut self.txn)
+    }
+
+    pub fn processes(&self) -> ProcessState<'_> {
+        ProcessState::new(&self.txn, self.cache)
+    }
+
+    pub fn processes_mut(&mut self) -> MutableProcessState<'_, 's> {
+        MutableProcessState::new(&mut self.txn)
+    }
+
+    pub fn element_instances(&self) -> ElementInstanceState<'_> {
+        ElementInstanceState::new(&self.txn)
+    }
+
+    pub fn element_instances_mut(&mut self) -> MutableElementInstanceState<'_, 's> {
+        MutableElementInstanceState::new(&mut self.txn)
+    }
+
+    pub fn variables(&self) -> VariableState<'_> {
+        VariableState::new(&self.txn)
+    }
+
+    pub fn variables_mut(&mut self) -> MutableVariableState<'_, 's> {
+        MutableVariableState::new(&mut self.txn)
+    }
+
+    pub fn jobs(&self) -> JobState<'_> {
+        JobState::new(&self.txn)
+    }
+
+    pub fn jobs_mut(&mut self) -> MutableJobState<'_, 's> {
+        MutableJobState::new(&mut self.txn)
+    }
+
+    pub fn incidents(&self) -> IncidentState<'_> {
+        IncidentState::new(&self.txn)
+    }
+
+    pub fn incidents_mut(&mut self) -> MutableIncidentState<'_, 's> {
+        MutableIncidentState::new(&mut self.txn)
     }
 
     /// The batch's writes, to be stored once the batch is in the log.

@@ -27,6 +27,7 @@ use crate::config::PartitionConfig;
 use crate::error::PartitionError;
 use crate::handle::PartitionHandle;
 use crate::recovery::Partition;
+use crate::router::LocalRouter;
 
 /// The time every harness starts at: 2023-11-14T22:13:20Z.
 pub const START_TIME: i64 = 1_700_000_000_000;
@@ -42,6 +43,7 @@ struct Member {
 pub struct Harness {
     runtime: tokio::runtime::Runtime,
     clock: ControlledClock,
+    router: Arc<LocalRouter>,
     members: Vec<Member>,
     _dir: tempfile::TempDir,
 }
@@ -63,11 +65,13 @@ impl Harness {
         let mut harness = Self {
             runtime,
             clock,
+            router: LocalRouter::new(),
             members: Vec::new(),
             _dir: dir,
         };
         for id in 1..=partitions {
             let mut config = PartitionConfig::new(id);
+            config.partition_count = partitions;
             config.snapshot_period = None;
             configure(&mut config);
             let snapshot_dir = harness._dir.path().join(format!("partition-{id}"));
@@ -103,14 +107,17 @@ impl Harness {
                 Ok(store)
             };
         let _guard = self.runtime.enter();
-        Partition::open(
+        let handle = Partition::open(
             config.clone(),
             journal,
             snapshots,
             &opener,
             Arc::new(self.clock.clone()),
+            Some(self.router.clone()),
         )
-        .expect("partition opens")
+        .expect("partition opens");
+        self.router.set_partition(handle.clone());
+        handle
     }
 
     fn member(&self, partition: u16) -> &Member {

@@ -1,0 +1,35 @@
+use beeline_protocol::Record;
+use beeline_protocol::value::IncidentRecord;
+
+use crate::appliers::EventApplier;
+use crate::error::ProcessingError;
+use crate::processing::value_of;
+use crate::state::EngineState;
+use crate::state::values::JobLifecycle;
+
+/// `INCIDENT RESOLVED`: the incident is gone; a job it held back with retries left is
+/// activatable again.
+pub(crate) struct IncidentResolvedApplier;
+
+impl EventApplier for IncidentResolvedApplier {
+    fn apply(&self, event: &Record, state: &mut EngineState<'_>) -> Result<(), ProcessingError> {
+        let incident = value_of::<IncidentRecord>(event)?;
+        state.incidents_mut().remove(event.key)?;
+        if incident.job_key > 0
+            && let Some(job) = state.jobs().get(incident.job_key)?
+            && matches!(
+                job.lifecycle(),
+                JobLifecycle::Failed | JobLifecycle::ErrorThrown
+            )
+            && job.record().retries > 0
+        {
+            let mut record = job.record();
+            record.recurring_time = -1;
+            record.deadline = -1;
+            state
+                .jobs_mut()
+                .transition(incident.job_key, &record, JobLifecycle::Activatable)?;
+        }
+        Ok(())
+    }
+}

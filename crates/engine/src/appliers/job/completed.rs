@@ -1,0 +1,25 @@
+use beeline_protocol::Record;
+use beeline_protocol::value::JobRecord;
+
+use crate::appliers::EventApplier;
+use crate::error::ProcessingError;
+use crate::processing::value_of;
+use crate::state::EngineState;
+
+/// `JOB COMPLETED`: the job is gone; its variables wait on the element for its completion.
+pub(crate) struct JobCompletedApplier;
+
+impl EventApplier for JobCompletedApplier {
+    fn apply(&self, event: &Record, state: &mut EngineState<'_>) -> Result<(), ProcessingError> {
+        let job = value_of::<JobRecord>(event)?;
+        state.jobs_mut().remove(event.key)?;
+        let variables = job.variables.clone();
+        state
+            .element_instances_mut()
+            .update(job.element_instance_key, |e| {
+                e.job_key = 0;
+                e.completion_variables = Some(variables);
+            })?;
+        Ok(())
+    }
+}

@@ -1,0 +1,49 @@
+use beeline_protocol::Record;
+use beeline_protocol::value::ProcessInstanceRecord;
+
+use crate::appliers::EventApplier;
+use crate::error::ProcessingError;
+use crate::model::{deployed_element, is_joining};
+use crate::processing::value_of;
+use crate::state::EngineState;
+
+/// `ELEMENT_ACTIVATING`: a new element instance in its flow scope, consuming the token(s) it
+/// was reached by.
+pub(crate) struct ElementActivatingApplier;
+
+impl EventApplier for ElementActivatingApplier {
+    fn apply(&self, event: &Record, state: &mut EngineState<'_>) -> Result<(), ProcessingError> {
+        let record = value_of::<ProcessInstanceRecord>(event)?.clone();
+        let scope = record.flow_scope_key;
+        state
+            .element_instances_mut()
+            .create(event.key, &record, event.intent.value().into())?;
+        if scope <= 0 {
+            return Ok(());
+        }
+        state.variables_mut().set_parent(event.key, scope);
+        let (process, index) = deployed_element(state, &record)?;
+        let element = &process.model[index];
+        let consumed = if is_joining(&process.model, index) {
+            let mut consumed = 0;
+            for &flow in &element.incoming {
+                let flow_id = &process.model[flow].id;
+                if state
+                    .element_instances_mut()
+                    .consume_taken_flow(scope, &element.id, flow_id)?
+                {
+                    consumed += 1;
+                }
+            }
+            consumed
+        } else {
+            i32::from(!element.incoming.is_empty())
+        };
+        if consumed > 0 {
+            state.element_instances_mut().update(scope, |s| {
+                s.active_flows = (s.active_flows - consumed).max(0)
+            })?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,40 @@
+use beeline_bpmn::{ElementData, EventDefinition};
+use beeline_protocol::Record;
+use beeline_protocol::intent::ProcessInstanceIntent;
+use beeline_protocol::value::ProcessInstanceRecord;
+
+use crate::appliers::EventApplier;
+use crate::error::ProcessingError;
+use crate::model::deployed_element;
+use crate::processing::value_of;
+use crate::state::EngineState;
+
+/// `ELEMENT_COMPLETED`, `ELEMENT_TERMINATED`: the instance, its variables and the tokens
+/// waiting inside it are gone. A terminate end event also interrupts its flow scope.
+pub(crate) struct ElementEndedApplier;
+
+impl EventApplier for ElementEndedApplier {
+    fn apply(&self, event: &Record, state: &mut EngineState<'_>) -> Result<(), ProcessingError> {
+        let record = value_of::<ProcessInstanceRecord>(event)?.clone();
+        state.element_instances_mut().remove(event.key)?;
+        state.element_instances_mut().clear_taken_flows(event.key)?;
+        state.variables_mut().remove_scope(event.key)?;
+        if event.intent == ProcessInstanceIntent::ElementCompleted.into()
+            && record.flow_scope_key > 0
+        {
+            let (process, index) = deployed_element(state, &record)?;
+            let element = &process.model[index];
+            if matches!(element.data, ElementData::EndEvent(_))
+                && matches!(element.event_definition(), Some(EventDefinition::Terminate))
+            {
+                let scope = record.flow_scope_key;
+                state.element_instances_mut().clear_taken_flows(scope)?;
+                state.element_instances_mut().update(scope, |s| {
+                    s.interrupted = true;
+                    s.active_flows = 0;
+                })?;
+            }
+        }
+        Ok(())
+    }
+}

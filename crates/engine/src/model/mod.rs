@@ -1,0 +1,100 @@
+//! Deployed processes as the engine runs them: the parsed BPMN model with every FEEL
+//! expression compiled once, cached by definition key.
+//!
+//! The cache is not state: it is rebuilt from the stored resource (a `ProcessRecord`) when a
+//! definition is first used after a restart.
+
+mod transform;
+
+pub use transform::{TransformedProcess, transform_bpmn};
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use beeline_bpmn::{ElementData, ElementIndex, ExpressionId, Process};
+use beeline_feel::Expression;
+use beeline_protocol::value::ProcessInstanceRecord;
+
+use crate::error::ProcessingError;
+use crate::state::EngineState;
+
+/// A process definition ready to run.
+#[derive(Debug)]
+pub struct DeployedProcess {
+    pub key: i64,
+    pub bpmn_process_id: String,
+    pub version: i32,
+    pub tenant_id: String,
+    pub model: Arc<Process>,
+    /// Compiled expressions, indexed by [`ExpressionId`].
+    pub expressions: Vec<Arc<Expression>>,
+}
+
+impl DeployedProcess {
+    pub fn expression(&self, id: ExpressionId) -> Option<&Arc<Expression>> {
+        self.expressions.get(id.index())
+    }
+
+    pub fn element(&self, id: &str) -> Option<ElementIndex> {
+        self.model.element_by_id(id).map(|(index, _)| index)
+    }
+}
+
+/// Deployed processes by definition key, filled lazily. One per partition; only its processing
+/// loop uses it.
+#[derive(Debug, Default)]
+pub struct ProcessCache {
+    processes: RefCell<HashMap<i64, Arc<DeployedProcess>>>,
+}
+
+impl ProcessCache {
+    pub fn get(&self, key: i64) -> Option<Arc<DeployedProcess>> {
+        self.processes.borrow().get(&key).cloned()
+    }
+
+    pub fn insert(&self, process: Arc<DeployedProcess>) {
+        self.processes.borrow_mut().insert(process.key, process);
+    }
+}
+
+/// Whether an element waits for tokens from several incoming flows (a joining parallel or
+/// inclusive gateway).
+pub(crate) fn is_joining(process: &Process, index: ElementIndex) -> bool {
+    let element = &process[index];
+    matches!(
+        element.data,
+        ElementData::ParallelGateway | ElementData::InclusiveGateway(_)
+    ) && element.incoming.len() > 1
+}
+
+/// The deployed process an element instance record belongs to.
+pub(crate) fn deployed(
+    state: &EngineState<'_>,
+    record: &ProcessInstanceRecord,
+) -> Result<Arc<DeployedProcess>, ProcessingError> {
+    state
+        .processes()
+        .deployed(record.process_definition_key)?
+        .ok_or_else(|| {
+            ProcessingError::Internal(format!(
+                "process definition {} is not deployed",
+                record.process_definition_key
+            ))
+        })
+}
+
+/// The deployed process and the element an element instance record is about.
+pub(crate) fn deployed_element(
+    state: &EngineState<'_>,
+    record: &ProcessInstanceRecord,
+) -> Result<(Arc<DeployedProcess>, ElementIndex), ProcessingError> {
+    let process = deployed(state, record)?;
+    let index = process.element(&record.element_id).ok_or_else(|| {
+        ProcessingError::Internal(format!(
+            "element '{}' is not in process '{}'",
+            record.element_id, process.bpmn_process_id
+        ))
+    })?;
+    Ok((process, index))
+}

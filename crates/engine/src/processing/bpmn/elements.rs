@@ -1,0 +1,330 @@
+//! What each kind of element does when it is activated, completed and terminated.
+
+use beeline_bpmn::{ElementData, EventDefinition, ScriptTask};
+use beeline_protocol::intent::{
+    IncidentIntent, ProcessInstanceIntent as PI, ProcessInstanceResultIntent,
+};
+use beeline_protocol::value::ProcessInstanceResultRecord;
+use beeline_protocol::{Intent, Record};
+use serde_json::{Map, Value as Json};
+
+use super::gateways::{self, Choice};
+use super::variables::{self, eval};
+use super::{Bpmn, ErrorType, flow, jobs, lifecycle};
+use crate::error::ProcessingError;
+use crate::expression::EvalFailure;
+
+/// `ACTIVATE_ELEMENT`: ELEMENT_ACTIVATING, input mappings, what the kind does, and
+/// ELEMENT_ACTIVATED (unless an incident stops it, or the element waits for a job).
+pub(super) fn activate(bpmn: &mut Bpmn<'_, '_, '_>) -> Result<(), ProcessingError> {
+    match bpmn.instance()? {
+        None => {
+            if !flow_scope_accepts_children(bpmn)? {
+                // The scope ended (a terminate end event) while this token was on its way.
+                return Ok(());
+            }
+            bpmn.write(PI::ElementActivating)?;
+        }
+        // Resolving an incident sends the command again: continue after ELEMENT_ACTIVATING.
+        Some(instance) if instance.state == lifecycle::ACTIVATING => {}
+        Some(_) => {
+            bpmn.reject_state("activate");
+            return Ok(());
+        }
+    }
+    let element = bpmn.element().clone();
+    if element.is_activity() && !element.io_mapping.inputs.is_empty() {
+        if let Err(message) = variables::apply_input_mappings(bpmn)? {
+            return bpmn.incident(ErrorType::IoMappingError, message);
+        }
+    }
+    match &element.data {
+        ElementData::Process | ElementData::SubProcess => {
+            bpmn.write(PI::ElementActivated)?;
+            match element.scope.as_ref().and_then(|s| s.none_start_event) {
+                Some(start) => bpmn.activate_element(start, bpmn.key),
+                None => {
+                    // Nothing to start: an empty scope completes at once.
+                    bpmn.complete_self();
+                    Ok(())
+                }
+            }
+        }
+        ElementData::ExclusiveGateway(_) => match gateways::exclusive(bpmn)? {
+            Choice::Take(flows) => pass_through_gateway(bpmn, &flows),
+            Choice::Incident(message) => bpmn.incident(ErrorType::ConditionError, message),
+        },
+        ElementData::InclusiveGateway(_) => match gateways::inclusive(bpmn)? {
+            Choice::Take(flows) => pass_through_gateway(bpmn, &flows),
+            Choice::Incident(message) => bpmn.incident(ErrorType::ConditionError, message),
+        },
+        ElementData::ParallelGateway => {
+            let flows = element.outgoing.clone();
+            pass_through_gateway(bpmn, &flows)
+        }
+        _ => match element.job_worker() {
+            Some(properties) => {
+                let (job_type, retries) = match jobs::evaluate(bpmn, properties)? {
+                    Ok(evaluated) => evaluated,
+                    Err(message) => return bpmn.incident(ErrorType::ExtractValueError, message),
+                };
+                bpmn.write(PI::ElementActivated)?;
+                jobs::create(bpmn, properties, job_type, retries)
+            }
+            None => {
+                // Start, none throw and end events, undefined and manual tasks, and script
+                // tasks (evaluated on completion) pass through.
+                bpmn.write(PI::ElementActivated)?;
+                bpmn.complete_self();
+                Ok(())
+            }
+        },
+    }
+}
+
+/// Whether the flow scope is active and can take a new child.
+fn flow_scope_accepts_children(bpmn: &Bpmn<'_, '_, '_>) -> Result<bool, ProcessingError> {
+    let scope = bpmn.record.flow_scope_key;
+    if scope <= 0 {
+        return Ok(true);
+    }
+    Ok(bpmn
+        .ctx
+        .state()
+        .element_instances()
+        .get(scope)?
+        .is_some_and(|s| s.state == lifecycle::ACTIVATED && !s.interrupted))
+}
+
+/// Gateways go through their whole lifecycle at once and take the chosen flows.
+fn pass_through_gateway(
+    bpmn: &mut Bpmn<'_, '_, '_>,
+    flows: &[beeline_bpmn::SequenceFlowIndex],
+) -> Result<(), ProcessingError> {
+    bpmn.write(PI::ElementActivated)?;
+    bpmn.write(PI::ElementCompleting)?;
+    bpmn.write(PI::ElementCompleted)?;
+    let scope = bpmn.record.flow_scope_key;
+    if flows.is_empty() {
+        flow::complete_scope_if_done(bpmn)?;
+    } else {
+        flow::take(bpmn, flows)?;
+    }
+    flow::recheck_inclusive_joins(bpmn, scope)
+}
+
+/// The result of a script task's expression, as the variables it completes with.
+fn script_result(
+    bpmn: &Bpmn<'_, '_, '_>,
+) -> Result<Option<Result<Map<String, Json>, String>>, ProcessingError> {
+    let ElementData::ScriptTask(ScriptTask::Script(script)) = &bpmn.element().data else {
+        return Ok(None);
+    };
+    match eval(bpmn, script.expression.id, bpmn.key, None) {
+        Ok((value, _)) => {
+            let mut result = Map::new();
+            result.insert(script.result_variable.clone(), value.to_json());
+            Ok(Some(Ok(result)))
+        }
+        Err(EvalFailure::Incident(message)) => Ok(Some(Err(message))),
+        Err(EvalFailure::State(e)) => Err(e.into()),
+    }
+}
+
+/// `COMPLETE_ELEMENT`: ELEMENT_COMPLETING, output mappings, ELEMENT_COMPLETED, then the
+/// outgoing flows (or the scope's completion, when there are none).
+pub(super) fn complete(bpmn: &mut Bpmn<'_, '_, '_>) -> Result<(), ProcessingError> {
+    let Some(instance) = bpmn.instance()? else {
+        // Gone already (terminated meanwhile): nothing to complete.
+        return Ok(());
+    };
+    let mut completion = match &instance.completion_variables {
+        Some(bytes) => Some(variables::parse_document(bytes).unwrap_or_default()),
+        None => None,
+    };
+    match instance.state {
+        lifecycle::ACTIVATED => {
+            if let Some(result) = script_result(bpmn)? {
+                match result {
+                    Ok(variables) => completion = Some(variables),
+                    Err(message) => return bpmn.incident(ErrorType::ExtractValueError, message),
+                }
+            }
+            bpmn.write(PI::ElementCompleting)?;
+        }
+        lifecycle::COMPLETING => {
+            if let Some(Ok(variables)) = script_result(bpmn)? {
+                completion = Some(variables);
+            }
+        }
+        _ => {
+            bpmn.reject_state("complete");
+            return Ok(());
+        }
+    }
+    if let Err(message) = variables::apply_output_mappings(bpmn, completion.as_ref())? {
+        return bpmn.incident(ErrorType::IoMappingError, message);
+    }
+    let element = bpmn.element().clone();
+    if matches!(element.data, ElementData::Process) {
+        return complete_process(bpmn);
+    }
+    let terminates_scope = matches!(element.event_definition(), Some(EventDefinition::Terminate))
+        && matches!(element.data, ElementData::EndEvent(_));
+    let siblings = if terminates_scope {
+        let scope = bpmn.record.flow_scope_key;
+        let mut siblings = Vec::new();
+        for child in bpmn.ctx.state().element_instances().children(scope)? {
+            if child != bpmn.key
+                && let Some(sibling) = bpmn.ctx.state().element_instances().get(child)?
+            {
+                siblings.push(sibling);
+            }
+        }
+        siblings
+    } else {
+        Vec::new()
+    };
+    bpmn.write(PI::ElementCompleted)?;
+    if terminates_scope {
+        if siblings.is_empty() {
+            flow::after_terminated(bpmn)?;
+        }
+        for sibling in siblings {
+            bpmn.ctx
+                .append_command(sibling.key, PI::TerminateElement, sibling.record());
+        }
+        return Ok(());
+    }
+    let scope = bpmn.record.flow_scope_key;
+    if element.outgoing.is_empty() {
+        flow::complete_scope_if_done(bpmn)?;
+    } else {
+        let outgoing = element.outgoing.clone();
+        flow::take(bpmn, &outgoing)?;
+    }
+    flow::recheck_inclusive_joins(bpmn, scope)
+}
+
+/// The process instance completes: answer a creation that waits for its result.
+fn complete_process(bpmn: &mut Bpmn<'_, '_, '_>) -> Result<(), ProcessingError> {
+    let awaiting = bpmn
+        .ctx
+        .state()
+        .transient()
+        .take_awaiting(bpmn.record.process_instance_key);
+    let result = match &awaiting {
+        Some(awaiting) => Some(result_variables(bpmn, &awaiting.fetch_variables)?),
+        None => None,
+    };
+    bpmn.write(PI::ElementCompleted)?;
+    if let (Some(awaiting), Some(variables)) = (awaiting, result) {
+        let answer = Record::event(
+            bpmn.record.process_instance_key,
+            ProcessInstanceResultIntent::Completed,
+            ProcessInstanceResultRecord {
+                bpmn_process_id: bpmn.record.bpmn_process_id.clone(),
+                process_definition_key: bpmn.record.process_definition_key,
+                version: bpmn.record.version,
+                variables,
+                process_instance_key: bpmn.record.process_instance_key,
+                tenant_id: bpmn.record.tenant_id.clone(),
+                tags: Vec::new(),
+            },
+        );
+        bpmn.ctx.answer(awaiting.request, answer);
+    }
+    Ok(())
+}
+
+/// The instance's variables (only `fetch` when given), as a JSON object.
+fn result_variables(bpmn: &Bpmn<'_, '_, '_>, fetch: &[String]) -> Result<Vec<u8>, ProcessingError> {
+    let variables = bpmn.ctx.state().variables();
+    let scope = bpmn.record.process_instance_key;
+    let mut document = Map::new();
+    if fetch.is_empty() {
+        for (name, variable) in variables.local(scope)? {
+            document.insert(
+                name,
+                serde_json::from_str(&variable.value).unwrap_or(Json::Null),
+            );
+        }
+    } else {
+        for name in fetch {
+            if let Some(variable) = variables.get_local(scope, name)? {
+                document.insert(
+                    name.clone(),
+                    serde_json::from_str(&variable.value).unwrap_or(Json::Null),
+                );
+            }
+        }
+    }
+    Ok(Json::Object(document).to_string().into_bytes())
+}
+
+/// `TERMINATE_ELEMENT`: ELEMENT_TERMINATING, cancel the job and resolve the incidents, end
+/// the children first, then ELEMENT_TERMINATED.
+pub(super) fn terminate(bpmn: &mut Bpmn<'_, '_, '_>) -> Result<(), ProcessingError> {
+    let Some(instance) = bpmn.instance()? else {
+        return Ok(());
+    };
+    if instance.state != lifecycle::TERMINATING {
+        bpmn.write(PI::ElementTerminating)?;
+        jobs::cancel(bpmn.ctx, instance.job_key)?;
+        if let Some(incident) = bpmn.ctx.state().incidents().of_element_instance(bpmn.key)?
+            && let Some(record) = bpmn.ctx.state().incidents().get(incident)?
+        {
+            bpmn.ctx
+                .append_event(incident, IncidentIntent::Resolved, record)?;
+        }
+        let children = bpmn.ctx.state().element_instances().children(bpmn.key)?;
+        if !children.is_empty() {
+            for child in children {
+                if let Some(child) = bpmn.ctx.state().element_instances().get(child)?
+                    && child.state != lifecycle::TERMINATING
+                {
+                    bpmn.ctx
+                        .append_command(child.key, PI::TerminateElement, child.record());
+                }
+            }
+            return Ok(());
+        }
+    } else if instance.active_children > 0 {
+        return Ok(());
+    }
+    let is_process = matches!(bpmn.element().data, ElementData::Process);
+    if is_process
+        && let Some(awaiting) = bpmn
+            .ctx
+            .state()
+            .transient()
+            .take_awaiting(bpmn.record.process_instance_key)
+    {
+        // The instance will never complete: the waiting request learns it was canceled.
+        let mut rejection = Record::rejection(
+            bpmn.command,
+            beeline_protocol::RejectionType::InvalidState,
+            format!(
+                "Expected to complete process instance with key '{}', but it was terminated",
+                bpmn.record.process_instance_key
+            ),
+        );
+        rejection.intent = Intent::from(
+            beeline_protocol::intent::ProcessInstanceCreationIntent::CreateWithAwaitingResult,
+        );
+        rejection.value = beeline_protocol::value::ProcessInstanceCreationRecord {
+            bpmn_process_id: bpmn.record.bpmn_process_id.clone(),
+            process_definition_key: bpmn.record.process_definition_key,
+            version: bpmn.record.version,
+            process_instance_key: bpmn.record.process_instance_key,
+            ..Default::default()
+        }
+        .into();
+        bpmn.ctx.answer(awaiting.request, rejection);
+    }
+    bpmn.write(PI::ElementTerminated)?;
+    if is_process {
+        return Ok(());
+    }
+    flow::after_terminated(bpmn)
+}

@@ -1,0 +1,249 @@
+use std::collections::HashMap;
+
+use beeline_protocol::intent::{CommandDistributionIntent, DeploymentIntent, ProcessIntent};
+use beeline_protocol::value::{
+    CommandDistributionRecord, DeploymentRecord, ProcessMetadata, ProcessRecord,
+};
+use beeline_protocol::{Intent, Record, RejectionType, key};
+use md5::{Digest, Md5};
+
+use crate::error::ProcessingError;
+use crate::model::transform_bpmn;
+use crate::processing::{CommandProcessor, ProcessingContext, value_of};
+
+/// `DEPLOYMENT CREATE`: validates every resource, gives each new or changed process its next
+/// version (identical content is not a new version), and distributes the deployment to every
+/// other partition. On a partition that receives a distributed deployment, the keys and
+/// versions come with it.
+pub(crate) struct DeploymentCreateProcessor;
+
+const DEFAULT_TENANT: &str = "<default>";
+
+impl CommandProcessor for DeploymentCreateProcessor {
+    fn process(
+        &self,
+        command: &Record,
+        ctx: &mut ProcessingContext<'_, '_>,
+    ) -> Result<(), ProcessingError> {
+        let deployment = value_of::<DeploymentRecord>(command)?.clone();
+        if command.key > 0 {
+            return apply_distributed(command, deployment, ctx);
+        }
+        if deployment.resources.is_empty() {
+            ctx.reject(
+                command,
+                RejectionType::InvalidArgument,
+                "Expected to deploy at least one resource, but none given",
+            );
+            return Ok(());
+        }
+        let mut errors = Vec::new();
+        let mut processes = Vec::new();
+        let mut owners: HashMap<String, String> = HashMap::new();
+        for resource in &deployment.resources {
+            let name = &resource.resource_name;
+            let lower = name.to_ascii_lowercase();
+            if lower.ends_with(".bpmn") || lower.ends_with(".xml") {
+                match transform_bpmn(&resource.resource) {
+                    Ok(transformed) => {
+                        for process in transformed {
+                            let id = process.model.bpmn_process_id.clone();
+                            if let Some(other) = owners.insert(id.clone(), name.clone()) {
+                                errors.push(format!(
+                                    "Expected the process ids to be unique within a deployment but found a duplicated id '{id}' in the resources '{other}' and '{name}'."
+                                ));
+                            }
+                            processes.push((id, process.model.version_tag.clone(), resource));
+                        }
+                    }
+                    Err(message) => errors.push(format!("'{name}': {message}")),
+                }
+            } else if lower.ends_with(".dmn") || lower.ends_with(".form") {
+                errors.push(format!(
+                    "'{name}': Beeline cannot deploy {} resources yet",
+                    if lower.ends_with(".dmn") {
+                        "DMN"
+                    } else {
+                        "form"
+                    }
+                ));
+            } else {
+                errors.push(format!(
+                    "'{name}': Expected the resource to be a BPMN (.bpmn, .xml), DMN (.dmn) or form (.form) file, but its extension is unknown"
+                ));
+            }
+        }
+        if !errors.is_empty() {
+            ctx.reject(
+                command,
+                RejectionType::InvalidArgument,
+                format!(
+                    "Expected to deploy new resources, but encountered the following errors:\n{}",
+                    errors.join("\n")
+                ),
+            );
+            return Ok(());
+        }
+        let tenant = if deployment.tenant_id.is_empty() {
+            DEFAULT_TENANT.to_string()
+        } else {
+            deployment.tenant_id.clone()
+        };
+        let deployment_key = ctx.next_key()?;
+        let mut result = deployment.clone();
+        result.deployment_key = deployment_key;
+        result.tenant_id = tenant.clone();
+        result.processes_metadata.clear();
+        for (id, version_tag, resource) in processes {
+            let checksum = Md5::digest(&resource.resource).to_vec();
+            let latest = ctx.state().processes().latest(&id)?;
+            let duplicate = match latest {
+                Some((version, key)) => ctx
+                    .state()
+                    .processes()
+                    .get(key)?
+                    .filter(|p| p.checksum == checksum && p.resource_name == resource.resource_name)
+                    .map(|p| (version, key, p.deployment_key)),
+                None => None,
+            };
+            let metadata = match duplicate {
+                Some((version, key, original_deployment)) => ProcessMetadata {
+                    bpmn_process_id: id,
+                    version,
+                    process_definition_key: key,
+                    resource_name: resource.resource_name.clone(),
+                    checksum,
+                    is_duplicate: true,
+                    tenant_id: tenant.clone(),
+                    deployment_key: original_deployment,
+                    version_tag: version_tag.unwrap_or_default(),
+                },
+                None => {
+                    let key = ctx.next_key()?;
+                    let version = latest.map_or(1, |(v, _)| v + 1);
+                    let metadata = ProcessMetadata {
+                        bpmn_process_id: id,
+                        version,
+                        process_definition_key: key,
+                        resource_name: resource.resource_name.clone(),
+                        checksum,
+                        is_duplicate: false,
+                        tenant_id: tenant.clone(),
+                        deployment_key,
+                        version_tag: version_tag.unwrap_or_default(),
+                    };
+                    ctx.append_event(
+                        key,
+                        ProcessIntent::Created,
+                        process_record(&metadata, &resource.resource),
+                    )?;
+                    metadata
+                }
+            };
+            result.processes_metadata.push(metadata);
+        }
+        let created =
+            ctx.append_event(deployment_key, DeploymentIntent::Created, result.clone())?;
+        ctx.respond(created);
+        distribute(ctx, deployment_key, result)
+    }
+}
+
+fn process_record(metadata: &ProcessMetadata, resource: &[u8]) -> ProcessRecord {
+    ProcessRecord {
+        bpmn_process_id: metadata.bpmn_process_id.clone(),
+        version: metadata.version,
+        process_definition_key: metadata.process_definition_key,
+        resource_name: metadata.resource_name.clone(),
+        checksum: metadata.checksum.clone(),
+        resource: resource.to_vec(),
+        duplicate: metadata.is_duplicate,
+        tenant_id: metadata.tenant_id.clone(),
+        deployment_key: metadata.deployment_key,
+        version_tag: metadata.version_tag.clone(),
+    }
+}
+
+/// Sends the deployment to every other partition, tracked until each acknowledged it.
+fn distribute(
+    ctx: &mut ProcessingContext<'_, '_>,
+    key: i64,
+    deployment: DeploymentRecord,
+) -> Result<(), ProcessingError> {
+    let partitions: Vec<u16> = (1..=ctx.partition_count())
+        .filter(|p| *p != ctx.partition_id())
+        .collect();
+    if partitions.is_empty() {
+        return Ok(());
+    }
+    let intent = Intent::from(DeploymentIntent::Create);
+    let value = deployment.clone().into();
+    ctx.append_event(
+        key,
+        CommandDistributionIntent::Started,
+        CommandDistributionRecord::new(ctx.partition_id(), intent, &value),
+    )?;
+    for partition in partitions {
+        ctx.append_event(
+            key,
+            CommandDistributionIntent::Distributing,
+            CommandDistributionRecord::new(partition, intent, &value),
+        )?;
+        ctx.send(partition, key, DeploymentIntent::Create, deployment.clone());
+    }
+    Ok(())
+}
+
+/// A deployment distributed from another partition: store what it created, with its keys,
+/// and acknowledge (also when it arrives a second time).
+fn apply_distributed(
+    command: &Record,
+    deployment: DeploymentRecord,
+    ctx: &mut ProcessingContext<'_, '_>,
+) -> Result<(), ProcessingError> {
+    let mut already_applied = true;
+    for metadata in deployment
+        .processes_metadata
+        .iter()
+        .filter(|m| !m.is_duplicate)
+    {
+        if ctx
+            .state()
+            .processes()
+            .get(metadata.process_definition_key)?
+            .is_some()
+        {
+            continue;
+        }
+        already_applied = false;
+        let resource = deployment
+            .resources
+            .iter()
+            .find(|r| r.resource_name == metadata.resource_name)
+            .map(|r| r.resource.clone())
+            .unwrap_or_default();
+        ctx.append_event(
+            metadata.process_definition_key,
+            ProcessIntent::Created,
+            process_record(metadata, &resource),
+        )?;
+    }
+    if !already_applied {
+        let created = ctx.append_event(command.key, DeploymentIntent::Created, deployment)?;
+        ctx.respond(created);
+    }
+    let origin = key::partition_of(command.key).unwrap_or(1);
+    ctx.send(
+        origin,
+        command.key,
+        CommandDistributionIntent::Acknowledge,
+        CommandDistributionRecord {
+            partition_id: i32::from(ctx.partition_id()),
+            queue_id: String::new(),
+            value_type: i32::from(Intent::from(DeploymentIntent::Create).value_type().value()),
+            intent: i32::from(DeploymentIntent::Create.value()),
+            command_value: Vec::new(),
+        },
+    );
+    Ok(())
+}

@@ -1,0 +1,9 @@
+mod create;
+
+use beeline_protocol::intent::DeploymentIntent;
+
+use super::Processors;
+
+pub(super) fn register(processors: &mut Processors) {
+    processors.register(DeploymentIntent::Create, create::DeploymentCreateProcessor);
+}

@@ -1,0 +1,69 @@
+use beeline_protocol::intent::{IncidentIntent, ProcessInstanceIntent};
+use beeline_protocol::{Record, RejectionType};
+
+use crate::error::ProcessingError;
+use crate::processing::bpmn::lifecycle;
+use crate::processing::{CommandProcessor, ProcessingContext};
+use crate::state::values::JobLifecycle;
+
+/// `INCIDENT RESOLVE`: a person fixed the cause. A job's incident makes the job activatable
+/// again (when it has retries); an element's incident retries the step that failed.
+pub(crate) struct IncidentResolveProcessor;
+
+impl CommandProcessor for IncidentResolveProcessor {
+    fn process(
+        &self,
+        command: &Record,
+        ctx: &mut ProcessingContext<'_, '_>,
+    ) -> Result<(), ProcessingError> {
+        let Some(incident) = ctx.state().incidents().get(command.key)? else {
+            ctx.reject(
+                command,
+                RejectionType::NotFound,
+                format!(
+                    "Expected to resolve incident with key '{}', but no such incident was found",
+                    command.key
+                ),
+            );
+            return Ok(());
+        };
+        if incident.job_key > 0
+            && let Some(job) = ctx.state().jobs().get(incident.job_key)?
+            && job.lifecycle() == JobLifecycle::Failed
+            && job.record().retries <= 0
+        {
+            ctx.reject(
+                command,
+                RejectionType::InvalidState,
+                format!(
+                    "Expected to resolve incident with key '{}', but the job with key '{}' has no retries left; update the job's retries first",
+                    command.key, incident.job_key
+                ),
+            );
+            return Ok(());
+        }
+        let event = ctx.append_event(command.key, IncidentIntent::Resolved, incident.clone())?;
+        ctx.respond(event);
+        if incident.job_key > 0 {
+            return Ok(());
+        }
+        // Retry what failed: the element continues from the state the incident stopped it in.
+        if let Some(element) = ctx
+            .state()
+            .element_instances()
+            .get(incident.element_instance_key)?
+        {
+            let intent = match element.state {
+                lifecycle::ACTIVATING => Some(ProcessInstanceIntent::ActivateElement),
+                lifecycle::ACTIVATED | lifecycle::COMPLETING => {
+                    Some(ProcessInstanceIntent::CompleteElement)
+                }
+                _ => None,
+            };
+            if let Some(intent) = intent {
+                ctx.append_command(element.key, intent, element.record());
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,72 @@
+//! Job commands: from workers (complete, fail, throw error, update retries and timeout,
+//! yield) and from the scheduler (time out, recur after back-off).
+
+mod complete;
+mod fail;
+mod recur;
+mod throw_error;
+mod time_out;
+mod update_retries;
+mod update_timeout;
+mod r#yield;
+
+use beeline_protocol::intent::JobIntent;
+use beeline_protocol::{Record, RejectionType};
+
+use super::{ProcessingContext, Processors};
+use crate::error::ProcessingError;
+use crate::state::values::{Job, JobLifecycle};
+
+pub(super) fn register(processors: &mut Processors) {
+    processors.register(JobIntent::Complete, complete::JobCompleteProcessor);
+    processors.register(JobIntent::Fail, fail::JobFailProcessor);
+    processors.register(JobIntent::ThrowError, throw_error::JobThrowErrorProcessor);
+    processors.register(
+        JobIntent::UpdateRetries,
+        update_retries::JobUpdateRetriesProcessor,
+    );
+    processors.register(
+        JobIntent::UpdateTimeout,
+        update_timeout::JobUpdateTimeoutProcessor,
+    );
+    processors.register(JobIntent::TimeOut, time_out::JobTimeOutProcessor);
+    processors.register(JobIntent::RecurAfterBackoff, recur::JobRecurProcessor);
+    processors.register(JobIntent::Yield, r#yield::JobYieldProcessor);
+}
+
+/// The job a command is about, if it exists and is in one of `states`; otherwise the command
+/// is rejected as Zeebe does (NOT_FOUND, or INVALID_STATE naming the state).
+pub(super) fn job_in_state(
+    ctx: &mut ProcessingContext<'_, '_>,
+    command: &Record,
+    action: &str,
+    states: &[JobLifecycle],
+) -> Result<Option<Job>, ProcessingError> {
+    let Some(job) = ctx.state().jobs().get(command.key)? else {
+        ctx.reject(
+            command,
+            RejectionType::NotFound,
+            format!(
+                "Expected to {action} job with key '{}', but no such job was found",
+                command.key
+            ),
+        );
+        return Ok(None);
+    };
+    if !states.contains(&job.lifecycle()) {
+        ctx.reject(
+            command,
+            RejectionType::InvalidState,
+            format!(
+                "Expected to {action} job with key '{}', but it is in state '{}'",
+                command.key,
+                job.lifecycle().name()
+            ),
+        );
+        return Ok(None);
+    }
+    Ok(Some(job))
+}
+
+/// Jobs a worker may act on.
+pub(super) const WORKABLE: &[JobLifecycle] = &[JobLifecycle::Activatable, JobLifecycle::Activated];

@@ -1,0 +1,57 @@
+use beeline_protocol::intent::JobIntent;
+use beeline_protocol::value::JobRecord;
+use beeline_protocol::{Record, RejectionType};
+
+use super::fail::raise_job_incident;
+use super::{WORKABLE, job_in_state};
+use crate::error::ProcessingError;
+use crate::processing::bpmn::ErrorType;
+use crate::processing::bpmn::variables::parse_document;
+use crate::processing::{CommandProcessor, ProcessingContext, value_of};
+
+/// `JOB THROW_ERROR`: the worker reports a business error. Error boundary events and error
+/// event sub-processes catch it once events are built; until then it is always uncaught, an
+/// incident.
+pub(crate) struct JobThrowErrorProcessor;
+
+impl CommandProcessor for JobThrowErrorProcessor {
+    fn process(
+        &self,
+        command: &Record,
+        ctx: &mut ProcessingContext<'_, '_>,
+    ) -> Result<(), ProcessingError> {
+        let request = value_of::<JobRecord>(command)?.clone();
+        if let Err(reason) = parse_document(&request.variables) {
+            ctx.reject(
+                command,
+                RejectionType::InvalidArgument,
+                format!(
+                    "Expected to throw an error for job with key '{}' with variables, but {reason}",
+                    command.key
+                ),
+            );
+            return Ok(());
+        }
+        let Some(job) = job_in_state(ctx, command, "throw an error for", WORKABLE)? else {
+            return Ok(());
+        };
+        let mut thrown = job.record();
+        thrown.error_code = request.error_code.clone();
+        thrown.error_message = request.error_message.clone();
+        thrown.variables = b"{}".to_vec();
+        thrown.deadline = -1;
+        let event = ctx.append_event(command.key, JobIntent::ErrorThrown, thrown.clone())?;
+        ctx.respond(event);
+        let message = format!(
+            "Expected to throw an error event with the code '{}' with message '{}', but it was not caught. No error events are available in the scope.",
+            thrown.error_code, thrown.error_message
+        );
+        raise_job_incident(
+            ctx,
+            command.key,
+            &thrown,
+            ErrorType::UnhandledErrorEvent,
+            message,
+        )
+    }
+}

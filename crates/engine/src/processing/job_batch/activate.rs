@@ -1,0 +1,110 @@
+use beeline_protocol::intent::JobBatchIntent;
+use beeline_protocol::value::JobBatchRecord;
+use beeline_protocol::{Record, RejectionType};
+use serde_json::{Map, Value as Json};
+
+use crate::error::ProcessingError;
+use crate::processing::{CommandProcessor, ProcessingContext, value_of};
+
+/// `JOB_BATCH ACTIVATE`: hands activatable jobs of a type to a worker for `timeout` ms, each
+/// with its variables (those asked for, or all visible from the job's element).
+pub(crate) struct JobBatchActivateProcessor;
+
+/// Bytes of job data one batch may carry, well inside one log entry and one gRPC message.
+const MAX_BATCH_BYTES: usize = 2 * 1024 * 1024;
+
+impl CommandProcessor for JobBatchActivateProcessor {
+    fn process(
+        &self,
+        command: &Record,
+        ctx: &mut ProcessingContext<'_, '_>,
+    ) -> Result<(), ProcessingError> {
+        let request = value_of::<JobBatchRecord>(command)?.clone();
+        if request.r#type.is_empty() {
+            ctx.reject(
+                command,
+                RejectionType::InvalidArgument,
+                "Expected to activate jobs of a type, but the type is empty",
+            );
+            return Ok(());
+        }
+        if request.max_jobs_to_activate < 1 {
+            ctx.reject(
+                command,
+                RejectionType::InvalidArgument,
+                format!(
+                    "Expected to activate at least one job, but the maximum number of jobs to activate is {}",
+                    request.max_jobs_to_activate
+                ),
+            );
+            return Ok(());
+        }
+        if request.timeout < 1 {
+            ctx.reject(
+                command,
+                RejectionType::InvalidArgument,
+                format!(
+                    "Expected the job timeout to be greater than zero, but was {}",
+                    request.timeout
+                ),
+            );
+            return Ok(());
+        }
+        let keys = ctx
+            .state()
+            .jobs()
+            .activatable(&request.r#type, request.max_jobs_to_activate as usize)?;
+        let deadline = ctx.now().saturating_add(request.timeout);
+        let mut batch = request.clone();
+        batch.job_keys.clear();
+        batch.jobs.clear();
+        let mut bytes = 0usize;
+        for key in keys {
+            let Some(job) = ctx.state().jobs().get(key)? else {
+                continue;
+            };
+            let mut record = job.record();
+            record.worker = request.worker.clone();
+            record.deadline = deadline;
+            record.variables =
+                variables_for(ctx, record.element_instance_key, &request.fetch_variables)?;
+            let size = record.variables.len() + 512;
+            if bytes + size > MAX_BATCH_BYTES && !batch.jobs.is_empty() {
+                batch.truncated = true;
+                break;
+            }
+            bytes += size;
+            batch.job_keys.push(key);
+            batch.jobs.push(record);
+        }
+        let key = ctx.next_key()?;
+        let event = ctx.append_event(key, JobBatchIntent::Activated, batch)?;
+        ctx.respond(event);
+        Ok(())
+    }
+}
+
+/// The variables a job is handed: the ones asked for, else all visible from its element.
+fn variables_for(
+    ctx: &ProcessingContext<'_, '_>,
+    scope: i64,
+    fetch: &[String],
+) -> Result<Vec<u8>, ProcessingError> {
+    let variables = ctx.state().variables();
+    let mut document = Map::new();
+    if fetch.is_empty() {
+        for (name, value) in variables.visible(scope)? {
+            document.insert(name, serde_json::from_str(&value).unwrap_or(Json::Null));
+        }
+    } else {
+        for name in fetch {
+            if let Some((_, variable)) = variables.get_visible(scope, name)? {
+                document.insert(
+                    name.clone(),
+                    serde_json::from_str(&variable.value).unwrap_or(Json::Null),
+                );
+            }
+        }
+    }
+    Ok(Json::Object(document).to_string().into_bytes())
+}

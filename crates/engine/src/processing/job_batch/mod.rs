@@ -1,0 +1,12 @@
+mod activate;
+
+use beeline_protocol::intent::JobBatchIntent;
+
+use super::Processors;
+
+pub(super) fn register(processors: &mut Processors) {
+    processors.register(
+        JobBatchIntent::Activate,
+        activate::JobBatchActivateProcessor,
+    );
+}

@@ -1,0 +1,199 @@
+//! Process definitions, deployments and their distribution to other partitions.
+
+use std::sync::Arc;
+
+use beeline_protocol::value::{CommandDistributionRecord, ProcessRecord};
+use beeline_state::{ColumnFamily, Error, KeyBuilder, KeyReader, Result, Transaction};
+
+use super::decode;
+use super::values::LatestVersion;
+use crate::model::{DeployedProcess, ProcessCache, transform_bpmn};
+
+fn definition(key: i64) -> Vec<u8> {
+    KeyBuilder::new(ColumnFamily::ProcessDefinitions)
+        .i64(key)
+        .build()
+}
+
+fn version(bpmn_process_id: &str, version: i32) -> Vec<u8> {
+    KeyBuilder::new(ColumnFamily::ProcessVersions)
+        .str(bpmn_process_id)
+        .i64(i64::from(version))
+        .build()
+}
+
+fn latest(bpmn_process_id: &str) -> Vec<u8> {
+    KeyBuilder::new(ColumnFamily::LatestProcessVersions)
+        .str(bpmn_process_id)
+        .build()
+}
+
+fn pending(distribution_key: i64, partition: u16) -> Vec<u8> {
+    KeyBuilder::new(ColumnFamily::PendingDistributions)
+        .i64(distribution_key)
+        .u32(u32::from(partition))
+        .build()
+}
+
+pub struct ProcessState<'t> {
+    txn: &'t Transaction<'t>,
+    cache: &'t ProcessCache,
+}
+
+impl<'t> ProcessState<'t> {
+    pub(super) fn new(txn: &'t Transaction<'t>, cache: &'t ProcessCache) -> Self {
+        Self { txn, cache }
+    }
+
+    pub fn get(&self, key: i64) -> Result<Option<ProcessRecord>> {
+        self.txn
+            .get(&definition(key))?
+            .map(|bytes| decode(ColumnFamily::ProcessDefinitions, &bytes))
+            .transpose()
+    }
+
+    /// The latest version of a process: (version, definition key).
+    pub fn latest(&self, bpmn_process_id: &str) -> Result<Option<(i32, i64)>> {
+        Ok(self
+            .txn
+            .get(&latest(bpmn_process_id))?
+            .map(|bytes| decode::<LatestVersion>(ColumnFamily::LatestProcessVersions, &bytes))
+            .transpose()?
+            .map(|l| (l.version, l.key)))
+    }
+
+    pub fn by_version(&self, bpmn_process_id: &str, version_number: i32) -> Result<Option<i64>> {
+        Ok(self
+            .txn
+            .get(&version(bpmn_process_id, version_number))?
+            .and_then(|bytes| Some(i64::from_be_bytes(bytes.as_slice().try_into().ok()?))))
+    }
+
+    /// The definition ready to run, from the cache or rebuilt from its stored resource.
+    pub fn deployed(&self, key: i64) -> Result<Option<Arc<DeployedProcess>>> {
+        if let Some(process) = self.cache.get(key) {
+            return Ok(Some(process));
+        }
+        let Some(record) = self.get(key)? else {
+            return Ok(None);
+        };
+        let transformed = transform_bpmn(&record.resource).map_err(|reason| Error::Decode {
+            cf: ColumnFamily::ProcessDefinitions.name(),
+            reason: format!("stored process {key} no longer transforms: {reason}"),
+        })?;
+        let Some(found) = transformed
+            .into_iter()
+            .find(|p| p.model.bpmn_process_id == record.bpmn_process_id)
+        else {
+            return Err(Error::Decode {
+                cf: ColumnFamily::ProcessDefinitions.name(),
+                reason: format!(
+                    "stored process {key} lacks process '{}'",
+                    record.bpmn_process_id
+                ),
+            });
+        };
+        let process = Arc::new(DeployedProcess {
+            key,
+            bpmn_process_id: record.bpmn_process_id,
+            version: record.version,
+            tenant_id: record.tenant_id,
+            model: found.model,
+            expressions: found.expressions,
+        });
+        self.cache.insert(process.clone());
+        Ok(Some(process))
+    }
+
+    pub fn is_distribution_pending(&self, distribution_key: i64, partition: u16) -> Result<bool> {
+        self.txn.exists(&pending(distribution_key, partition))
+    }
+
+    /// Partitions that have not acknowledged a distribution yet.
+    pub fn pending_partitions(&self, distribution_key: i64) -> Result<Vec<u16>> {
+        let prefix = KeyBuilder::new(ColumnFamily::PendingDistributions)
+            .i64(distribution_key)
+            .build();
+        let mut partitions = Vec::new();
+        for entry in self.txn.scan(&prefix) {
+            let (key, _) = entry?;
+            let mut reader = KeyReader::new(ColumnFamily::PendingDistributions, &key)?;
+            reader.i64()?;
+            partitions.push(reader.u32()? as u16);
+        }
+        Ok(partitions)
+    }
+
+    /// Every unacknowledged distribution: (distribution key, partition, what was sent).
+    pub fn all_pending(&self) -> Result<Vec<(i64, u16, CommandDistributionRecord)>> {
+        let prefix = KeyBuilder::new(ColumnFamily::PendingDistributions).build();
+        let mut all = Vec::new();
+        for entry in self.txn.scan(&prefix) {
+            let (key, value) = entry?;
+            let mut reader = KeyReader::new(ColumnFamily::PendingDistributions, &key)?;
+            let distribution = reader.i64()?;
+            let partition = reader.u32()? as u16;
+            all.push((
+                distribution,
+                partition,
+                decode(ColumnFamily::PendingDistributions, &value)?,
+            ));
+        }
+        Ok(all)
+    }
+}
+
+pub struct MutableProcessState<'t, 's> {
+    txn: &'t mut Transaction<'s>,
+}
+
+impl<'t, 's> MutableProcessState<'t, 's> {
+    pub(super) fn new(txn: &'t mut Transaction<'s>) -> Self {
+        Self { txn }
+    }
+
+    /// Stores a new definition and makes it the latest version when it is newer.
+    pub fn insert(&mut self, record: &ProcessRecord) -> Result<()> {
+        let key = record.process_definition_key;
+        let mut stored = record.clone();
+        stored.duplicate = false;
+        self.txn
+            .put(definition(key), prost::Message::encode_to_vec(&stored));
+        self.txn.put(
+            version(&record.bpmn_process_id, record.version),
+            key.to_be_bytes().to_vec(),
+        );
+        let current = self
+            .txn
+            .get(&latest(&record.bpmn_process_id))?
+            .map(|bytes| decode::<LatestVersion>(ColumnFamily::LatestProcessVersions, &bytes))
+            .transpose()?;
+        if current.is_none_or(|c| c.version < record.version) {
+            let latest_version = LatestVersion {
+                version: record.version,
+                key,
+            };
+            self.txn.put(
+                latest(&record.bpmn_process_id),
+                prost::Message::encode_to_vec(&latest_version),
+            );
+        }
+        Ok(())
+    }
+
+    pub fn add_pending(
+        &mut self,
+        distribution_key: i64,
+        partition: u16,
+        record: &CommandDistributionRecord,
+    ) {
+        self.txn.put(
+            pending(distribution_key, partition),
+            prost::Message::encode_to_vec(record),
+        );
+    }
+
+    pub fn remove_pending(&mut self, distribution_key: i64, partition: u16) {
+        self.txn.delete(pending(distribution_key, partition));
+    }
+}

@@ -1,0 +1,105 @@
+//! Engine-internal state values: protobuf messages, so fields can be added without a
+//! migration (a new field gets a new number; removed numbers stay reserved).
+
+use beeline_protocol::value::{JobRecord, ProcessInstanceRecord};
+
+/// A running element instance (Zeebe's `ElementInstance`).
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct ElementInstance {
+    #[prost(int64, tag = "1")]
+    pub key: i64,
+    #[prost(message, optional, tag = "2")]
+    pub record: Option<ProcessInstanceRecord>,
+    /// The `ProcessInstanceIntent` of its last lifecycle event (ELEMENT_ACTIVATING, ...).
+    #[prost(uint32, tag = "3")]
+    pub state: u32,
+    /// Child element instances not completed or terminated yet.
+    #[prost(int32, tag = "4")]
+    pub active_children: i32,
+    /// Sequence flows taken inside this scope whose target is not activated yet (in flight,
+    /// or waiting at a joining gateway).
+    #[prost(int32, tag = "5")]
+    pub active_flows: i32,
+    /// The job the element waits for, or 0.
+    #[prost(int64, tag = "6")]
+    pub job_key: i64,
+    /// Variables the element completes with (a completed job's), applied by its completion.
+    #[prost(bytes = "vec", optional, tag = "7")]
+    pub completion_variables: Option<Vec<u8>>,
+    /// A terminate end event ended the scope: what is still on its way in is dropped.
+    #[prost(bool, tag = "8")]
+    pub interrupted: bool,
+}
+
+impl ElementInstance {
+    pub fn record(&self) -> ProcessInstanceRecord {
+        self.record.clone().unwrap_or_default()
+    }
+}
+
+/// Job states (Zeebe's `JobState.State`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u32)]
+pub enum JobLifecycle {
+    Activatable = 0,
+    Activated = 1,
+    /// Failed: waiting out a back-off, or out of retries (with an incident).
+    Failed = 2,
+    ErrorThrown = 3,
+}
+
+impl JobLifecycle {
+    pub fn from_value(value: u32) -> Self {
+        match value {
+            1 => Self::Activated,
+            2 => Self::Failed,
+            3 => Self::ErrorThrown,
+            _ => Self::Activatable,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Activatable => "ACTIVATABLE",
+            Self::Activated => "ACTIVATED",
+            Self::Failed => "FAILED",
+            Self::ErrorThrown => "ERROR_THROWN",
+        }
+    }
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct Job {
+    #[prost(message, optional, tag = "1")]
+    pub record: Option<JobRecord>,
+    #[prost(uint32, tag = "2")]
+    pub state: u32,
+}
+
+impl Job {
+    pub fn record(&self) -> JobRecord {
+        self.record.clone().unwrap_or_default()
+    }
+
+    pub fn lifecycle(&self) -> JobLifecycle {
+        JobLifecycle::from_value(self.state)
+    }
+}
+
+/// A variable's key and JSON text.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct StoredVariable {
+    #[prost(int64, tag = "1")]
+    pub key: i64,
+    #[prost(string, tag = "2")]
+    pub value: String,
+}
+
+/// The latest version of a process.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct LatestVersion {
+    #[prost(int32, tag = "1")]
+    pub version: i32,
+    #[prost(int64, tag = "2")]
+    pub key: i64,
+}

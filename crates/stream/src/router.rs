@@ -1,0 +1,58 @@
+//! How a partition reaches the others: commands a batch sends after its commit (deployment
+//! distribution, acknowledgements, later message subscriptions).
+
+use std::sync::{Arc, RwLock};
+
+use beeline_protocol::Record;
+
+use crate::handle::PartitionHandle;
+
+/// Delivers a command to a partition, without waiting for its answer. Delivery may fail; the
+/// sender sends again until acknowledged.
+pub trait CommandRouter: Send + Sync + 'static {
+    fn route(&self, partition: u16, command: Record);
+}
+
+/// Routes to the partitions of this node, as they are opened (and reopened).
+#[derive(Default)]
+pub struct LocalRouter {
+    partitions: RwLock<Vec<Option<PartitionHandle>>>,
+}
+
+impl LocalRouter {
+    pub fn new() -> Arc<Self> {
+        Arc::new(Self::default())
+    }
+
+    /// Makes `handle` the way to its partition.
+    pub fn set_partition(&self, handle: PartitionHandle) {
+        let index = usize::from(handle.partition_id()).saturating_sub(1);
+        let mut partitions = self.partitions.write().unwrap_or_else(|e| e.into_inner());
+        if partitions.len() <= index {
+            partitions.resize(index + 1, None);
+        }
+        partitions[index] = Some(handle);
+    }
+
+    fn handle(&self, partition: u16) -> Option<PartitionHandle> {
+        let partitions = self.partitions.read().unwrap_or_else(|e| e.into_inner());
+        partitions
+            .get(usize::from(partition).wrapping_sub(1))
+            .cloned()
+            .flatten()
+    }
+}
+
+impl CommandRouter for LocalRouter {
+    fn route(&self, partition: u16, command: Record) {
+        let Some(handle) = self.handle(partition) else {
+            tracing::debug!(partition, "route to a partition that is not open");
+            return;
+        };
+        tokio::spawn(async move {
+            if let Err(error) = handle.execute(command).await {
+                tracing::debug!(partition, %error, "routed command not delivered; it is sent again later");
+            }
+        });
+    }
+}
