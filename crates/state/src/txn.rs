@@ -64,7 +64,13 @@ impl<'s> Transaction<'s> {
     /// Writes a key the caller knows the store does not hold (it carries a key generated in
     /// this transaction). If the transaction deletes it again, the store never sees it.
     pub fn insert(&mut self, key: Vec<u8>, value: Vec<u8>) {
-        self.writes.insert(key, Pending::Inserted(value));
+        // After a delete in this transaction the store may still hold the key: the write must
+        // reach it (as a put), or a later delete would leave the stored value behind.
+        let pending = match self.writes.get(&key) {
+            Some(Pending::Deleted) | Some(Pending::Put(_)) => Pending::Put(value),
+            _ => Pending::Inserted(value),
+        };
+        self.writes.insert(key, pending);
     }
 
     pub fn delete(&mut self, key: Vec<u8>) {
@@ -178,6 +184,20 @@ mod tests {
             vec![(b"old".to_vec(), None)],
             "only the plain put leaves a delete"
         );
+    }
+
+    #[test]
+    fn an_insert_after_a_delete_still_overwrites_and_deletes_the_stored_key() {
+        let store = MemStore::new();
+        let mut seed = WriteBatch::default();
+        seed.put(b"k".to_vec(), b"stored".to_vec());
+        store.write(&seed).unwrap();
+        let mut txn = Transaction::new(&store);
+        txn.delete(b"k".to_vec());
+        txn.insert(b"k".to_vec(), b"again".to_vec());
+        txn.delete(b"k".to_vec());
+        txn.commit().unwrap();
+        assert_eq!(store.get(b"k").unwrap(), None, "the stored key is gone");
     }
 
     #[test]

@@ -9,7 +9,11 @@
 //! harness.records().with_intent(MessageIntent::Expired).expect_one();
 //! ```
 
+pub mod bpmn;
+mod client;
 pub mod printer;
+
+pub use client::PendingAnswer;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -17,7 +21,7 @@ use std::time::Duration;
 
 use beeline_log::MemJournal;
 use beeline_protocol::intent::MessageIntent;
-use beeline_protocol::value::MessageRecord;
+use beeline_protocol::value::{MessageRecord, ProcessInstanceRecord};
 use beeline_protocol::{Intent, Record, RecordType, RejectionType};
 use beeline_state::snapshot::SnapshotStore;
 use beeline_state::{MemStore, Store};
@@ -306,6 +310,56 @@ impl Records {
 
     pub fn matching(self, keep: impl Fn(&Record) -> bool) -> Self {
         self.filter(keep)
+    }
+
+    pub fn with_value_type(self, value_type: beeline_protocol::ValueType) -> Self {
+        self.filter(|r| r.value_type() == value_type)
+    }
+
+    /// Process instance records of one element.
+    pub fn with_element(self, element_id: &str) -> Self {
+        self.filter(|r| {
+            r.value_as::<ProcessInstanceRecord>()
+                .is_some_and(|v| v.element_id == element_id)
+        })
+    }
+
+    /// Records of one process instance (by their value's instance key).
+    pub fn of_instance(self, instance: i64) -> Self {
+        self.filter(|r| r.value.process_instance_key() == Some(instance))
+    }
+
+    /// The element lifecycle of process instances: (element id, intent) of each
+    /// PROCESS_INSTANCE event, in order.
+    pub fn lifecycle(&self) -> Vec<(String, Intent)> {
+        self.selected
+            .iter()
+            .filter(|r| r.is_event())
+            .filter_map(|r| {
+                r.value_as::<ProcessInstanceRecord>()
+                    .map(|v| (v.element_id.clone(), r.intent))
+            })
+            .collect()
+    }
+
+    /// The selected records' intents, in order.
+    pub fn intents(&self) -> Vec<Intent> {
+        self.selected.iter().map(|r| r.intent).collect()
+    }
+
+    /// The selected records' values as `V`.
+    pub fn values<V: beeline_protocol::Value>(&self) -> Vec<V> {
+        self.selected
+            .iter()
+            .filter_map(|r| r.value_as::<V>().cloned())
+            .collect()
+    }
+
+    /// Panics with the log unless `check` holds.
+    pub fn expect(&self, check: bool, what: &str) {
+        if !check {
+            self.fail(what);
+        }
     }
 
     pub fn list(&self) -> &[Record] {

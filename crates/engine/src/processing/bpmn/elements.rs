@@ -10,7 +10,7 @@ use serde_json::{Map, Value as Json};
 
 use super::gateways::{self, Choice};
 use super::variables::{self, eval};
-use super::{Bpmn, ErrorType, flow, jobs, lifecycle};
+use super::{Bpmn, ErrorType, Step, flow, jobs, lifecycle};
 use crate::error::ProcessingError;
 use crate::expression::EvalFailure;
 
@@ -33,10 +33,11 @@ pub(super) fn activate(bpmn: &mut Bpmn<'_, '_, '_>) -> Result<(), ProcessingErro
         }
     }
     let element = bpmn.element().clone();
-    if element.is_activity() && !element.io_mapping.inputs.is_empty() {
-        if let Err(message) = variables::apply_input_mappings(bpmn)? {
-            return bpmn.incident(ErrorType::IoMappingError, message);
-        }
+    if element.is_activity()
+        && !element.io_mapping.inputs.is_empty()
+        && let Err(message) = variables::apply_input_mappings(bpmn)?
+    {
+        return bpmn.incident(ErrorType::IoMappingError, message);
     }
     match &element.data {
         ElementData::Process | ElementData::SubProcess => {
@@ -104,29 +105,33 @@ fn pass_through_gateway(
     bpmn.write(PI::ElementActivated)?;
     bpmn.write(PI::ElementCompleting)?;
     bpmn.write(PI::ElementCompleted)?;
-    let scope = bpmn.record.flow_scope_key;
     if flows.is_empty() {
-        flow::complete_scope_if_done(bpmn)?;
+        path_ended(bpmn)
     } else {
-        flow::take(bpmn, flows)?;
+        flow::take(bpmn, flows)
     }
+}
+
+/// A token ended here (no outgoing flow): the scope may be done, and inclusive joins that
+/// waited for this token may go on without it.
+fn path_ended(bpmn: &mut Bpmn<'_, '_, '_>) -> Result<(), ProcessingError> {
+    let scope = bpmn.record.flow_scope_key;
+    flow::complete_scope_if_done(bpmn)?;
     flow::recheck_inclusive_joins(bpmn, scope)
 }
 
 /// The result of a script task's expression, as the variables it completes with.
-fn script_result(
-    bpmn: &Bpmn<'_, '_, '_>,
-) -> Result<Option<Result<Map<String, Json>, String>>, ProcessingError> {
+fn script_result(bpmn: &Bpmn<'_, '_, '_>) -> Step<Option<Map<String, Json>>> {
     let ElementData::ScriptTask(ScriptTask::Script(script)) = &bpmn.element().data else {
-        return Ok(None);
+        return Ok(Ok(None));
     };
     match eval(bpmn, script.expression.id, bpmn.key, None) {
         Ok((value, _)) => {
             let mut result = Map::new();
             result.insert(script.result_variable.clone(), value.to_json());
-            Ok(Some(Ok(result)))
+            Ok(Ok(Some(result)))
         }
-        Err(EvalFailure::Incident(message)) => Ok(Some(Err(message))),
+        Err(EvalFailure::Incident(message)) => Ok(Err(message)),
         Err(EvalFailure::State(e)) => Err(e.into()),
     }
 }
@@ -138,22 +143,21 @@ pub(super) fn complete(bpmn: &mut Bpmn<'_, '_, '_>) -> Result<(), ProcessingErro
         // Gone already (terminated meanwhile): nothing to complete.
         return Ok(());
     };
-    let mut completion = match &instance.completion_variables {
-        Some(bytes) => Some(variables::parse_document(bytes).unwrap_or_default()),
-        None => None,
-    };
+    let mut completion = instance
+        .completion_variables
+        .as_ref()
+        .map(|bytes| variables::parse_document(bytes).unwrap_or_default());
     match instance.state {
         lifecycle::ACTIVATED => {
-            if let Some(result) = script_result(bpmn)? {
-                match result {
-                    Ok(variables) => completion = Some(variables),
-                    Err(message) => return bpmn.incident(ErrorType::ExtractValueError, message),
-                }
+            match script_result(bpmn)? {
+                Ok(Some(variables)) => completion = Some(variables),
+                Ok(None) => {}
+                Err(message) => return bpmn.incident(ErrorType::ExtractValueError, message),
             }
             bpmn.write(PI::ElementCompleting)?;
         }
         lifecycle::COMPLETING => {
-            if let Some(Ok(variables)) = script_result(bpmn)? {
+            if let Ok(Some(variables)) = script_result(bpmn)? {
                 completion = Some(variables);
             }
         }
@@ -196,14 +200,12 @@ pub(super) fn complete(bpmn: &mut Bpmn<'_, '_, '_>) -> Result<(), ProcessingErro
         }
         return Ok(());
     }
-    let scope = bpmn.record.flow_scope_key;
     if element.outgoing.is_empty() {
-        flow::complete_scope_if_done(bpmn)?;
+        path_ended(bpmn)
     } else {
         let outgoing = element.outgoing.clone();
-        flow::take(bpmn, &outgoing)?;
+        flow::take(bpmn, &outgoing)
     }
-    flow::recheck_inclusive_joins(bpmn, scope)
 }
 
 /// The process instance completes: answer a creation that waits for its result.

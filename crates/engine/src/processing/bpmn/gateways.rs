@@ -4,8 +4,8 @@
 use beeline_bpmn::{Gateway, SequenceFlowIndex};
 use beeline_feel::Value;
 
-use super::Bpmn;
 use super::variables::eval;
+use super::{Bpmn, Step};
 use crate::error::ProcessingError;
 use crate::expression::{EvalFailure, wrong_type};
 
@@ -17,10 +17,7 @@ pub(super) enum Choice {
 }
 
 /// Whether the condition of `flow` holds (a flow without condition always does).
-fn holds(
-    bpmn: &Bpmn<'_, '_, '_>,
-    flow: SequenceFlowIndex,
-) -> Result<Result<bool, String>, ProcessingError> {
+fn holds(bpmn: &Bpmn<'_, '_, '_>, flow: SequenceFlowIndex) -> Step<bool> {
     let Some(condition) = bpmn.process.model[flow].condition.clone() else {
         return Ok(Ok(true));
     };

@@ -8,8 +8,8 @@ use beeline_feel::Value;
 use beeline_protocol::intent::{IncidentIntent, JobIntent};
 use beeline_protocol::value::JobRecord;
 
-use super::Bpmn;
 use super::variables::eval;
+use super::{Bpmn, Step};
 use crate::error::ProcessingError;
 use crate::expression::{EvalFailure, wrong_type};
 use crate::processing::ProcessingContext;
@@ -18,7 +18,7 @@ use crate::processing::ProcessingContext;
 pub(super) fn evaluate(
     bpmn: &Bpmn<'_, '_, '_>,
     properties: &JobWorkerProperties,
-) -> Result<Result<(String, i32), String>, ProcessingError> {
+) -> Step<(String, i32)> {
     let job_type = match &properties.job_type {
         ExprOrStatic::Static(text) => text.clone(),
         ExprOrStatic::Expression(source) => match eval(bpmn, source.id, bpmn.key, None) {

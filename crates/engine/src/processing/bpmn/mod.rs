@@ -34,6 +34,10 @@ pub(super) fn register(processors: &mut Processors) {
     );
 }
 
+/// The outcome of a step that can fail into an incident: `Ok(Err(message))` stops the element
+/// with an incident; `Err` is an unexpected failure.
+pub(crate) type Step<T> = Result<Result<T, String>, ProcessingError>;
+
 /// Zeebe's incident error types (`ErrorType`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ErrorType {

@@ -7,7 +7,7 @@ use beeline_protocol::intent::VariableIntent;
 use beeline_protocol::value::VariableRecord;
 use serde_json::{Map, Value as Json};
 
-use super::Bpmn;
+use super::{Bpmn, Step};
 use crate::error::ProcessingError;
 use crate::expression::{EvalFailure, ScopeVariables, evaluate};
 use crate::processing::ProcessingContext;
@@ -162,9 +162,7 @@ pub(crate) fn eval(
 
 /// Input mappings: evaluated in the element's scope (each sees the ones before it), then set
 /// as local variables of the element. `Err(message)` is an I/O mapping incident.
-pub(super) fn apply_input_mappings(
-    bpmn: &mut Bpmn<'_, '_, '_>,
-) -> Result<Result<(), String>, ProcessingError> {
+pub(super) fn apply_input_mappings(bpmn: &mut Bpmn<'_, '_, '_>) -> Step<()> {
     let mut local = Map::new();
     let inputs = bpmn.element().io_mapping.inputs.clone();
     for mapping in &inputs {
@@ -192,7 +190,7 @@ pub(super) fn apply_input_mappings(
 pub(super) fn apply_output_mappings(
     bpmn: &mut Bpmn<'_, '_, '_>,
     completion: Option<&Map<String, Json>>,
-) -> Result<Result<(), String>, ProcessingError> {
+) -> Step<()> {
     let owner = VariableOwner::of(&bpmn.record);
     let outputs = bpmn.element().io_mapping.outputs.clone();
     let flow_scope = bpmn.record.flow_scope_key;

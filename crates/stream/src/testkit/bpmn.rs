@@ -1,0 +1,295 @@
+//! A small BPMN builder for scenario tests, in the spirit of Zeebe's
+//! `Bpmn.createExecutableProcess()`: elements are chained from the last one added, with
+//! `move_to` and `connect_to` for branches and joins.
+//!
+//! ```
+//! use beeline_stream::testkit::bpmn::ProcessBuilder;
+//! let xml = ProcessBuilder::new("order")
+//!     .start_event("start")
+//!     .service_task("pay", "payment")
+//!     .exclusive_gateway("split")
+//!     .condition("=amount > 100")
+//!     .end_event("big")
+//!     .move_to("split")
+//!     .default_flow()
+//!     .end_event("small")
+//!     .build();
+//! assert!(xml.contains(r#"<bpmn:serviceTask id="pay""#));
+//! ```
+
+use std::fmt::Write;
+
+#[derive(Debug, Clone)]
+struct Flow {
+    id: String,
+    source: String,
+    target: String,
+    condition: Option<String>,
+}
+
+/// Builds one executable process as a BPMN document.
+#[derive(Debug, Clone)]
+pub struct ProcessBuilder {
+    id: String,
+    elements: Vec<(String, String)>,
+    flows: Vec<Flow>,
+    defaults: Vec<(String, String)>,
+    cursor: Option<String>,
+    next_condition: Option<String>,
+    next_default: bool,
+    /// Sub-processes being built, innermost last: (id, elements before it started).
+    open_scopes: Vec<(String, usize)>,
+    /// Element index -> the scope it belongs to (for nesting).
+    scope_of: Vec<Option<String>>,
+    sub_processes: std::collections::HashSet<String>,
+}
+
+impl ProcessBuilder {
+    pub fn new(id: &str) -> Self {
+        Self {
+            id: id.to_string(),
+            elements: Vec::new(),
+            flows: Vec::new(),
+            defaults: Vec::new(),
+            cursor: None,
+            next_condition: None,
+            next_default: false,
+            open_scopes: Vec::new(),
+            scope_of: Vec::new(),
+            sub_processes: std::collections::HashSet::new(),
+        }
+    }
+
+    fn add(mut self, id: &str, xml: String) -> Self {
+        if let Some(source) = self.cursor.take() {
+            self = self.flow(&source, id);
+        }
+        self.elements.push((id.to_string(), xml));
+        self.scope_of
+            .push(self.open_scopes.last().map(|(s, _)| s.clone()));
+        self.cursor = Some(id.to_string());
+        self
+    }
+
+    fn flow(mut self, source: &str, target: &str) -> Self {
+        let id = format!("flow_{source}_{target}_{}", self.flows.len());
+        if self.next_default {
+            self.defaults.push((source.to_string(), id.clone()));
+            self.next_default = false;
+        }
+        self.flows.push(Flow {
+            id,
+            source: source.to_string(),
+            target: target.to_string(),
+            condition: self.next_condition.take(),
+        });
+        self
+    }
+
+    /// The next flow gets this condition (a FEEL expression with its `=`).
+    pub fn condition(mut self, expression: &str) -> Self {
+        self.next_condition = Some(expression.to_string());
+        self
+    }
+
+    /// The next flow is the default flow of the gateway it leaves.
+    pub fn default_flow(mut self) -> Self {
+        self.next_default = true;
+        self
+    }
+
+    /// Continues from an element added earlier (another branch of a gateway).
+    pub fn move_to(mut self, id: &str) -> Self {
+        self.cursor = Some(id.to_string());
+        self
+    }
+
+    /// Connects the current element to an existing one (a join, a loop) and continues there.
+    pub fn connect_to(mut self, id: &str) -> Self {
+        if let Some(source) = self.cursor.take() {
+            self = self.flow(&source, id);
+        }
+        self.cursor = Some(id.to_string());
+        self
+    }
+
+    pub fn start_event(self, id: &str) -> Self {
+        self.add(id, format!(r#"<bpmn:startEvent id="{id}"/>"#))
+    }
+
+    pub fn end_event(mut self, id: &str) -> Self {
+        self = self.add(id, format!(r#"<bpmn:endEvent id="{id}"/>"#));
+        self.cursor = None;
+        self
+    }
+
+    pub fn terminate_end_event(mut self, id: &str) -> Self {
+        self = self.add(
+            id,
+            format!(r#"<bpmn:endEvent id="{id}"><bpmn:terminateEventDefinition/></bpmn:endEvent>"#),
+        );
+        self.cursor = None;
+        self
+    }
+
+    pub fn intermediate_throw_event(self, id: &str) -> Self {
+        self.add(id, format!(r#"<bpmn:intermediateThrowEvent id="{id}"/>"#))
+    }
+
+    pub fn task(self, id: &str) -> Self {
+        self.add(id, format!(r#"<bpmn:task id="{id}"/>"#))
+    }
+
+    pub fn manual_task(self, id: &str) -> Self {
+        self.add(id, format!(r#"<bpmn:manualTask id="{id}"/>"#))
+    }
+
+    pub fn service_task(self, id: &str, job_type: &str) -> Self {
+        self.service_task_with(id, job_type, "")
+    }
+
+    /// A service task with extra extension elements (`<zeebe:ioMapping>`, headers, ...) and
+    /// `retries` given as part of them when wanted.
+    pub fn service_task_with(self, id: &str, job_type: &str, extensions: &str) -> Self {
+        self.add(
+            id,
+            format!(
+                r#"<bpmn:serviceTask id="{id}"><bpmn:extensionElements><zeebe:taskDefinition type="{}" retries="3"/>{extensions}</bpmn:extensionElements></bpmn:serviceTask>"#,
+                escape(job_type)
+            ),
+        )
+    }
+
+    /// A service task whose retries are given.
+    pub fn service_task_retries(self, id: &str, job_type: &str, retries: &str) -> Self {
+        self.add(
+            id,
+            format!(
+                r#"<bpmn:serviceTask id="{id}"><bpmn:extensionElements><zeebe:taskDefinition type="{}" retries="{}"/></bpmn:extensionElements></bpmn:serviceTask>"#,
+                escape(job_type),
+                escape(retries)
+            ),
+        )
+    }
+
+    pub fn script_task(self, id: &str, expression: &str, result_variable: &str) -> Self {
+        self.add(
+            id,
+            format!(
+                r#"<bpmn:scriptTask id="{id}"><bpmn:extensionElements><zeebe:script expression="{}" resultVariable="{result_variable}"/></bpmn:extensionElements></bpmn:scriptTask>"#,
+                escape(expression)
+            ),
+        )
+    }
+
+    pub fn exclusive_gateway(self, id: &str) -> Self {
+        self.add(id, format!(r#"<bpmn:exclusiveGateway id="{id}"/>"#))
+    }
+
+    pub fn parallel_gateway(self, id: &str) -> Self {
+        self.add(id, format!(r#"<bpmn:parallelGateway id="{id}"/>"#))
+    }
+
+    pub fn inclusive_gateway(self, id: &str) -> Self {
+        self.add(id, format!(r#"<bpmn:inclusiveGateway id="{id}"/>"#))
+    }
+
+    /// Opens an embedded sub-process; elements added until `end_sub_process` are inside it.
+    pub fn sub_process(mut self, id: &str) -> Self {
+        self = self.add(id, String::new());
+        self.sub_processes.insert(id.to_string());
+        self.open_scopes.push((id.to_string(), self.elements.len()));
+        self.cursor = None;
+        self
+    }
+
+    /// Closes the innermost sub-process and continues after it.
+    pub fn end_sub_process(mut self) -> Self {
+        if let Some((id, _)) = self.open_scopes.pop() {
+            self.cursor = Some(id);
+        }
+        self
+    }
+
+    /// Adds `<zeebe:ioMapping>` content to an element built without it (sub-processes).
+    pub fn io_mapping(mut self, id: &str, mapping: &str) -> Self {
+        if let Some(position) = self.elements.iter().position(|(e, _)| e == id) {
+            self.elements[position].1 = format!(
+                r#"<bpmn:extensionElements><zeebe:ioMapping>{mapping}</zeebe:ioMapping></bpmn:extensionElements>"#
+            );
+        }
+        self
+    }
+
+    /// The BPMN document.
+    pub fn build(&self) -> String {
+        let mut out = String::new();
+        let _ = write!(
+            out,
+            r#"<?xml version="1.0" encoding="UTF-8"?><bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:zeebe="http://camunda.org/schema/zeebe/1.0" id="definitions" targetNamespace="http://beeline.test"><bpmn:process id="{}" isExecutable="true">"#,
+            self.id
+        );
+        self.write_scope(&mut out, None);
+        out.push_str("</bpmn:process></bpmn:definitions>");
+        out
+    }
+
+    fn write_scope(&self, out: &mut String, scope: Option<&str>) {
+        for (index, (id, xml)) in self.elements.iter().enumerate() {
+            if self.scope_of[index].as_deref() != scope {
+                continue;
+            }
+            if self.sub_processes.contains(id) {
+                let _ = write!(out, r#"<bpmn:subProcess id="{id}">{xml}"#);
+                self.write_scope(out, Some(id));
+                out.push_str("</bpmn:subProcess>");
+            } else if let Some((_, flow)) = self.defaults.iter().find(|(gateway, _)| gateway == id)
+            {
+                // Gateways with a default flow name it in an attribute.
+                out.push_str(&xml.replacen(
+                    &format!(r#"id="{id}""#),
+                    &format!(r#"id="{id}" default="{flow}""#),
+                    1,
+                ));
+            } else {
+                out.push_str(xml);
+            }
+        }
+        for flow in &self.flows {
+            let source_scope = self
+                .elements
+                .iter()
+                .position(|(e, _)| *e == flow.source)
+                .and_then(|i| self.scope_of[i].clone());
+            if source_scope.as_deref() != scope {
+                continue;
+            }
+            match &flow.condition {
+                Some(condition) => {
+                    let _ = write!(
+                        out,
+                        r#"<bpmn:sequenceFlow id="{}" sourceRef="{}" targetRef="{}"><bpmn:conditionExpression>{}</bpmn:conditionExpression></bpmn:sequenceFlow>"#,
+                        flow.id,
+                        flow.source,
+                        flow.target,
+                        escape(condition)
+                    );
+                }
+                None => {
+                    let _ = write!(
+                        out,
+                        r#"<bpmn:sequenceFlow id="{}" sourceRef="{}" targetRef="{}"/>"#,
+                        flow.id, flow.source, flow.target
+                    );
+                }
+            }
+        }
+    }
+}
+
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}

@@ -1,0 +1,26 @@
+//! Engine scenarios through the test kit: deploy models, run instances, work on jobs, and
+//! assert on the record stream (printed in compact form when an assertion fails).
+
+mod deployment;
+mod gateways;
+mod incidents;
+mod jobs;
+mod process_instance;
+mod replay;
+mod variables;
+
+use beeline_protocol::Intent;
+use beeline_protocol::intent::ProcessInstanceIntent as PI;
+
+/// `(element, intent)` pairs, for comparing lifecycles.
+pub fn steps(pairs: &[(&str, PI)]) -> Vec<(String, Intent)> {
+    pairs
+        .iter()
+        .map(|(element, intent)| (element.to_string(), Intent::from(*intent)))
+        .collect()
+}
+
+/// The variables of a JSON document text, parsed.
+pub fn json(bytes: &[u8]) -> serde_json::Value {
+    serde_json::from_slice(bytes).unwrap_or(serde_json::Value::Null)
+}
