@@ -9,7 +9,7 @@ use beeline_state::{Store, WriteBatch};
 
 use crate::appliers::Appliers;
 use crate::error::{FatalError, ProcessingError};
-use crate::model::ProcessCache;
+use crate::model::Caches;
 pub use crate::processing::Response;
 use crate::processing::{Output, ProcessingContext, Processors};
 use crate::state::EngineState;
@@ -67,7 +67,7 @@ pub struct Engine {
     config: EngineConfig,
     processors: Processors,
     appliers: Appliers,
-    cache: ProcessCache,
+    caches: Caches,
     transient: Transient,
 }
 
@@ -77,7 +77,7 @@ impl Engine {
             config,
             processors: Processors::new(),
             appliers: Appliers::new(),
-            cache: ProcessCache::default(),
+            caches: Caches::default(),
             transient: Transient::default(),
         }
     }
@@ -86,7 +86,7 @@ impl Engine {
         EngineState::new(
             store,
             self.config.partition_id,
-            &self.cache,
+            &self.caches,
             &self.transient,
         )
     }

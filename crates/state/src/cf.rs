@@ -81,6 +81,18 @@ column_families! {
     IncidentsByElementInstance = 61;
     /// The incident of a job: job key -> incident key.
     IncidentsByJob = 62;
+    /// Deployed decision requirements graphs: key -> DecisionRequirementsRecord (with resource).
+    DecisionRequirements = 70;
+    /// The latest version of a decision requirements graph: its id -> (version, key).
+    LatestDecisionRequirementsVersions = 71;
+    /// Deployed decisions: key -> DecisionRecord.
+    Decisions = 72;
+    /// Versions of a decision: (decision id, version) -> key.
+    DecisionVersions = 73;
+    /// The latest version of a decision: decision id -> (version, key).
+    LatestDecisionVersions = 74;
+    /// The decisions of a decision requirements graph: (graph key, decision id) -> decision key.
+    DecisionsByRequirements = 75;
 }
 
 #[cfg(test)]

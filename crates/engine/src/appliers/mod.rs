@@ -2,6 +2,7 @@
 //! event. The only code that changes engine state. A changed applier gets a new record version
 //! and the old one stays, so old logs replay the same.
 
+mod decision;
 mod distribution;
 mod error;
 mod incident;
@@ -15,13 +16,13 @@ mod variable;
 use std::collections::HashMap;
 
 use beeline_protocol::intent::{
-    CommandDistributionIntent, DeploymentIntent, ProcessInstanceCreationIntent,
-    ProcessInstanceIntent, VariableDocumentIntent,
+    CommandDistributionIntent, DecisionEvaluationIntent, DeploymentIntent,
+    ProcessInstanceCreationIntent, ProcessInstanceIntent, VariableDocumentIntent,
 };
 #[cfg(test)]
 use beeline_protocol::intent::{
-    IncidentIntent, JobBatchIntent, JobIntent, ProcessInstanceResultIntent, ProcessIntent,
-    VariableIntent,
+    DecisionIntent, DecisionRequirementsIntent, IncidentIntent, JobBatchIntent, JobIntent,
+    ProcessInstanceResultIntent, ProcessIntent, VariableIntent,
 };
 use beeline_protocol::{Intent, Record};
 
@@ -42,6 +43,8 @@ const NO_STATE_CHANGE: &[Intent] = &[
     Intent::CommandDistribution(CommandDistributionIntent::Started),
     Intent::CommandDistribution(CommandDistributionIntent::Finished),
     Intent::VariableDocument(VariableDocumentIntent::Updated),
+    Intent::DecisionEvaluation(DecisionEvaluationIntent::Evaluated),
+    Intent::DecisionEvaluation(DecisionEvaluationIntent::Failed),
 ];
 
 /// Events of implemented value types that this engine never writes (yet), because it lacks the
@@ -76,6 +79,8 @@ const NOT_WRITTEN: &[Intent] = &[
     Intent::CommandDistribution(CommandDistributionIntent::Enqueued),
     Intent::CommandDistribution(CommandDistributionIntent::ContinuationRequested),
     Intent::CommandDistribution(CommandDistributionIntent::Continued),
+    Intent::Decision(DecisionIntent::Deleted),
+    Intent::DecisionRequirements(DecisionRequirementsIntent::Deleted),
 ];
 
 pub(crate) struct Appliers(HashMap<(Intent, u16), Box<dyn EventApplier>>);
@@ -86,6 +91,7 @@ impl Appliers {
         message::register(&mut appliers);
         error::register(&mut appliers);
         process::register(&mut appliers);
+        decision::register(&mut appliers);
         distribution::register(&mut appliers);
         process_instance::register(&mut appliers);
         job::register(&mut appliers);
@@ -147,6 +153,9 @@ mod tests {
         ValueType::VariableDocument,
         ValueType::Incident,
         ValueType::CommandDistribution,
+        ValueType::Decision,
+        ValueType::DecisionRequirements,
+        ValueType::DecisionEvaluation,
     ];
 
     #[test]

@@ -41,6 +41,29 @@ impl DeployedProcess {
     }
 }
 
+/// Parsed decision requirements graphs by key, filled lazily like processes.
+#[derive(Debug, Default)]
+pub struct DecisionCache {
+    models: RefCell<HashMap<i64, beeline_dmn::DmnModel>>,
+}
+
+impl DecisionCache {
+    pub fn get(&self, key: i64) -> Option<beeline_dmn::DmnModel> {
+        self.models.borrow().get(&key).cloned()
+    }
+
+    pub fn insert(&self, key: i64, model: beeline_dmn::DmnModel) {
+        self.models.borrow_mut().insert(key, model);
+    }
+}
+
+/// Everything the engine keeps parsed in memory, rebuilt from state on demand.
+#[derive(Debug, Default)]
+pub struct Caches {
+    pub processes: ProcessCache,
+    pub decisions: DecisionCache,
+}
+
 /// Deployed processes by definition key, filled lazily. One per partition; only its processing
 /// loop uses it.
 #[derive(Debug, Default)]

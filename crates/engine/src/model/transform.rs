@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use beeline_bpmn::{
-    BusinessRuleTask, Element, ElementData, ElementKind, ElementKindSet, ExpressionContext,
-    ParseError, Process, ValidationError, ValidationErrors,
+    Element, ElementData, ElementKind, ElementKindSet, ExpressionContext, ParseError, Process,
+    ValidationError, ValidationErrors,
 };
 use beeline_feel::{EvalContext, Expression};
 
@@ -101,10 +101,10 @@ pub fn transform_bpmn(bytes: &[u8]) -> Result<Vec<TransformedProcess>, String> {
 
 /// Elements of a supported kind that this engine still cannot run in the form they take.
 fn unsupported_variant(element: &Element) -> Option<&'static str> {
+    if !element.execution_listeners.is_empty() {
+        return Some("Execution listeners (zeebe:executionListeners) are not supported yet");
+    }
     match &element.data {
-        ElementData::BusinessRuleTask(BusinessRuleTask::CalledDecision(_)) => Some(
-            "Business rule tasks that call a DMN decision (zeebe:calledDecision) are not supported yet; use a job worker (zeebe:taskDefinition)",
-        ),
         ElementData::SendTask(_)
         | ElementData::IntermediateThrowEvent(_)
         | ElementData::EndEvent(_)

@@ -1,6 +1,7 @@
 //! Command processors: one per command intent, each in a file named after its command.
 
 mod bpmn;
+mod decision_evaluation;
 mod deployment;
 mod distribution;
 mod incident;
@@ -36,6 +37,7 @@ impl Processors {
         let mut processors = Self(HashMap::new());
         message::register(&mut processors);
         deployment::register(&mut processors);
+        decision_evaluation::register(&mut processors);
         distribution::register(&mut processors);
         process_instance::register(&mut processors);
         bpmn::register(&mut processors);

@@ -3,6 +3,7 @@
 //! `&mut EngineState`, which only appliers (and the engine's own bookkeeping) get.
 
 mod banned;
+mod decision;
 mod element_instance;
 mod incident;
 mod job;
@@ -13,6 +14,7 @@ pub mod values;
 mod variable;
 
 pub use banned::{BannedInstanceState, MutableBannedInstanceState};
+pub use decision::{DecisionState, MutableDecisionState};
 pub use element_instance::{ElementInstanceState, MutableElementInstanceState};
 pub use incident::{IncidentState, MutableIncidentState};
 pub use job::{JobState, MutableJobState};
@@ -23,13 +25,13 @@ pub use variable::{MutableVariableState, VariableState};
 
 use beeline_state::{Store, Transaction, WriteBatch};
 
-use crate::model::ProcessCache;
+use crate::model::Caches;
 use crate::transient::Transient;
 
 pub struct EngineState<'s> {
     txn: Transaction<'s>,
     partition_id: u16,
-    cache: &'s ProcessCache,
+    caches: &'s Caches,
     transient: &'s Transient,
 }
 
@@ -37,13 +39,13 @@ impl<'s> EngineState<'s> {
     pub fn new(
         store: &'s dyn Store,
         partition_id: u16,
-        cache: &'s ProcessCache,
+        caches: &'s Caches,
         transient: &'s Transient,
     ) -> Self {
         Self {
             txn: Transaction::new(store),
             partition_id,
-            cache,
+            caches,
             transient,
         }
     }
@@ -82,11 +84,19 @@ impl<'s> EngineState<'s> {
     }
 
     pub fn processes(&self) -> ProcessState<'_> {
-        ProcessState::new(&self.txn, self.cache)
+        ProcessState::new(&self.txn, &self.caches.processes)
     }
 
     pub fn processes_mut(&mut self) -> MutableProcessState<'_, 's> {
         MutableProcessState::new(&mut self.txn)
+    }
+
+    pub fn decisions(&self) -> DecisionState<'_> {
+        DecisionState::new(&self.txn, &self.caches.decisions)
+    }
+
+    pub fn decisions_mut(&mut self) -> MutableDecisionState<'_, 's> {
+        MutableDecisionState::new(&mut self.txn)
     }
 
     pub fn element_instances(&self) -> ElementInstanceState<'_> {

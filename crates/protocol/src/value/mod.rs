@@ -6,6 +6,8 @@
 //! `record_values!` below.
 
 mod command_distribution;
+mod decision;
+mod decision_evaluation;
 mod deployment;
 mod error;
 mod incident;
@@ -17,6 +19,10 @@ mod process_instance_creation;
 mod variable;
 
 pub use command_distribution::CommandDistributionRecord;
+pub use decision::{DecisionRecord, DecisionRequirementsRecord};
+pub use decision_evaluation::{
+    DecisionEvaluationRecord, EvaluatedDecision, EvaluatedInput, EvaluatedOutput, MatchedRule,
+};
 pub use deployment::{
     DecisionMetadata, DecisionRequirementsMetadata, DeploymentRecord, DeploymentResource,
     FormMetadata, ProcessMetadata,
@@ -147,6 +153,9 @@ record_values! {
     Error(ErrorRecord, ErrorIntent, instance: process_instance_key);
     ProcessInstanceResult(ProcessInstanceResultRecord, ProcessInstanceResultIntent, instance: process_instance_key);
     Process(ProcessRecord, ProcessIntent);
+    Decision(DecisionRecord, DecisionIntent);
+    DecisionRequirements(DecisionRequirementsRecord, DecisionRequirementsIntent);
+    DecisionEvaluation(DecisionEvaluationRecord, DecisionEvaluationIntent, instance: process_instance_key);
     CommandDistribution(CommandDistributionRecord, CommandDistributionIntent);
 }
 

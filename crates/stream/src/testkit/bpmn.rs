@@ -182,6 +182,17 @@ impl ProcessBuilder {
         )
     }
 
+    /// A business rule task evaluating a deployed decision into `result_variable`.
+    pub fn business_rule_task(self, id: &str, decision_id: &str, result_variable: &str) -> Self {
+        self.add(
+            id,
+            format!(
+                r#"<bpmn:businessRuleTask id="{id}"><bpmn:extensionElements><zeebe:calledDecision decisionId="{}" resultVariable="{result_variable}"/></bpmn:extensionElements></bpmn:businessRuleTask>"#,
+                escape(decision_id)
+            ),
+        )
+    }
+
     pub fn exclusive_gateway(self, id: &str) -> Self {
         self.add(id, format!(r#"<bpmn:exclusiveGateway id="{id}"/>"#))
     }

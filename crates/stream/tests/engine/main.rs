@@ -1,6 +1,8 @@
 //! Engine scenarios through the test kit: deploy models, run instances, work on jobs, and
 //! assert on the record stream (printed in compact form when an assertion fails).
 
+mod corpus;
+mod decisions;
 mod deployment;
 mod gateways;
 mod incidents;

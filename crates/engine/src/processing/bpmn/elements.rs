@@ -1,8 +1,9 @@
 //! What each kind of element does when it is activated, completed and terminated.
 
-use beeline_bpmn::{ElementData, EventDefinition, ScriptTask};
+use beeline_bpmn::{BusinessRuleTask, ElementData, EventDefinition, ExprOrStatic, ScriptTask};
 use beeline_protocol::intent::{
-    IncidentIntent, ProcessInstanceIntent as PI, ProcessInstanceResultIntent,
+    DecisionEvaluationIntent, IncidentIntent, ProcessInstanceIntent as PI,
+    ProcessInstanceResultIntent,
 };
 use beeline_protocol::value::ProcessInstanceResultRecord;
 use beeline_protocol::{Intent, Record};
@@ -12,7 +13,8 @@ use super::gateways::{self, Choice};
 use super::variables::{self, eval};
 use super::{Bpmn, ErrorType, Step, flow, jobs, lifecycle};
 use crate::error::ProcessingError;
-use crate::expression::EvalFailure;
+use crate::expression::{EvalFailure, ScopeVariables, wrong_type};
+use crate::processing::decision_evaluation::evaluate_decision;
 
 /// `ACTIVATE_ELEMENT`: ELEMENT_ACTIVATING, input mappings, what the kind does, and
 /// ELEMENT_ACTIVATED (unless an incident stops it, or the element waits for a job).
@@ -136,6 +138,71 @@ fn script_result(bpmn: &Bpmn<'_, '_, '_>) -> Step<Option<Map<String, Json>>> {
     }
 }
 
+/// The variables a business rule task completes with, or its incident: (type, message).
+type DecisionStep = Result<Result<Option<Map<String, Json>>, (ErrorType, String)>, ProcessingError>;
+
+/// A business rule task's decision, evaluated (DECISION_EVALUATION EVALUATED or FAILED), as
+/// the variables it completes with; or the incident: (type, message).
+fn decision_result(bpmn: &mut Bpmn<'_, '_, '_>) -> DecisionStep {
+    let ElementData::BusinessRuleTask(BusinessRuleTask::CalledDecision(called)) =
+        bpmn.element().data.clone()
+    else {
+        return Ok(Ok(None));
+    };
+    let decision_id = match &called.decision_id {
+        ExprOrStatic::Static(id) => id.clone(),
+        ExprOrStatic::Expression(source) => match eval(bpmn, source.id, bpmn.key, None) {
+            Ok((beeline_feel::Value::String(id), _)) => id.to_string(),
+            Ok((other, warnings)) => {
+                let expression = &bpmn.process.expressions[source.id.index()];
+                return Ok(Err((
+                    ErrorType::ExtractValueError,
+                    wrong_type(expression, "STRING", &other, &warnings),
+                )));
+            }
+            Err(EvalFailure::Incident(message)) => {
+                return Ok(Err((ErrorType::ExtractValueError, message)));
+            }
+            Err(EvalFailure::State(e)) => return Err(e.into()),
+        },
+    };
+    let decision = match bpmn.ctx.state().decisions().latest(&decision_id)? {
+        Some((_, key)) => bpmn.ctx.state().decisions().get(key)?,
+        None => None,
+    };
+    let Some(decision) = decision else {
+        return Ok(Err((
+            ErrorType::CalledDecisionError,
+            format!(
+                "Expected to evaluate decision '{decision_id}', but no decision found for id '{decision_id}'"
+            ),
+        )));
+    };
+    let mut evaluated = {
+        let state = bpmn.ctx.state();
+        let variables = ScopeVariables::new(state, bpmn.key);
+        evaluate_decision(state, &decision, &variables, bpmn.ctx.now())?
+    };
+    evaluated.bpmn_process_id = bpmn.record.bpmn_process_id.clone();
+    evaluated.process_definition_key = bpmn.record.process_definition_key;
+    evaluated.process_instance_key = bpmn.record.process_instance_key;
+    evaluated.element_id = bpmn.record.element_id.clone();
+    evaluated.element_instance_key = bpmn.key;
+    let key = bpmn.ctx.next_key()?;
+    if !evaluated.failed_decision_id.is_empty() {
+        let message = evaluated.evaluation_failure_message.clone();
+        bpmn.ctx
+            .append_event(key, DecisionEvaluationIntent::Failed, evaluated)?;
+        return Ok(Err((ErrorType::DecisionEvaluationError, message)));
+    }
+    let output: Json = serde_json::from_str(&evaluated.decision_output).unwrap_or(Json::Null);
+    bpmn.ctx
+        .append_event(key, DecisionEvaluationIntent::Evaluated, evaluated)?;
+    let mut result = Map::new();
+    result.insert(called.result_variable.clone(), output);
+    Ok(Ok(Some(result)))
+}
+
 /// `COMPLETE_ELEMENT`: ELEMENT_COMPLETING, output mappings, ELEMENT_COMPLETED, then the
 /// outgoing flows (or the scope's completion, when there are none).
 pub(super) fn complete(bpmn: &mut Bpmn<'_, '_, '_>) -> Result<(), ProcessingError> {
@@ -153,6 +220,11 @@ pub(super) fn complete(bpmn: &mut Bpmn<'_, '_, '_>) -> Result<(), ProcessingErro
                 Ok(Some(variables)) => completion = Some(variables),
                 Ok(None) => {}
                 Err(message) => return bpmn.incident(ErrorType::ExtractValueError, message),
+            }
+            match decision_result(bpmn)? {
+                Ok(Some(variables)) => completion = Some(variables),
+                Ok(None) => {}
+                Err((error_type, message)) => return bpmn.incident(error_type, message),
             }
             bpmn.write(PI::ElementCompleting)?;
         }

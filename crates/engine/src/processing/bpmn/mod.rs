@@ -46,6 +46,8 @@ pub(crate) enum ErrorType {
     ConditionError,
     ExtractValueError,
     UnhandledErrorEvent,
+    CalledDecisionError,
+    DecisionEvaluationError,
 }
 
 impl ErrorType {
@@ -56,6 +58,8 @@ impl ErrorType {
             ErrorType::ConditionError => "CONDITION_ERROR",
             ErrorType::ExtractValueError => "EXTRACT_VALUE_ERROR",
             ErrorType::UnhandledErrorEvent => "UNHANDLED_ERROR_EVENT",
+            ErrorType::CalledDecisionError => "CALLED_DECISION_ERROR",
+            ErrorType::DecisionEvaluationError => "DECISION_EVALUATION_ERROR",
         }
     }
 }

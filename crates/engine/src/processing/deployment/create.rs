@@ -2,11 +2,12 @@ use std::collections::HashMap;
 
 use beeline_protocol::intent::{CommandDistributionIntent, DeploymentIntent, ProcessIntent};
 use beeline_protocol::value::{
-    CommandDistributionRecord, DeploymentRecord, ProcessMetadata, ProcessRecord,
+    CommandDistributionRecord, DeploymentRecord, DeploymentResource, ProcessMetadata, ProcessRecord,
 };
 use beeline_protocol::{Intent, Record, RejectionType, key};
 use md5::{Digest, Md5};
 
+use super::decisions;
 use crate::error::ProcessingError;
 use crate::model::transform_bpmn;
 use crate::processing::{CommandProcessor, ProcessingContext, value_of};
@@ -39,6 +40,8 @@ impl CommandProcessor for DeploymentCreateProcessor {
         }
         let mut errors = Vec::new();
         let mut processes = Vec::new();
+        let mut decision_models: Vec<(&DeploymentResource, beeline_dmn::DmnModel)> = Vec::new();
+        let mut graph_owners: HashMap<String, String> = HashMap::new();
         let mut owners: HashMap<String, String> = HashMap::new();
         for resource in &deployment.resources {
             let name = &resource.resource_name;
@@ -58,14 +61,22 @@ impl CommandProcessor for DeploymentCreateProcessor {
                     }
                     Err(message) => errors.push(format!("'{name}': {message}")),
                 }
-            } else if lower.ends_with(".dmn") || lower.ends_with(".form") {
-                errors.push(format!(
-                    "'{name}': Beeline cannot deploy {} resources yet",
-                    if lower.ends_with(".dmn") {
-                        "DMN"
-                    } else {
-                        "form"
+            } else if lower.ends_with(".dmn") {
+                match decisions::parse(resource) {
+                    Ok(model) => {
+                        let id = model.id().to_string();
+                        if let Some(other) = graph_owners.insert(id.clone(), name.clone()) {
+                            errors.push(format!(
+                                "Expected the decision requirements ids to be unique within a deployment but found a duplicated id '{id}' in the resources '{other}' and '{name}'."
+                            ));
+                        }
+                        decision_models.push((resource, model));
                     }
+                    Err(message) => errors.push(format!("'{name}': {message}")),
+                }
+            } else if lower.ends_with(".form") {
+                errors.push(format!(
+                    "'{name}': Beeline cannot deploy form resources yet"
                 ));
             } else {
                 errors.push(format!(
@@ -141,6 +152,14 @@ impl CommandProcessor for DeploymentCreateProcessor {
                 }
             };
             result.processes_metadata.push(metadata);
+        }
+        result.decision_requirements_metadata.clear();
+        result.decisions_metadata.clear();
+        for (resource, model) in &decision_models {
+            let (graph, graph_decisions) =
+                decisions::deploy(ctx, resource, model, deployment_key, &tenant)?;
+            result.decision_requirements_metadata.push(graph);
+            result.decisions_metadata.extend(graph_decisions);
         }
         let created =
             ctx.append_event(deployment_key, DeploymentIntent::Created, result.clone())?;
@@ -227,6 +246,14 @@ fn apply_distributed(
             ProcessIntent::Created,
             process_record(metadata, &resource),
         )?;
+    }
+    if decisions::apply_distributed(
+        ctx,
+        &deployment.resources,
+        &deployment.decision_requirements_metadata,
+        &deployment.decisions_metadata,
+    )? {
+        already_applied = false;
     }
     if !already_applied {
         let created = ctx.append_event(command.key, DeploymentIntent::Created, deployment)?;

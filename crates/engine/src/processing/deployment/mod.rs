@@ -1,4 +1,5 @@
 mod create;
+mod decisions;
 
 use beeline_protocol::intent::DeploymentIntent;
 

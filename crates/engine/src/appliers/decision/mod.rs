@@ -1,0 +1,14 @@
+mod created;
+
+use beeline_protocol::intent::{DecisionIntent, DecisionRequirementsIntent};
+
+use super::Appliers;
+
+pub(super) fn register(appliers: &mut Appliers) {
+    appliers.register(
+        DecisionRequirementsIntent::Created,
+        1,
+        created::DecisionRequirementsCreatedApplier,
+    );
+    appliers.register(DecisionIntent::Created, 1, created::DecisionCreatedApplier);
+}

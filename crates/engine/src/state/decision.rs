@@ -1,0 +1,198 @@
+//! Deployed decision requirements graphs and their decisions.
+
+use beeline_dmn::DmnModel;
+use beeline_protocol::value::{DecisionRecord, DecisionRequirementsRecord};
+use beeline_state::{ColumnFamily, Error, KeyBuilder, Result, Transaction};
+
+use super::decode;
+use super::values::LatestVersion;
+use crate::model::DecisionCache;
+
+fn requirements(key: i64) -> Vec<u8> {
+    KeyBuilder::new(ColumnFamily::DecisionRequirements)
+        .i64(key)
+        .build()
+}
+
+fn latest_requirements(id: &str) -> Vec<u8> {
+    KeyBuilder::new(ColumnFamily::LatestDecisionRequirementsVersions)
+        .str(id)
+        .build()
+}
+
+fn decision(key: i64) -> Vec<u8> {
+    KeyBuilder::new(ColumnFamily::Decisions).i64(key).build()
+}
+
+fn decision_version(id: &str, version: i32) -> Vec<u8> {
+    KeyBuilder::new(ColumnFamily::DecisionVersions)
+        .str(id)
+        .i64(i64::from(version))
+        .build()
+}
+
+fn latest_decision(id: &str) -> Vec<u8> {
+    KeyBuilder::new(ColumnFamily::LatestDecisionVersions)
+        .str(id)
+        .build()
+}
+
+fn in_requirements(requirements_key: i64, decision_id: &str) -> Vec<u8> {
+    KeyBuilder::new(ColumnFamily::DecisionsByRequirements)
+        .i64(requirements_key)
+        .str(decision_id)
+        .build()
+}
+
+fn read_latest(txn: &Transaction<'_>, cf: ColumnFamily, key: &[u8]) -> Result<Option<(i32, i64)>> {
+    Ok(txn
+        .get(key)?
+        .map(|bytes| decode::<LatestVersion>(cf, &bytes))
+        .transpose()?
+        .map(|l| (l.version, l.key)))
+}
+
+fn read_key(bytes: Option<Vec<u8>>) -> Option<i64> {
+    bytes.and_then(|b| Some(i64::from_be_bytes(b.as_slice().try_into().ok()?)))
+}
+
+pub struct DecisionState<'t> {
+    txn: &'t Transaction<'t>,
+    cache: &'t DecisionCache,
+}
+
+impl<'t> DecisionState<'t> {
+    pub(super) fn new(txn: &'t Transaction<'t>, cache: &'t DecisionCache) -> Self {
+        Self { txn, cache }
+    }
+
+    pub fn requirements(&self, key: i64) -> Result<Option<DecisionRequirementsRecord>> {
+        self.txn
+            .get(&requirements(key))?
+            .map(|bytes| decode(ColumnFamily::DecisionRequirements, &bytes))
+            .transpose()
+    }
+
+    /// The latest version of a decision requirements graph: (version, key).
+    pub fn latest_requirements(&self, id: &str) -> Result<Option<(i32, i64)>> {
+        read_latest(
+            self.txn,
+            ColumnFamily::LatestDecisionRequirementsVersions,
+            &latest_requirements(id),
+        )
+    }
+
+    pub fn get(&self, key: i64) -> Result<Option<DecisionRecord>> {
+        self.txn
+            .get(&decision(key))?
+            .map(|bytes| decode(ColumnFamily::Decisions, &bytes))
+            .transpose()
+    }
+
+    /// The latest version of a decision: (version, key).
+    pub fn latest(&self, id: &str) -> Result<Option<(i32, i64)>> {
+        read_latest(
+            self.txn,
+            ColumnFamily::LatestDecisionVersions,
+            &latest_decision(id),
+        )
+    }
+
+    /// The decision with this id inside a decision requirements graph.
+    pub fn in_requirements(
+        &self,
+        requirements_key: i64,
+        decision_id: &str,
+    ) -> Result<Option<DecisionRecord>> {
+        match read_key(
+            self.txn
+                .get(&in_requirements(requirements_key, decision_id))?,
+        ) {
+            Some(key) => self.get(key),
+            None => Ok(None),
+        }
+    }
+
+    /// The parsed model of a decision requirements graph, from the cache or its stored resource.
+    pub fn model(&self, requirements_key: i64) -> Result<Option<DmnModel>> {
+        if let Some(model) = self.cache.get(requirements_key) {
+            return Ok(Some(model));
+        }
+        let Some(record) = self.requirements(requirements_key)? else {
+            return Ok(None);
+        };
+        let text = String::from_utf8_lossy(&record.resource);
+        let model = DmnModel::parse(&text).map_err(|e| Error::Decode {
+            cf: ColumnFamily::DecisionRequirements.name(),
+            reason: format!("stored decision requirements {requirements_key} no longer parse: {e}"),
+        })?;
+        self.cache.insert(requirements_key, model.clone());
+        Ok(Some(model))
+    }
+}
+
+pub struct MutableDecisionState<'t, 's> {
+    txn: &'t mut Transaction<'s>,
+}
+
+impl<'t, 's> MutableDecisionState<'t, 's> {
+    pub(super) fn new(txn: &'t mut Transaction<'s>) -> Self {
+        Self { txn }
+    }
+
+    fn raise_latest(
+        &mut self,
+        cf: ColumnFamily,
+        key: Vec<u8>,
+        version: i32,
+        value_key: i64,
+    ) -> Result<()> {
+        let current = read_latest(self.txn, cf, &key)?;
+        if current.is_none_or(|(v, _)| v < version) {
+            let latest = LatestVersion {
+                version,
+                key: value_key,
+            };
+            self.txn.put(key, prost::Message::encode_to_vec(&latest));
+        }
+        Ok(())
+    }
+
+    pub fn insert_requirements(&mut self, record: &DecisionRequirementsRecord) -> Result<()> {
+        let mut stored = record.clone();
+        stored.duplicate = false;
+        self.txn.put(
+            requirements(record.decision_requirements_key),
+            prost::Message::encode_to_vec(&stored),
+        );
+        self.raise_latest(
+            ColumnFamily::LatestDecisionRequirementsVersions,
+            latest_requirements(&record.decision_requirements_id),
+            record.decision_requirements_version,
+            record.decision_requirements_key,
+        )
+    }
+
+    pub fn insert_decision(&mut self, record: &DecisionRecord) -> Result<()> {
+        let mut stored = record.clone();
+        stored.duplicate = false;
+        self.txn.put(
+            decision(record.decision_key),
+            prost::Message::encode_to_vec(&stored),
+        );
+        self.txn.put(
+            decision_version(&record.decision_id, record.version),
+            record.decision_key.to_be_bytes().to_vec(),
+        );
+        self.txn.put(
+            in_requirements(record.decision_requirements_key, &record.decision_id),
+            record.decision_key.to_be_bytes().to_vec(),
+        );
+        self.raise_latest(
+            ColumnFamily::LatestDecisionVersions,
+            latest_decision(&record.decision_id),
+            record.version,
+            record.decision_key,
+        )
+    }
+}
