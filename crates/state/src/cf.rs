@@ -93,6 +93,10 @@ column_families! {
     LatestDecisionVersions = 74;
     /// The decisions of a decision requirements graph: (graph key, decision id) -> decision key.
     DecisionsByRequirements = 75;
+    /// Events waiting for the element instance that catches them: its key -> ProcessEventRecord.
+    EventTriggers = 80;
+    /// The same, by the instance whose event it is: (scope key, catching instance key) -> ().
+    EventTriggersByScope = 81;
 }
 
 #[cfg(test)]

@@ -10,13 +10,14 @@ mod job;
 mod job_batch;
 mod message;
 mod process;
+mod process_event;
 mod process_instance;
 mod variable;
 
 use std::collections::HashMap;
 
 use beeline_protocol::intent::{
-    CommandDistributionIntent, DecisionEvaluationIntent, DeploymentIntent,
+    CommandDistributionIntent, DecisionEvaluationIntent, DeploymentIntent, EscalationIntent,
     ProcessInstanceCreationIntent, ProcessInstanceIntent, VariableDocumentIntent,
 };
 #[cfg(test)]
@@ -45,6 +46,8 @@ const NO_STATE_CHANGE: &[Intent] = &[
     Intent::VariableDocument(VariableDocumentIntent::Updated),
     Intent::DecisionEvaluation(DecisionEvaluationIntent::Evaluated),
     Intent::DecisionEvaluation(DecisionEvaluationIntent::Failed),
+    Intent::Escalation(EscalationIntent::Escalated),
+    Intent::Escalation(EscalationIntent::NotEscalated),
 ];
 
 /// Events of implemented value types that this engine never writes (yet), because it lacks the
@@ -94,6 +97,7 @@ impl Appliers {
         decision::register(&mut appliers);
         distribution::register(&mut appliers);
         process_instance::register(&mut appliers);
+        process_event::register(&mut appliers);
         job::register(&mut appliers);
         job_batch::register(&mut appliers);
         variable::register(&mut appliers);
@@ -156,6 +160,8 @@ mod tests {
         ValueType::Decision,
         ValueType::DecisionRequirements,
         ValueType::DecisionEvaluation,
+        ValueType::ProcessEvent,
+        ValueType::Escalation,
     ];
 
     #[test]

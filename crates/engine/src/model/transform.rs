@@ -30,6 +30,16 @@ pub fn supported_kinds() -> ElementKindSet {
         NoneIntermediateThrowEvent,
         MessageIntermediateThrowEvent,
         MessageEndEvent,
+        EventSubProcess,
+        ErrorBoundaryEvent,
+        ErrorStartEvent,
+        ErrorEndEvent,
+        EscalationBoundaryEvent,
+        EscalationStartEvent,
+        EscalationEndEvent,
+        EscalationIntermediateThrowEvent,
+        LinkIntermediateThrowEvent,
+        LinkIntermediateCatchEvent,
     ]
     .into_iter()
     .collect()

@@ -5,6 +5,7 @@
 mod banned;
 mod decision;
 mod element_instance;
+mod event_trigger;
 mod incident;
 mod job;
 mod message;
@@ -16,6 +17,7 @@ mod variable;
 pub use banned::{BannedInstanceState, MutableBannedInstanceState};
 pub use decision::{DecisionState, MutableDecisionState};
 pub use element_instance::{ElementInstanceState, MutableElementInstanceState};
+pub use event_trigger::{EventTriggerState, MutableEventTriggerState};
 pub use incident::{IncidentState, MutableIncidentState};
 pub use job::{JobState, MutableJobState};
 pub use message::{MessageState, MutableMessageState};
@@ -105,6 +107,14 @@ impl<'s> EngineState<'s> {
 
     pub fn element_instances_mut(&mut self) -> MutableElementInstanceState<'_, 's> {
         MutableElementInstanceState::new(&mut self.txn)
+    }
+
+    pub fn event_triggers(&self) -> EventTriggerState<'_> {
+        EventTriggerState::new(&self.txn)
+    }
+
+    pub fn event_triggers_mut(&mut self) -> MutableEventTriggerState<'_, 's> {
+        MutableEventTriggerState::new(&mut self.txn)
     }
 
     pub fn variables(&self) -> VariableState<'_> {

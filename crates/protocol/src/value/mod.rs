@@ -14,6 +14,7 @@ mod incident;
 mod job;
 mod message;
 mod process;
+mod process_event;
 mod process_instance;
 mod process_instance_creation;
 mod variable;
@@ -32,6 +33,7 @@ pub use incident::IncidentRecord;
 pub use job::{JobBatchRecord, JobRecord};
 pub use message::MessageRecord;
 pub use process::ProcessRecord;
+pub use process_event::{EscalationRecord, ProcessEventRecord};
 pub use process_instance::ProcessInstanceRecord;
 pub use process_instance_creation::{
     ProcessInstanceCreationRecord, ProcessInstanceResultRecord, StartInstruction,
@@ -157,6 +159,8 @@ record_values! {
     DecisionRequirements(DecisionRequirementsRecord, DecisionRequirementsIntent);
     DecisionEvaluation(DecisionEvaluationRecord, DecisionEvaluationIntent, instance: process_instance_key);
     CommandDistribution(CommandDistributionRecord, CommandDistributionIntent);
+    ProcessEvent(ProcessEventRecord, ProcessEventIntent, instance: process_instance_key);
+    Escalation(EscalationRecord, EscalationIntent, instance: process_instance_key);
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -42,6 +42,10 @@ pub struct ProcessBuilder {
     /// Element index -> the scope it belongs to (for nesting).
     scope_of: Vec<Option<String>>,
     sub_processes: std::collections::HashSet<String>,
+    /// Event sub-processes among `sub_processes`.
+    event_sub_processes: std::collections::HashSet<String>,
+    /// Root elements (`bpmn:error`, `bpmn:message`, ...).
+    roots: Vec<String>,
 }
 
 impl ProcessBuilder {
@@ -57,6 +61,8 @@ impl ProcessBuilder {
             open_scopes: Vec::new(),
             scope_of: Vec::new(),
             sub_processes: std::collections::HashSet::new(),
+            event_sub_processes: std::collections::HashSet::new(),
+            roots: Vec::new(),
         }
     }
 
@@ -205,6 +211,53 @@ impl ProcessBuilder {
         self.add(id, format!(r#"<bpmn:inclusiveGateway id="{id}"/>"#))
     }
 
+    /// Adds an element given as XML, connected from the current one.
+    pub fn element(self, id: &str, xml: &str) -> Self {
+        self.add(id, xml.to_string())
+    }
+
+    /// Adds an element given as XML that nothing flows into (a boundary event, a link catch
+    /// event); the chain continues from it.
+    pub fn detached(mut self, id: &str, xml: &str) -> Self {
+        self.cursor = None;
+        self.add(id, xml.to_string())
+    }
+
+    /// A boundary event on `attached_to` with an event definition given as XML; the chain
+    /// continues from it.
+    pub fn boundary_event(
+        self,
+        id: &str,
+        attached_to: &str,
+        definition: &str,
+        interrupting: bool,
+    ) -> Self {
+        self.detached(
+            id,
+            &format!(
+                r#"<bpmn:boundaryEvent id="{id}" attachedToRef="{attached_to}" cancelActivity="{interrupting}">{definition}</bpmn:boundaryEvent>"#
+            ),
+        )
+    }
+
+    /// A root element of the definitions (`<bpmn:error .../>`, `<bpmn:message .../>`).
+    pub fn root(mut self, xml: &str) -> Self {
+        self.roots.push(xml.to_string());
+        self
+    }
+
+    /// Opens an event sub-process in the current scope; its start event comes next (use
+    /// `detached`), and `end_sub_process` closes it.
+    pub fn event_sub_process(mut self, id: &str) -> Self {
+        self.cursor = None;
+        self = self.add(id, String::new());
+        self.sub_processes.insert(id.to_string());
+        self.event_sub_processes.insert(id.to_string());
+        self.open_scopes.push((id.to_string(), self.elements.len()));
+        self.cursor = None;
+        self
+    }
+
     /// Opens an embedded sub-process; elements added until `end_sub_process` are inside it.
     pub fn sub_process(mut self, id: &str) -> Self {
         self = self.add(id, String::new());
@@ -214,10 +267,11 @@ impl ProcessBuilder {
         self
     }
 
-    /// Closes the innermost sub-process and continues after it.
+    /// Closes the innermost sub-process and continues after it (nothing continues after an
+    /// event sub-process).
     pub fn end_sub_process(mut self) -> Self {
         if let Some((id, _)) = self.open_scopes.pop() {
-            self.cursor = Some(id);
+            self.cursor = (!self.event_sub_processes.contains(&id)).then_some(id);
         }
         self
     }
@@ -241,7 +295,11 @@ impl ProcessBuilder {
             self.id
         );
         self.write_scope(&mut out, None);
-        out.push_str("</bpmn:process></bpmn:definitions>");
+        out.push_str("</bpmn:process>");
+        for root in &self.roots {
+            out.push_str(root);
+        }
+        out.push_str("</bpmn:definitions>");
         out
     }
 
@@ -251,7 +309,12 @@ impl ProcessBuilder {
                 continue;
             }
             if self.sub_processes.contains(id) {
-                let _ = write!(out, r#"<bpmn:subProcess id="{id}">{xml}"#);
+                let triggered = if self.event_sub_processes.contains(id) {
+                    r#" triggeredByEvent="true""#
+                } else {
+                    ""
+                };
+                let _ = write!(out, r#"<bpmn:subProcess id="{id}"{triggered}>{xml}"#);
                 self.write_scope(out, Some(id));
                 out.push_str("</bpmn:subProcess>");
             } else if let Some((_, flow)) = self.defaults.iter().find(|(gateway, _)| gateway == id)

@@ -4,6 +4,7 @@
 mod corpus;
 mod decisions;
 mod deployment;
+mod events;
 mod gateways;
 mod incidents;
 mod jobs;

@@ -19,6 +19,8 @@ impl EventApplier for ElementEndedApplier {
         state.element_instances_mut().remove(event.key)?;
         state.element_instances_mut().clear_taken_flows(event.key)?;
         state.variables_mut().remove_scope(event.key)?;
+        // An event for this instance that it ended before catching.
+        state.event_triggers_mut().remove(event.key)?;
         if event.intent == ProcessInstanceIntent::ElementCompleted.into()
             && record.flow_scope_key > 0
         {

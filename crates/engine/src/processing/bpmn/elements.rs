@@ -1,17 +1,19 @@
 //! What each kind of element does when it is activated, completed and terminated.
 
-use beeline_bpmn::{BusinessRuleTask, ElementData, EventDefinition, ExprOrStatic, ScriptTask};
-use beeline_protocol::intent::{
-    DecisionEvaluationIntent, IncidentIntent, ProcessInstanceIntent as PI,
-    ProcessInstanceResultIntent,
+use beeline_bpmn::{
+    BusinessRuleTask, ElementData, EventDefinition, ExprOrStatic, ScriptTask, ThrowEvent,
 };
-use beeline_protocol::value::ProcessInstanceResultRecord;
+use beeline_protocol::intent::{
+    DecisionEvaluationIntent, EscalationIntent, IncidentIntent, ProcessEventIntent,
+    ProcessInstanceIntent as PI, ProcessInstanceResultIntent,
+};
+use beeline_protocol::value::{EscalationRecord, ProcessInstanceResultRecord};
 use beeline_protocol::{Intent, Record};
 use serde_json::{Map, Value as Json};
 
 use super::gateways::{self, Choice};
 use super::variables::{self, eval};
-use super::{Bpmn, ErrorType, Step, flow, jobs, lifecycle};
+use super::{Bpmn, ErrorType, Step, events, flow, jobs, lifecycle};
 use crate::error::ProcessingError;
 use crate::expression::{EvalFailure, ScopeVariables, wrong_type};
 use crate::processing::decision_evaluation::evaluate_decision;
@@ -26,6 +28,7 @@ pub(super) fn activate(bpmn: &mut Bpmn<'_, '_, '_>) -> Result<(), ProcessingErro
                 return Ok(());
             }
             bpmn.write(PI::ElementActivating)?;
+            take_trigger(bpmn)?;
         }
         // Resolving an incident sends the command again: continue after ELEMENT_ACTIVATING.
         Some(instance) if instance.state == lifecycle::ACTIVATING => {}
@@ -53,6 +56,39 @@ pub(super) fn activate(bpmn: &mut Bpmn<'_, '_, '_>) -> Result<(), ProcessingErro
                 }
             }
         }
+        ElementData::EventSubProcess => {
+            bpmn.write(PI::ElementActivated)?;
+            let start = events::start_of(&bpmn.process.model, bpmn.index);
+            let start_id = bpmn.process.model[start].id.clone();
+            let waiting = bpmn
+                .ctx
+                .state()
+                .event_triggers()
+                .of_scope(bpmn.record.flow_scope_key)?
+                .into_iter()
+                .find(|(_, event)| event.target_element_id == start_id);
+            match waiting {
+                Some((key, _)) => {
+                    let process = bpmn.process.clone();
+                    let record = bpmn.record.clone();
+                    events::activate(bpmn.ctx, &process, key, start, bpmn.key, &record);
+                    Ok(())
+                }
+                None => Err(ProcessingError::Internal(format!(
+                    "event sub-process '{}' started without an event",
+                    bpmn.record.element_id
+                ))),
+            }
+        }
+        ElementData::EndEvent(ThrowEvent {
+            event: EventDefinition::Error(definition),
+        }) => throw_error_event(bpmn, definition),
+        ElementData::EndEvent(ThrowEvent {
+            event: EventDefinition::Escalation(definition),
+        })
+        | ElementData::IntermediateThrowEvent(ThrowEvent {
+            event: EventDefinition::Escalation(definition),
+        }) => throw_escalation_event(bpmn, definition),
         ElementData::ExclusiveGateway(_) => match gateways::exclusive(bpmn)? {
             Choice::Take(flows) => pass_through_gateway(bpmn, &flows),
             Choice::Incident(message) => bpmn.incident(ErrorType::ConditionError, message),
@@ -75,8 +111,9 @@ pub(super) fn activate(bpmn: &mut Bpmn<'_, '_, '_>) -> Result<(), ProcessingErro
                 jobs::create(bpmn, properties, job_type, retries)
             }
             None => {
-                // Start, none throw and end events, undefined and manual tasks, and script
-                // tasks (evaluated on completion) pass through.
+                // Start, none throw and end events, link events, triggered boundary events,
+                // undefined and manual tasks, and script tasks (evaluated on completion) pass
+                // through.
                 bpmn.write(PI::ElementActivated)?;
                 bpmn.complete_self();
                 Ok(())
@@ -91,12 +128,159 @@ fn flow_scope_accepts_children(bpmn: &Bpmn<'_, '_, '_>) -> Result<bool, Processi
     if scope <= 0 {
         return Ok(true);
     }
-    Ok(bpmn
-        .ctx
-        .state()
-        .element_instances()
-        .get(scope)?
-        .is_some_and(|s| s.state == lifecycle::ACTIVATED && !s.interrupted))
+    let Some(instance) = bpmn.ctx.state().element_instances().get(scope)? else {
+        return Ok(false);
+    };
+    if instance.state != lifecycle::ACTIVATED {
+        return Ok(false);
+    }
+    if !instance.interrupted {
+        return Ok(true);
+    }
+    // An interrupted scope only takes the event sub-process that interrupted it.
+    if matches!(bpmn.element().data, ElementData::EventSubProcess) {
+        let start = &bpmn.process.model[events::start_of(&bpmn.process.model, bpmn.index)];
+        return Ok(bpmn
+            .ctx
+            .state()
+            .event_triggers()
+            .of_scope(scope)?
+            .iter()
+            .any(|(_, event)| event.target_element_id == start.id));
+    }
+    Ok(false)
+}
+
+/// Takes the event this instance catches, if one waits for it (PROCESS_EVENT TRIGGERED): its
+/// variables become what the instance completes with.
+fn take_trigger(bpmn: &mut Bpmn<'_, '_, '_>) -> Result<bool, ProcessingError> {
+    let Some(event) = bpmn.ctx.state().event_triggers().get(bpmn.key)? else {
+        return Ok(false);
+    };
+    bpmn.ctx
+        .append_event(bpmn.key, ProcessEventIntent::Triggered, event)?;
+    Ok(true)
+}
+
+/// The code of an error or escalation a throw event throws.
+fn thrown_code(bpmn: &Bpmn<'_, '_, '_>, code: Option<&ExprOrStatic<String>>) -> Step<String> {
+    match code {
+        None => Ok(Ok(String::new())),
+        Some(ExprOrStatic::Static(code)) => Ok(Ok(code.clone())),
+        Some(ExprOrStatic::Expression(source)) => match eval(bpmn, source.id, bpmn.key, None) {
+            Ok((beeline_feel::Value::String(code), _)) => Ok(Ok(code.to_string())),
+            Ok((other, warnings)) => {
+                let expression = &bpmn.process.expressions[source.id.index()];
+                Ok(Err(wrong_type(expression, "STRING", &other, &warnings)))
+            }
+            Err(EvalFailure::Incident(message)) => Ok(Err(message)),
+            Err(EvalFailure::State(e)) => Err(e.into()),
+        },
+    }
+}
+
+/// The variables an error hands its catch event: `errorCode` and `errorMessage` when the
+/// catch event maps its output (Zeebe offers them to output mappings only), plus `extra`.
+pub(crate) fn error_variables(
+    catch_element: &beeline_bpmn::Element,
+    code: &str,
+    message: &str,
+    extra: Map<String, Json>,
+) -> Map<String, Json> {
+    let mut variables = extra;
+    if !catch_element.io_mapping.outputs.is_empty() {
+        variables.insert("errorCode".into(), Json::String(code.to_string()));
+        variables.insert("errorMessage".into(), Json::String(message.to_string()));
+    }
+    variables
+}
+
+/// An error end event: thrown to the nearest catch, or an incident when nothing catches it.
+fn throw_error_event(
+    bpmn: &mut Bpmn<'_, '_, '_>,
+    definition: &beeline_bpmn::ErrorEventDefinition,
+) -> Result<(), ProcessingError> {
+    let code = match thrown_code(
+        bpmn,
+        definition
+            .error
+            .as_ref()
+            .and_then(|e| e.error_code.as_ref()),
+    )? {
+        Ok(code) => code,
+        Err(message) => return bpmn.incident(ErrorType::ExtractValueError, message),
+    };
+    let process = bpmn.process.clone();
+    let Some(catch) =
+        events::find_catch(bpmn.ctx, &process, bpmn.key, events::Thrown::Error(&code))?
+    else {
+        return bpmn.incident(
+            ErrorType::UnhandledErrorEvent,
+            format!(
+                "Expected to throw an error event with the code '{code}', but it was not caught. No error events are available in the scope."
+            ),
+        );
+    };
+    bpmn.write(PI::ElementActivated)?;
+    let variables = error_variables(catch.element(&process.model), &code, "", Map::new());
+    // The end event is terminated with what the catch interrupts.
+    events::trigger(bpmn.ctx, &process, &catch, &variables)
+}
+
+/// An escalation throw or end event: an interrupting catch ends it with its scope; otherwise
+/// it completes and the process goes on (an uncaught escalation is no incident).
+fn throw_escalation_event(
+    bpmn: &mut Bpmn<'_, '_, '_>,
+    definition: &beeline_bpmn::EscalationEventDefinition,
+) -> Result<(), ProcessingError> {
+    let code = match thrown_code(
+        bpmn,
+        definition
+            .escalation
+            .as_ref()
+            .and_then(|e| e.escalation_code.as_ref()),
+    )? {
+        Ok(code) => code,
+        Err(message) => return bpmn.incident(ErrorType::ExtractValueError, message),
+    };
+    let process = bpmn.process.clone();
+    let catch = events::find_catch(
+        bpmn.ctx,
+        &process,
+        bpmn.key,
+        events::Thrown::Escalation(&code),
+    )?;
+    bpmn.write(PI::ElementActivated)?;
+    let key = bpmn.ctx.next_key()?;
+    let escalation = EscalationRecord {
+        process_instance_key: bpmn.record.process_instance_key,
+        escalation_code: code,
+        throw_element_id: bpmn.record.element_id.clone(),
+        catch_element_id: catch
+            .as_ref()
+            .map(|c| c.element(&process.model).id.clone())
+            .unwrap_or_default(),
+    };
+    match catch {
+        Some(catch) => {
+            bpmn.ctx
+                .append_event(key, EscalationIntent::Escalated, escalation)?;
+            let interrupting = match &catch {
+                events::Catch::Boundary { interrupting, .. }
+                | events::Catch::EventSubProcess { interrupting, .. } => *interrupting,
+            };
+            events::trigger(bpmn.ctx, &process, &catch, &Map::new())?;
+            if !interrupting {
+                bpmn.complete_self();
+            }
+        }
+        None => {
+            bpmn.ctx
+                .append_event(key, EscalationIntent::NotEscalated, escalation)?;
+            bpmn.complete_self();
+        }
+    }
+    Ok(())
 }
 
 /// Gateways go through their whole lifecycle at once and take the chosen flows.
@@ -206,6 +390,12 @@ fn decision_result(bpmn: &mut Bpmn<'_, '_, '_>) -> DecisionStep {
 /// `COMPLETE_ELEMENT`: ELEMENT_COMPLETING, output mappings, ELEMENT_COMPLETED, then the
 /// outgoing flows (or the scope's completion, when there are none).
 pub(super) fn complete(bpmn: &mut Bpmn<'_, '_, '_>) -> Result<(), ProcessingError> {
+    if bpmn
+        .instance()?
+        .is_some_and(|i| i.state == lifecycle::ACTIVATED)
+    {
+        take_trigger(bpmn)?;
+    }
     let Some(instance) = bpmn.instance()? else {
         // Gone already (terminated meanwhile): nothing to complete.
         return Ok(());
@@ -271,6 +461,13 @@ pub(super) fn complete(bpmn: &mut Bpmn<'_, '_, '_>) -> Result<(), ProcessingErro
                 .append_command(sibling.key, PI::TerminateElement, sibling.record());
         }
         return Ok(());
+    }
+    if let Some(EventDefinition::Link(link)) = element.event_definition()
+        && let Some(catch) = link.catch_event
+        && matches!(element.data, ElementData::IntermediateThrowEvent(_))
+    {
+        // A link throw event continues at its catch event, as if a flow led there.
+        return bpmn.activate_element(catch, bpmn.record.flow_scope_key);
     }
     if element.outgoing.is_empty() {
         path_ended(bpmn)
@@ -398,6 +595,10 @@ pub(super) fn terminate(bpmn: &mut Bpmn<'_, '_, '_>) -> Result<(), ProcessingErr
     }
     bpmn.write(PI::ElementTerminated)?;
     if is_process {
+        return Ok(());
+    }
+    let process = bpmn.process.clone();
+    if events::start_waiting_boundary(bpmn.ctx, &process, &instance)? {
         return Ok(());
     }
     flow::after_terminated(bpmn)

@@ -219,9 +219,15 @@ pub(super) fn after_terminated(bpmn: &mut Bpmn<'_, '_, '_>) -> Result<(), Proces
             ProcessInstanceIntent::TerminateElement,
             scope.record(),
         );
-    } else if scope.state == lifecycle::ACTIVATED && (scope.interrupted || scope.active_flows == 0)
-    {
-        complete_instance(bpmn, &scope);
+    } else if scope.state == lifecycle::ACTIVATED {
+        // An interrupting event sub-process waited for the scope to be empty.
+        let process = bpmn.process.clone();
+        if super::events::start_waiting_event_sub_process(bpmn.ctx, &process, &scope)? {
+            return Ok(());
+        }
+        if scope.interrupted || scope.active_flows == 0 {
+            complete_instance(bpmn, &scope);
+        }
     }
     Ok(())
 }

@@ -7,7 +7,8 @@
 //! SEQUENCE_FLOW_TAKEN between elements. An incident stops an element in the state it was in;
 //! resolving it sends the command again, which continues from there.
 
-mod elements;
+pub(crate) mod elements;
+pub(crate) mod events;
 mod flow;
 mod gateways;
 mod jobs;

@@ -6,12 +6,13 @@ use super::fail::raise_job_incident;
 use super::{WORKABLE, job_in_state};
 use crate::error::ProcessingError;
 use crate::processing::bpmn::ErrorType;
+use crate::processing::bpmn::elements::error_variables;
+use crate::processing::bpmn::events::{Thrown, find_catch, trigger};
 use crate::processing::bpmn::variables::parse_document;
 use crate::processing::{CommandProcessor, ProcessingContext, value_of};
 
-/// `JOB THROW_ERROR`: the worker reports a business error. Error boundary events and error
-/// event sub-processes catch it once events are built; until then it is always uncaught, an
-/// incident.
+/// `JOB THROW_ERROR`: the worker reports a business error, caught by the nearest error
+/// boundary event or error event sub-process (by code, or catch-all); uncaught, an incident.
 pub(crate) struct JobThrowErrorProcessor;
 
 impl CommandProcessor for JobThrowErrorProcessor {
@@ -42,6 +43,30 @@ impl CommandProcessor for JobThrowErrorProcessor {
         thrown.deadline = -1;
         let event = ctx.append_event(command.key, JobIntent::ErrorThrown, thrown.clone())?;
         ctx.respond(event);
+        let variables = parse_document(&request.variables).unwrap_or_default();
+        if let Some(element) = ctx
+            .state()
+            .element_instances()
+            .get(thrown.element_instance_key)?
+            && let Some(process) = ctx
+                .state()
+                .processes()
+                .deployed(thrown.process_definition_key)?
+            && let Some(catch) = find_catch(
+                ctx,
+                &process,
+                element.key,
+                Thrown::Error(&thrown.error_code),
+            )?
+        {
+            let variables = error_variables(
+                catch.element(&process.model),
+                &thrown.error_code,
+                &thrown.error_message,
+                variables,
+            );
+            return trigger(ctx, &process, &catch, &variables);
+        }
         let message = format!(
             "Expected to throw an error event with the code '{}' with message '{}', but it was not caught. No error events are available in the scope.",
             thrown.error_code, thrown.error_message

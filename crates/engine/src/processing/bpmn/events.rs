@@ -1,0 +1,302 @@
+//! Events that cross elements: finding what catches an error or an escalation, and
+//! triggering a catching element (a boundary event, an event sub-process, a catch event).
+//!
+//! A trigger is a PROCESS_EVENT TRIGGERING record keyed by the instance key the catching
+//! element will get (or has, for a waiting catch event); that element takes it with
+//! PROCESS_EVENT TRIGGERED when it runs, and completes with the event's variables.
+
+use beeline_bpmn::{Element, ElementData, ElementIndex, EventDefinition, ExprOrStatic, Process};
+use beeline_protocol::intent::{ProcessEventIntent, ProcessInstanceIntent as PI};
+use beeline_protocol::value::ProcessEventRecord;
+use serde_json::{Map, Value as Json};
+
+use crate::error::ProcessingError;
+use crate::model::DeployedProcess;
+use crate::processing::ProcessingContext;
+use crate::state::values::ElementInstance;
+
+/// What catches an event.
+#[derive(Debug, Clone)]
+pub(crate) enum Catch {
+    /// A boundary event on an active activity.
+    Boundary {
+        attached: ElementInstance,
+        boundary: ElementIndex,
+        interrupting: bool,
+    },
+    /// An event sub-process of an active scope.
+    EventSubProcess {
+        scope: ElementInstance,
+        sub_process: ElementIndex,
+        interrupting: bool,
+    },
+}
+
+impl Catch {
+    /// The catching element (the boundary event, or the event sub-process's start event).
+    pub fn element<'p>(&self, model: &'p Process) -> &'p Element {
+        match self {
+            Catch::Boundary { boundary, .. } => &model[*boundary],
+            Catch::EventSubProcess { sub_process, .. } => &model[start_of(model, *sub_process)],
+        }
+    }
+}
+
+/// The start event of an event sub-process.
+pub(crate) fn start_of(model: &Process, sub_process: ElementIndex) -> ElementIndex {
+    model[sub_process]
+        .scope
+        .as_ref()
+        .and_then(|s| s.start_events.first().copied())
+        .unwrap_or(sub_process)
+}
+
+/// What kind of event is looked for, and how a catching definition matches it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Thrown<'c> {
+    Error(&'c str),
+    Escalation(&'c str),
+}
+
+/// Whether `definition` catches the event: the same code, or a catch-all. `Some(true)` for an
+/// exact match, `Some(false)` for a catch-all.
+fn catches(definition: Option<&EventDefinition>, thrown: Thrown<'_>) -> Option<bool> {
+    let code = match (definition?, thrown) {
+        (EventDefinition::Error(e), Thrown::Error(_)) => {
+            e.error.as_ref().and_then(|r| r.error_code.clone())
+        }
+        (EventDefinition::Escalation(e), Thrown::Escalation(_)) => e
+            .escalation
+            .as_ref()
+            .and_then(|r| r.escalation_code.clone()),
+        _ => return None,
+    };
+    let wanted = match thrown {
+        Thrown::Error(c) | Thrown::Escalation(c) => c,
+    };
+    match code {
+        None => Some(false),
+        Some(ExprOrStatic::Static(code)) if code == wanted => Some(true),
+        Some(_) => None,
+    }
+}
+
+/// The nearest catch of `thrown`, from the element instance `from` outwards: boundary events
+/// of each enclosing activity, then event sub-processes of each enclosing scope. An exact code
+/// wins over a catch-all at the same level.
+pub(crate) fn find_catch(
+    ctx: &ProcessingContext<'_, '_>,
+    process: &DeployedProcess,
+    from: i64,
+    thrown: Thrown<'_>,
+) -> Result<Option<Catch>, ProcessingError> {
+    let model = &process.model;
+    let mut current = ctx.state().element_instances().get(from)?;
+    while let Some(instance) = current {
+        let record = instance.record();
+        let Some(index) = process.element(&record.element_id) else {
+            break;
+        };
+        let element = &model[index];
+        let mut best: Option<(bool, Catch)> = None;
+        for &boundary in &element.boundary_events {
+            let ElementData::BoundaryEvent(data) = &model[boundary].data else {
+                continue;
+            };
+            if let Some(exact) = catches(Some(&data.event), thrown)
+                && best.as_ref().is_none_or(|(b, _)| exact && !b)
+            {
+                best = Some((
+                    exact,
+                    Catch::Boundary {
+                        attached: instance.clone(),
+                        boundary,
+                        interrupting: data.cancel_activity,
+                    },
+                ));
+            }
+        }
+        if best.is_none()
+            && let Some(scope) = &element.scope
+        {
+            for &sub_process in &scope.event_sub_processes {
+                let start = &model[start_of(model, sub_process)];
+                let ElementData::StartEvent(data) = &start.data else {
+                    continue;
+                };
+                if let Some(exact) = catches(Some(&data.event), thrown)
+                    && best.as_ref().is_none_or(|(b, _)| exact && !b)
+                {
+                    best = Some((
+                        exact,
+                        Catch::EventSubProcess {
+                            scope: instance.clone(),
+                            sub_process,
+                            interrupting: data.interrupting,
+                        },
+                    ));
+                }
+            }
+        }
+        if let Some((_, catch)) = best {
+            return Ok(Some(catch));
+        }
+        current = if record.flow_scope_key > 0 {
+            ctx.state().element_instances().get(record.flow_scope_key)?
+        } else {
+            None
+        };
+    }
+    Ok(None)
+}
+
+/// Triggers a catch with `variables`: an interrupting catch first terminates what it
+/// interrupts, and runs once that is done.
+pub(crate) fn trigger(
+    ctx: &mut ProcessingContext<'_, '_>,
+    process: &DeployedProcess,
+    catch: &Catch,
+    variables: &Map<String, Json>,
+) -> Result<(), ProcessingError> {
+    let model = &process.model;
+    let key = ctx.next_key()?;
+    let (scope, target, interrupting) = match catch {
+        Catch::Boundary {
+            attached,
+            boundary,
+            interrupting,
+        } => (attached, *boundary, *interrupting),
+        Catch::EventSubProcess {
+            scope,
+            sub_process,
+            interrupting,
+        } => (scope, start_of(model, *sub_process), *interrupting),
+    };
+    let record = scope.record();
+    ctx.append_event(
+        key,
+        ProcessEventIntent::Triggering,
+        ProcessEventRecord {
+            scope_key: scope.key,
+            target_element_id: model[target].id.clone(),
+            variables: Json::Object(variables.clone()).to_string().into_bytes(),
+            process_definition_key: record.process_definition_key,
+            process_instance_key: record.process_instance_key,
+            tenant_id: record.tenant_id.clone(),
+            interrupting,
+        },
+    )?;
+    match catch {
+        Catch::Boundary {
+            attached, boundary, ..
+        } => {
+            if interrupting {
+                // The boundary event starts once its activity is terminated.
+                ctx.append_command(attached.key, PI::TerminateElement, attached.record());
+            } else {
+                activate(ctx, process, key, *boundary, record.flow_scope_key, &record);
+            }
+        }
+        Catch::EventSubProcess {
+            scope, sub_process, ..
+        } => {
+            let children = if interrupting {
+                ctx.state().element_instances().children(scope.key)?
+            } else {
+                Vec::new()
+            };
+            if children.is_empty() {
+                let sub_process_key = ctx.next_key()?;
+                activate(
+                    ctx,
+                    process,
+                    sub_process_key,
+                    *sub_process,
+                    scope.key,
+                    &record,
+                );
+            }
+            for child in children {
+                if let Some(child) = ctx.state().element_instances().get(child)? {
+                    ctx.append_command(child.key, PI::TerminateElement, child.record());
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Writes the ACTIVATE_ELEMENT command of `index` with `key` in the scope `flow_scope_key`.
+pub(crate) fn activate(
+    ctx: &mut ProcessingContext<'_, '_>,
+    process: &DeployedProcess,
+    key: i64,
+    index: ElementIndex,
+    flow_scope_key: i64,
+    like: &beeline_protocol::value::ProcessInstanceRecord,
+) {
+    let element = &process.model[index];
+    let kind = element.kind();
+    ctx.append_command(
+        key,
+        PI::ActivateElement,
+        beeline_protocol::value::ProcessInstanceRecord {
+            element_id: element.id.clone(),
+            flow_scope_key,
+            bpmn_element_type: kind.zeebe_element_type().to_string(),
+            bpmn_event_type: kind.zeebe_event_type().to_string(),
+            ..like.clone()
+        },
+    );
+}
+
+/// After `instance` was terminated: an interrupting boundary event that waited for it starts
+/// now. Returns whether one did.
+pub(crate) fn start_waiting_boundary(
+    ctx: &mut ProcessingContext<'_, '_>,
+    process: &DeployedProcess,
+    instance: &ElementInstance,
+) -> Result<bool, ProcessingError> {
+    let record = instance.record();
+    let mut started = false;
+    for (key, event) in ctx.state().event_triggers().of_scope(instance.key)? {
+        if key == instance.key {
+            continue;
+        }
+        if let Some(index) = process.element(&event.target_element_id)
+            && matches!(process.model[index].data, ElementData::BoundaryEvent(_))
+        {
+            activate(ctx, process, key, index, record.flow_scope_key, &record);
+            started = true;
+        }
+    }
+    Ok(started)
+}
+
+/// After the last child of an interrupted scope was terminated: the event sub-process that
+/// interrupted it starts now. Returns whether one did.
+pub(crate) fn start_waiting_event_sub_process(
+    ctx: &mut ProcessingContext<'_, '_>,
+    process: &DeployedProcess,
+    scope: &ElementInstance,
+) -> Result<bool, ProcessingError> {
+    let record = scope.record();
+    for (_, event) in ctx.state().event_triggers().of_scope(scope.key)? {
+        let Some(start) = process.element(&event.target_element_id) else {
+            continue;
+        };
+        let Some(sub_process) = process.model[start].parent else {
+            continue;
+        };
+        if matches!(
+            process.model[sub_process].data,
+            ElementData::EventSubProcess
+        ) && event.interrupting
+        {
+            let key = ctx.next_key()?;
+            activate(ctx, process, key, sub_process, scope.key, &record);
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
