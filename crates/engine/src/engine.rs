@@ -2,19 +2,28 @@
 
 use std::collections::VecDeque;
 
-use beeline_protocol::intent::{ErrorIntent, JobBatchIntent, JobIntent, MessageIntent};
-use beeline_protocol::value::{ErrorRecord, JobBatchRecord, JobRecord, MessageRecord};
-use beeline_protocol::{Intent, Record, RecordType, RejectionType};
+use beeline_protocol::intent::{
+    ErrorIntent, JobBatchIntent, JobIntent, MessageIntent, MessageSubscriptionIntent,
+    ProcessMessageSubscriptionIntent, TimerIntent,
+};
+use beeline_protocol::value::{ErrorRecord, JobBatchRecord, JobRecord, MessageRecord, TimerRecord};
+use beeline_protocol::{Intent, Record, RecordType, RejectionType, key};
 use beeline_state::{Store, WriteBatch};
 
 use crate::appliers::Appliers;
 use crate::error::{FatalError, ProcessingError};
 use crate::model::Caches;
 pub use crate::processing::Response;
+use crate::processing::bpmn::subscriptions;
+use crate::processing::message::correlate;
 use crate::processing::{Output, ProcessingContext, Processors};
 use crate::state::EngineState;
-use crate::state::values::JobLifecycle;
+use crate::state::values::{JobLifecycle, SubscriptionLifecycle};
 use crate::transient::Transient;
+
+/// How long a command to another partition waits for its confirmation before it is sent
+/// again (Zeebe's subscription commands wait as long).
+pub const RESEND_AFTER_MS: i64 = 10_000;
 
 #[derive(Debug, Clone)]
 pub struct EngineConfig {
@@ -152,8 +161,10 @@ impl Engine {
     ) -> Result<(), ProcessingError> {
         let mut follow_ups: VecDeque<(usize, Record)> = VecDeque::new();
         let mut next = Some(command.clone());
+        let mut follow_up = false;
         while let Some(current) = next.take() {
             let mut ctx = ProcessingContext {
+                follow_up,
                 state,
                 appliers: &self.appliers,
                 source_position: command.position,
@@ -185,6 +196,7 @@ impl Engine {
                 break;
             }
             next = follow_ups.pop_front().map(|(_, record)| record);
+            follow_up = true;
         }
         Ok(())
     }
@@ -348,10 +360,13 @@ impl Engine {
         activatable.then_some(job.r#type.as_str())
     }
 
-    /// Distributed commands not acknowledged yet, to send again: (partition, command).
-    pub fn pending_distributions(
+    /// Commands to other partitions that were not confirmed for [`RESEND_AFTER_MS`] by `now`,
+    /// to send again: distributed commands, message subscriptions opening or closing, and
+    /// correlations. (partition, command).
+    pub fn pending_sends(
         &self,
         store: &dyn Store,
+        now: i64,
     ) -> Result<Vec<(u16, Record)>, FatalError> {
         let state = self.state(store);
         let mut sends = Vec::new();
@@ -362,18 +377,50 @@ impl Engine {
                 sends.push((partition, command));
             }
         }
+        let before = now.saturating_sub(RESEND_AFTER_MS);
+        for stored in state
+            .process_message_subscriptions()
+            .pending_since(before)?
+        {
+            let record = stored.record();
+            let intent = match stored.lifecycle() {
+                SubscriptionLifecycle::Deleting => MessageSubscriptionIntent::Delete,
+                _ => MessageSubscriptionIntent::Create,
+            };
+            let partition = u16::try_from(record.subscription_partition_id).unwrap_or(1);
+            let command = Record::new(
+                RecordType::Command,
+                -1,
+                intent.into(),
+                subscriptions::message_subscription(&record).into(),
+            );
+            sends.push((partition, command));
+        }
+        for stored in state.message_subscriptions().correlating_since(before)? {
+            let record = stored.record();
+            let partition = key::partition_of(record.process_instance_key).unwrap_or(1);
+            let command = Record::new(
+                RecordType::Command,
+                -1,
+                ProcessMessageSubscriptionIntent::Correlate.into(),
+                correlate::correlation_command(state.partition_id(), &record).into(),
+            );
+            sends.push((partition, command));
+        }
         Ok(sends)
     }
 
     /// The earliest time at which [`due_commands`](Engine::due_commands) has work.
     pub fn next_due_time(&self, store: &dyn Store) -> Result<Option<i64>, FatalError> {
         let state = self.state(store);
-        let message = state.messages().next_deadline()?;
-        let job = state.jobs().next_due_time()?;
-        Ok(match (message, job) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        })
+        Ok([
+            state.messages().next_deadline()?,
+            state.jobs().next_due_time()?,
+            state.timers().next_due_date()?,
+        ]
+        .into_iter()
+        .flatten()
+        .min())
     }
 
     /// Commands that time has made due by `now` (message expiry, ...), at most `limit`.
@@ -402,6 +449,15 @@ impl Engine {
                     key,
                     JobIntent::TimeOut,
                     job.record(),
+                ));
+            }
+        }
+        for (_, key) in state.timers().due(now, limit)? {
+            if let Some(timer) = state.timers().get(key)? {
+                commands.push(Record::command::<TimerRecord>(
+                    key,
+                    TimerIntent::Trigger,
+                    timer,
                 ));
             }
         }

@@ -8,6 +8,7 @@ pub mod document;
 pub mod intent;
 mod json;
 pub mod key;
+pub mod partitioning;
 mod record;
 pub mod value;
 

@@ -97,6 +97,45 @@ column_families! {
     EventTriggers = 80;
     /// The same, by the instance whose event it is: (scope key, catching instance key) -> ().
     EventTriggersByScope = 81;
+    /// Timers: key -> TimerRecord.
+    Timers = 90;
+    /// Timers by due date: (due date, key) -> ().
+    TimerDueDates = 91;
+    /// Timers by what they belong to (the element instance, or the process definition of a
+    /// timer start event): (scope, key) -> ().
+    TimersByScope = 92;
+    /// Message subscriptions on the message's partition: (element instance key, message name)
+    /// -> stored subscription.
+    MessageSubscriptions = 100;
+    /// The same by (message name, correlation key, element instance key) -> ().
+    MessageSubscriptionsByNameAndCorrelationKey = 101;
+    /// Subscriptions waiting for the instance's partition to confirm a correlation:
+    /// (element instance key, message name) -> time of the last send.
+    MessageSubscriptionsCorrelating = 102;
+    /// Message subscriptions on the process instance's partition: (element instance key,
+    /// message name) -> stored subscription.
+    ProcessMessageSubscriptions = 103;
+    /// Those waiting for the message's partition to confirm opening or closing:
+    /// (element instance key, message name) -> time of the last send.
+    ProcessMessageSubscriptionsPending = 104;
+    /// Message start events of the latest process versions: (message name, process definition
+    /// key) -> stored subscription.
+    MessageStartEventSubscriptions = 105;
+    /// The same by (process definition key, message name) -> ().
+    MessageStartEventSubscriptionsByProcess = 106;
+    /// Which process (by BPMN process id) a message was correlated to: (message key, BPMN
+    /// process id) -> ().
+    MessageCorrelations = 107;
+    /// Instances started by a message with a correlation key, one at a time per key:
+    /// (BPMN process id, correlation key) -> process instance key.
+    ActiveInstancesByCorrelationKey = 108;
+    /// The same, by instance: process instance key -> (BPMN process id, correlation key).
+    CorrelationKeysByInstance = 109;
+    /// Signal subscriptions: (signal name, key) -> SignalSubscriptionRecord.
+    SignalSubscriptions = 110;
+    /// The same by what they belong to (the element instance, or the process definition of a
+    /// signal start event): (scope, key) -> signal name.
+    SignalSubscriptionsByScope = 111;
 }
 
 #[cfg(test)]

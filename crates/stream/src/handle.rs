@@ -75,16 +75,25 @@ impl PartitionHandle {
     /// Writes `command` to the log and waits for its answer: the event that resulted, or the
     /// rejection. The answer comes only once the result is committed.
     pub async fn execute(&self, command: Record) -> Result<Record, PartitionError> {
+        let answer = self.submit(command)?;
+        answer.await.unwrap_or_else(|_| Err(self.unavailable()))
+    }
+
+    /// Queues `command` now (commands submitted one after the other are written in that
+    /// order) and returns where its answer will come; refused when the queue is full.
+    pub fn submit(
+        &self,
+        command: Record,
+    ) -> Result<oneshot::Receiver<Result<Record, PartitionError>>, PartitionError> {
         let (respond, answer) = oneshot::channel();
         match self.commands.try_send(CommandRequest { command, respond }) {
-            Ok(()) => {}
+            Ok(()) => Ok(answer),
             Err(mpsc::error::TrySendError::Full(_)) => {
                 PartitionMetrics::add(&self.metrics.rejected_overload, 1);
-                return Err(PartitionError::ResourceExhausted(self.partition_id));
+                Err(PartitionError::ResourceExhausted(self.partition_id))
             }
-            Err(mpsc::error::TrySendError::Closed(_)) => return Err(self.unavailable()),
+            Err(mpsc::error::TrySendError::Closed(_)) => Err(self.unavailable()),
         }
-        answer.await.unwrap_or_else(|_| Err(self.unavailable()))
     }
 
     async fn control<T>(
@@ -109,7 +118,8 @@ impl PartitionHandle {
             })
     }
 
-    /// Runs the scheduler now (tests with a controlled clock call this after moving it).
+    /// Runs the scheduler now, and sends again what other partitions did not confirm (tests
+    /// with a controlled clock call this after moving it).
     pub async fn run_scheduler(&self) -> Result<(), PartitionError> {
         self.control(Control::RunScheduler).await
     }

@@ -282,6 +282,7 @@ where
             }
             Control::RunScheduler(respond) => {
                 self.run_scheduler()?;
+                self.redistribute()?;
                 self.process_queue()?;
                 let _ = respond.send(());
                 Ok(())
@@ -559,7 +560,7 @@ where
     fn redistribute(&mut self) -> Result<(), String> {
         let pending = self
             .engine
-            .pending_distributions(self.store.as_ref())
+            .pending_sends(self.store.as_ref(), self.clock.now_ms())
             .map_err(|e| e.to_string())?;
         for (partition, command) in pending {
             self.route(partition, command);

@@ -1,6 +1,7 @@
 //! How a partition reaches the others: commands a batch sends after its commit (deployment
 //! distribution, acknowledgements, later message subscriptions).
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
 
 use beeline_protocol::Record;
@@ -17,6 +18,8 @@ pub trait CommandRouter: Send + Sync + 'static {
 #[derive(Default)]
 pub struct LocalRouter {
     partitions: RwLock<Vec<Option<PartitionHandle>>>,
+    /// Commands routed and not processed (or refused) yet.
+    in_flight: Arc<AtomicUsize>,
 }
 
 impl LocalRouter {
@@ -34,6 +37,11 @@ impl LocalRouter {
         partitions[index] = Some(handle);
     }
 
+    /// Commands on their way: routed, and not yet processed or refused by their partition.
+    pub fn in_flight(&self) -> usize {
+        self.in_flight.load(Ordering::Acquire)
+    }
+
     fn handle(&self, partition: u16) -> Option<PartitionHandle> {
         let partitions = self.partitions.read().unwrap_or_else(|e| e.into_inner());
         partitions
@@ -49,10 +57,22 @@ impl CommandRouter for LocalRouter {
             tracing::debug!(partition, "route to a partition that is not open");
             return;
         };
-        tokio::spawn(async move {
-            if let Err(error) = handle.execute(command).await {
+        // Queued here, in the order the sender routes, so a partition receives one sender's
+        // commands in the order they were sent (a subscription's opening before its closing).
+        let answer = match handle.submit(command) {
+            Ok(answer) => answer,
+            Err(error) => {
                 tracing::debug!(partition, %error, "routed command not delivered; it is sent again later");
+                return;
             }
+        };
+        let in_flight = self.in_flight.clone();
+        in_flight.fetch_add(1, Ordering::AcqRel);
+        tokio::spawn(async move {
+            if let Ok(Err(error)) = answer.await {
+                tracing::trace!(partition, %error, "routed command refused");
+            }
+            in_flight.fetch_sub(1, Ordering::AcqRel);
         });
     }
 }

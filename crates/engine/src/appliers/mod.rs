@@ -9,21 +9,27 @@ mod incident;
 mod job;
 mod job_batch;
 mod message;
+mod message_start_event_subscription;
+mod message_subscription;
 mod process;
 mod process_event;
 mod process_instance;
+mod process_message_subscription;
+mod signal_subscription;
+mod timer;
 mod variable;
 
 use std::collections::HashMap;
 
 use beeline_protocol::intent::{
     CommandDistributionIntent, DecisionEvaluationIntent, DeploymentIntent, EscalationIntent,
-    ProcessInstanceCreationIntent, ProcessInstanceIntent, VariableDocumentIntent,
+    ProcessInstanceCreationIntent, ProcessInstanceIntent, SignalIntent, VariableDocumentIntent,
 };
 #[cfg(test)]
 use beeline_protocol::intent::{
     DecisionIntent, DecisionRequirementsIntent, IncidentIntent, JobBatchIntent, JobIntent,
-    ProcessInstanceResultIntent, ProcessIntent, VariableIntent,
+    MessageSubscriptionIntent, ProcessInstanceResultIntent, ProcessIntent,
+    ProcessMessageSubscriptionIntent, SignalSubscriptionIntent, TimerIntent, VariableIntent,
 };
 use beeline_protocol::{Intent, Record};
 
@@ -48,6 +54,7 @@ const NO_STATE_CHANGE: &[Intent] = &[
     Intent::DecisionEvaluation(DecisionEvaluationIntent::Failed),
     Intent::Escalation(EscalationIntent::Escalated),
     Intent::Escalation(EscalationIntent::NotEscalated),
+    Intent::Signal(SignalIntent::Broadcasted),
 ];
 
 /// Events of implemented value types that this engine never writes (yet), because it lacks the
@@ -84,6 +91,11 @@ const NOT_WRITTEN: &[Intent] = &[
     Intent::CommandDistribution(CommandDistributionIntent::Continued),
     Intent::Decision(DecisionIntent::Deleted),
     Intent::DecisionRequirements(DecisionRequirementsIntent::Deleted),
+    Intent::Timer(TimerIntent::Migrated),
+    Intent::MessageSubscription(MessageSubscriptionIntent::Migrated),
+    Intent::ProcessMessageSubscription(ProcessMessageSubscriptionIntent::Migrating),
+    Intent::ProcessMessageSubscription(ProcessMessageSubscriptionIntent::Migrated),
+    Intent::SignalSubscription(SignalSubscriptionIntent::Migrated),
 ];
 
 pub(crate) struct Appliers(HashMap<(Intent, u16), Box<dyn EventApplier>>);
@@ -102,6 +114,11 @@ impl Appliers {
         job_batch::register(&mut appliers);
         variable::register(&mut appliers);
         incident::register(&mut appliers);
+        timer::register(&mut appliers);
+        message_subscription::register(&mut appliers);
+        process_message_subscription::register(&mut appliers);
+        message_start_event_subscription::register(&mut appliers);
+        signal_subscription::register(&mut appliers);
         appliers
     }
 
@@ -162,6 +179,12 @@ mod tests {
         ValueType::DecisionEvaluation,
         ValueType::ProcessEvent,
         ValueType::Escalation,
+        ValueType::Timer,
+        ValueType::MessageSubscription,
+        ValueType::ProcessMessageSubscription,
+        ValueType::MessageStartEventSubscription,
+        ValueType::Signal,
+        ValueType::SignalSubscription,
     ];
 
     #[test]

@@ -4,10 +4,11 @@
 use std::sync::Arc;
 
 use beeline_bpmn::{
-    Element, ElementData, ElementKind, ElementKindSet, ExpressionContext, ParseError, Process,
-    ValidationError, ValidationErrors,
+    Element, ElementData, ElementKind, ElementKindSet, EventDefinition, ExprOrStatic,
+    ExpressionContext, ParseError, Process, TimerDefinition, ValidationError, ValidationErrors,
 };
 use beeline_feel::{EvalContext, Expression};
+use beeline_timer::{Schedule, TimerKind};
 
 /// What this engine executes. Everything else is refused at deployment, by name.
 pub fn supported_kinds() -> ElementKindSet {
@@ -40,6 +41,19 @@ pub fn supported_kinds() -> ElementKindSet {
         EscalationIntermediateThrowEvent,
         LinkIntermediateThrowEvent,
         LinkIntermediateCatchEvent,
+        TimerStartEvent,
+        TimerIntermediateCatchEvent,
+        TimerBoundaryEvent,
+        MessageStartEvent,
+        MessageIntermediateCatchEvent,
+        MessageBoundaryEvent,
+        ReceiveTask,
+        SignalStartEvent,
+        SignalIntermediateCatchEvent,
+        SignalBoundaryEvent,
+        SignalIntermediateThrowEvent,
+        SignalEndEvent,
+        EventBasedGateway,
     ]
     .into_iter()
     .collect()
@@ -100,6 +114,9 @@ pub fn transform_bpmn(bytes: &[u8]) -> Result<Vec<TransformedProcess>, String> {
                 ))),
             }
         }
+        if problems.is_empty() {
+            problems.0.extend(invalid_timers(&model, &expressions));
+        }
         processes.push(TransformedProcess { model, expressions });
     }
     if problems.is_empty() {
@@ -128,6 +145,58 @@ fn unsupported_variant(element: &Element) -> Option<&'static str> {
             Some("Messages are only thrown through a job worker (zeebe:taskDefinition) so far")
         }
         _ => None,
+    }
+}
+
+/// Timers whose definition cannot work: a static text that is not a valid date, duration
+/// or cycle, or a timer start event whose expression (evaluated without variables, as it is
+/// when the process is deployed) gives none.
+fn invalid_timers(model: &Process, expressions: &[Arc<Expression>]) -> Vec<ValidationError> {
+    let mut problems = Vec::new();
+    for (_, element) in model.iter() {
+        let Some(EventDefinition::Timer(definition)) = element.event_definition() else {
+            continue;
+        };
+        let (kind, value) = match definition {
+            TimerDefinition::Duration(v) => (TimerKind::Duration, v),
+            TimerDefinition::Date(v) => (TimerKind::Date, v),
+            TimerDefinition::Cycle(v) => (TimerKind::Cycle, v),
+        };
+        let result = match value {
+            ExprOrStatic::Static(text) => Schedule::parse(kind, text).map(|_| ()),
+            ExprOrStatic::Expression(source)
+                if matches!(element.data, ElementData::StartEvent(_)) =>
+            {
+                let Some(expression) = expressions.get(source.id.index()) else {
+                    continue;
+                };
+                match expression.evaluate(&EvalContext::new(&())) {
+                    Ok(value) => {
+                        Schedule::from_value(kind, &value, expression.source()).map(|_| ())
+                    }
+                    Err(e) => {
+                        problems.push(timer_problem(element, format!(
+                            "Expected a timer start event's expression to be valid without variables, but evaluating it failed: {e}"
+                        )));
+                        continue;
+                    }
+                }
+            }
+            ExprOrStatic::Expression(_) => Ok(()),
+        };
+        if let Err(error) = result {
+            problems.push(timer_problem(element, error.deployment_message(kind)));
+        }
+    }
+    problems
+}
+
+fn timer_problem(element: &Element, message: String) -> ValidationError {
+    ValidationError {
+        element: element.id.clone(),
+        element_id: Some(element.id.clone()),
+        position: element.position,
+        message,
     }
 }
 

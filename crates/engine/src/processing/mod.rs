@@ -1,14 +1,18 @@
 //! Command processors: one per command intent, each in a file named after its command.
 
-mod bpmn;
+pub(crate) mod bpmn;
 mod decision_evaluation;
 mod deployment;
 mod distribution;
 mod incident;
 mod job;
 mod job_batch;
-mod message;
-mod process_instance;
+pub(crate) mod message;
+mod message_subscription;
+pub(crate) mod process_instance;
+mod process_message_subscription;
+mod signal;
+mod timer;
 mod variable_document;
 
 use std::collections::{HashMap, VecDeque};
@@ -45,6 +49,10 @@ impl Processors {
         job_batch::register(&mut processors);
         variable_document::register(&mut processors);
         incident::register(&mut processors);
+        timer::register(&mut processors);
+        message_subscription::register(&mut processors);
+        process_message_subscription::register(&mut processors);
+        signal::register(&mut processors);
         processors
     }
 
@@ -80,6 +88,9 @@ pub struct ProcessingContext<'a, 's> {
     /// Follow-up commands waiting in this batch, with their index in `records`.
     pub(crate) follow_ups: &'a mut VecDeque<(usize, Record)>,
     pub(crate) output: &'a mut Output,
+    /// Whether the command being processed is a follow-up of the batch's command: only the
+    /// batch's command answers the request that sent it.
+    pub(crate) follow_up: bool,
 }
 
 /// What a batch produces besides its records.
@@ -169,17 +180,23 @@ impl<'s> ProcessingContext<'_, 's> {
         rejection.timestamp = self.timestamp;
         rejection.partition_id = self.partition_id;
         self.records.push(rejection);
-        self.output.response = Some(Response::Written(self.records.len() - 1));
+        if !self.follow_up {
+            self.output.response = Some(Response::Written(self.records.len() - 1));
+        }
     }
 
     /// Answers the request that sent the batch's command with the record at `index`.
     pub fn respond(&mut self, index: usize) {
-        self.output.response = Some(Response::Written(index));
+        if !self.follow_up {
+            self.output.response = Some(Response::Written(index));
+        }
     }
 
     /// Keeps the request that sent the batch's command waiting for a later answer.
     pub fn respond_later(&mut self) {
-        self.output.response = Some(Response::Later);
+        if !self.follow_up {
+            self.output.response = Some(Response::Later);
+        }
     }
 
     /// Answers a request that an earlier batch kept waiting.

@@ -4,6 +4,7 @@ use beeline_protocol::value::JobRecord;
 use beeline_state::{ColumnFamily, KeyBuilder, KeyReader, Result, Transaction};
 
 use super::decode;
+use super::time_index::{due, first_time};
 use super::values::{Job, JobLifecycle};
 
 fn job(key: i64) -> Vec<u8> {
@@ -29,33 +30,6 @@ fn backoff(at: i64, key: i64) -> Vec<u8> {
         .i64(at)
         .i64(key)
         .build()
-}
-
-/// The first entries of a `(time, key)` index at or before `now`.
-fn due(txn: &Transaction<'_>, cf: ColumnFamily, now: i64, limit: usize) -> Result<Vec<(i64, i64)>> {
-    let prefix = KeyBuilder::new(cf).build();
-    let mut found = Vec::new();
-    for entry in txn.scan(&prefix) {
-        let (key, _) = entry?;
-        let mut reader = KeyReader::new(cf, &key)?;
-        let at = reader.i64()?;
-        if at > now || found.len() >= limit {
-            break;
-        }
-        found.push((at, reader.i64()?));
-    }
-    Ok(found)
-}
-
-fn first_time(txn: &Transaction<'_>, cf: ColumnFamily) -> Result<Option<i64>> {
-    let prefix = KeyBuilder::new(cf).build();
-    match txn.scan(&prefix).next() {
-        None => Ok(None),
-        Some(entry) => {
-            let (key, _) = entry?;
-            Ok(Some(KeyReader::new(cf, &key)?.i64()?))
-        }
-    }
 }
 
 pub struct JobState<'t> {

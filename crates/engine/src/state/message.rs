@@ -4,6 +4,8 @@ use beeline_protocol::value::MessageRecord;
 use beeline_state::{ColumnFamily, KeyBuilder, KeyReader, Result, Transaction};
 
 use super::decode;
+use super::time_index::{due, first_time};
+use super::values::CorrelationKeyLock;
 
 fn by_key(message_key: i64) -> Vec<u8> {
     KeyBuilder::new(ColumnFamily::Messages)
@@ -31,6 +33,26 @@ fn by_id(name: &str, correlation_key: &str, message_id: &str) -> Vec<u8> {
         .str(name)
         .str(correlation_key)
         .str(message_id)
+        .build()
+}
+
+fn correlation(message_key: i64, bpmn_process_id: &str) -> Vec<u8> {
+    KeyBuilder::new(ColumnFamily::MessageCorrelations)
+        .i64(message_key)
+        .str(bpmn_process_id)
+        .build()
+}
+
+fn active_instance(bpmn_process_id: &str, correlation_key: &str) -> Vec<u8> {
+    KeyBuilder::new(ColumnFamily::ActiveInstancesByCorrelationKey)
+        .str(bpmn_process_id)
+        .str(correlation_key)
+        .build()
+}
+
+fn key_of_instance(process_instance_key: i64) -> Vec<u8> {
+    KeyBuilder::new(ColumnFamily::CorrelationKeysByInstance)
+        .i64(process_instance_key)
         .build()
 }
 
@@ -79,32 +101,42 @@ impl<'t> MessageState<'t> {
 
     /// Messages whose deadline is at or before `now`, earliest first, at most `limit`.
     pub fn expired(&self, now: i64, limit: usize) -> Result<Vec<(i64, i64)>> {
-        let prefix = KeyBuilder::new(ColumnFamily::MessageDeadlines).build();
-        let mut due = Vec::new();
-        for entry in self.txn.scan(&prefix) {
-            let (key, _) = entry?;
-            let mut reader = KeyReader::new(ColumnFamily::MessageDeadlines, &key)?;
-            let deadline = reader.i64()?;
-            if deadline > now || due.len() >= limit {
-                break;
-            }
-            due.push((deadline, reader.i64()?));
-        }
-        Ok(due)
+        due(self.txn, ColumnFamily::MessageDeadlines, now, limit)
     }
 
     /// The earliest deadline of any buffered message.
     pub fn next_deadline(&self) -> Result<Option<i64>> {
-        let prefix = KeyBuilder::new(ColumnFamily::MessageDeadlines).build();
-        match self.txn.scan(&prefix).next() {
-            None => Ok(None),
-            Some(entry) => {
-                let (key, _) = entry?;
-                Ok(Some(
-                    KeyReader::new(ColumnFamily::MessageDeadlines, &key)?.i64()?,
-                ))
-            }
-        }
+        first_time(self.txn, ColumnFamily::MessageDeadlines)
+    }
+
+    /// Whether the message was correlated to an instance of the process `bpmn_process_id`
+    /// already (a message correlates at most once per process).
+    pub fn is_correlated(&self, message_key: i64, bpmn_process_id: &str) -> Result<bool> {
+        self.txn.exists(&correlation(message_key, bpmn_process_id))
+    }
+
+    /// The instance a message with this correlation key started and that is still active.
+    pub fn active_instance(
+        &self,
+        bpmn_process_id: &str,
+        correlation_key: &str,
+    ) -> Result<Option<i64>> {
+        Ok(self
+            .txn
+            .get(&active_instance(bpmn_process_id, correlation_key))?
+            .and_then(|bytes| bytes.try_into().ok().map(i64::from_be_bytes)))
+    }
+
+    /// The (BPMN process id, correlation key) an instance holds, if a message started it.
+    pub fn correlation_key_of(
+        &self,
+        process_instance_key: i64,
+    ) -> Result<Option<(String, String)>> {
+        let Some(bytes) = self.txn.get(&key_of_instance(process_instance_key))? else {
+            return Ok(None);
+        };
+        let lock: CorrelationKeyLock = decode(ColumnFamily::CorrelationKeysByInstance, &bytes)?;
+        Ok(Some((lock.bpmn_process_id, lock.correlation_key)))
     }
 }
 
@@ -150,5 +182,58 @@ impl<'t, 's> MutableMessageState<'t, 's> {
                 &message.message_id,
             ));
         }
+        let prefix = KeyBuilder::new(ColumnFamily::MessageCorrelations)
+            .i64(message_key)
+            .build();
+        let correlations: Vec<Vec<u8>> = self
+            .txn
+            .scan(&prefix)
+            .filter_map(|entry| entry.ok().map(|(key, _)| key))
+            .collect();
+        for key in correlations {
+            self.txn.delete(key);
+        }
+    }
+
+    pub fn put_correlation(&mut self, message_key: i64, bpmn_process_id: &str) {
+        self.txn
+            .put(correlation(message_key, bpmn_process_id), Vec::new());
+    }
+
+    pub fn remove_correlation(&mut self, message_key: i64, bpmn_process_id: &str) {
+        self.txn.delete(correlation(message_key, bpmn_process_id));
+    }
+
+    /// Locks the correlation key for the instance a message started.
+    pub fn lock_correlation_key(
+        &mut self,
+        bpmn_process_id: &str,
+        correlation_key: &str,
+        process_instance_key: i64,
+    ) {
+        self.txn.put(
+            active_instance(bpmn_process_id, correlation_key),
+            process_instance_key.to_be_bytes().to_vec(),
+        );
+        let lock = CorrelationKeyLock {
+            bpmn_process_id: bpmn_process_id.to_string(),
+            correlation_key: correlation_key.to_string(),
+        };
+        self.txn.put(
+            key_of_instance(process_instance_key),
+            prost::Message::encode_to_vec(&lock),
+        );
+    }
+
+    /// Releases the correlation key an ended instance held, if any.
+    pub fn release_correlation_key(&mut self, process_instance_key: i64) -> Result<()> {
+        if let Some((process_id, correlation_key)) =
+            MessageState::new(self.txn).correlation_key_of(process_instance_key)?
+        {
+            self.txn
+                .delete(active_instance(&process_id, &correlation_key));
+            self.txn.delete(key_of_instance(process_instance_key));
+        }
+        Ok(())
     }
 }

@@ -9,8 +9,14 @@ mod event_trigger;
 mod incident;
 mod job;
 mod message;
+mod message_start_subscription;
+mod message_subscription;
 mod meta;
 mod process;
+mod process_message_subscription;
+mod signal_subscription;
+mod time_index;
+mod timer;
 pub mod values;
 mod variable;
 
@@ -21,8 +27,17 @@ pub use event_trigger::{EventTriggerState, MutableEventTriggerState};
 pub use incident::{IncidentState, MutableIncidentState};
 pub use job::{JobState, MutableJobState};
 pub use message::{MessageState, MutableMessageState};
+pub use message_start_subscription::{
+    MessageStartSubscriptionState, MutableMessageStartSubscriptionState,
+};
+pub use message_subscription::{MessageSubscriptionState, MutableMessageSubscriptionState};
 pub use meta::{MetaState, MutableMetaState};
 pub use process::{MutableProcessState, ProcessState};
+pub use process_message_subscription::{
+    MutableProcessMessageSubscriptionState, ProcessMessageSubscriptionState,
+};
+pub use signal_subscription::{MutableSignalSubscriptionState, SignalSubscriptionState};
+pub use timer::{MutableTimerState, TimerState};
 pub use variable::{MutableVariableState, VariableState};
 
 use beeline_state::{Store, Transaction, WriteBatch};
@@ -139,6 +154,50 @@ impl<'s> EngineState<'s> {
 
     pub fn incidents_mut(&mut self) -> MutableIncidentState<'_, 's> {
         MutableIncidentState::new(&mut self.txn)
+    }
+
+    pub fn timers(&self) -> TimerState<'_> {
+        TimerState::new(&self.txn)
+    }
+
+    pub fn timers_mut(&mut self) -> MutableTimerState<'_, 's> {
+        MutableTimerState::new(&mut self.txn)
+    }
+
+    pub fn message_subscriptions(&self) -> MessageSubscriptionState<'_> {
+        MessageSubscriptionState::new(&self.txn)
+    }
+
+    pub fn message_subscriptions_mut(&mut self) -> MutableMessageSubscriptionState<'_, 's> {
+        MutableMessageSubscriptionState::new(&mut self.txn)
+    }
+
+    pub fn process_message_subscriptions(&self) -> ProcessMessageSubscriptionState<'_> {
+        ProcessMessageSubscriptionState::new(&self.txn)
+    }
+
+    pub fn process_message_subscriptions_mut(
+        &mut self,
+    ) -> MutableProcessMessageSubscriptionState<'_, 's> {
+        MutableProcessMessageSubscriptionState::new(&mut self.txn)
+    }
+
+    pub fn message_start_subscriptions(&self) -> MessageStartSubscriptionState<'_> {
+        MessageStartSubscriptionState::new(&self.txn)
+    }
+
+    pub fn message_start_subscriptions_mut(
+        &mut self,
+    ) -> MutableMessageStartSubscriptionState<'_, 's> {
+        MutableMessageStartSubscriptionState::new(&mut self.txn)
+    }
+
+    pub fn signal_subscriptions(&self) -> SignalSubscriptionState<'_> {
+        SignalSubscriptionState::new(&self.txn)
+    }
+
+    pub fn signal_subscriptions_mut(&mut self) -> MutableSignalSubscriptionState<'_, 's> {
+        MutableSignalSubscriptionState::new(&mut self.txn)
     }
 
     /// The batch's writes, to be stored once the batch is in the log.

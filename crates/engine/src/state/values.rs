@@ -1,7 +1,10 @@
 //! Engine-internal state values: protobuf messages, so fields can be added without a
 //! migration (a new field gets a new number; removed numbers stay reserved).
 
-use beeline_protocol::value::{JobRecord, ProcessInstanceRecord};
+use beeline_protocol::value::{
+    JobRecord, MessageStartEventSubscriptionRecord, MessageSubscriptionRecord,
+    ProcessInstanceRecord, ProcessMessageSubscriptionRecord,
+};
 
 /// A running element instance (Zeebe's `ElementInstance`).
 #[derive(Clone, PartialEq, prost::Message)]
@@ -102,4 +105,88 @@ pub struct LatestVersion {
     pub version: i32,
     #[prost(int64, tag = "2")]
     pub key: i64,
+}
+
+/// The correlation key an instance started by a message holds.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct CorrelationKeyLock {
+    #[prost(string, tag = "1")]
+    pub bpmn_process_id: String,
+    #[prost(string, tag = "2")]
+    pub correlation_key: String,
+}
+
+/// A message subscription with its key and whether it waits for a correlation to be
+/// confirmed (on the message's partition).
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct StoredMessageSubscription {
+    #[prost(int64, tag = "1")]
+    pub key: i64,
+    #[prost(message, optional, tag = "2")]
+    pub record: Option<MessageSubscriptionRecord>,
+    #[prost(bool, tag = "3")]
+    pub correlating: bool,
+}
+
+impl StoredMessageSubscription {
+    pub fn record(&self) -> MessageSubscriptionRecord {
+        self.record.clone().unwrap_or_default()
+    }
+}
+
+/// States of a message subscription on the process instance's partition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u32)]
+pub enum SubscriptionLifecycle {
+    /// Asked the message's partition to open it; not confirmed yet.
+    Creating = 0,
+    Created = 1,
+    /// Asked the message's partition to close it; not confirmed yet.
+    Deleting = 2,
+}
+
+impl SubscriptionLifecycle {
+    pub fn from_value(value: u32) -> Self {
+        match value {
+            1 => Self::Created,
+            2 => Self::Deleting,
+            _ => Self::Creating,
+        }
+    }
+}
+
+/// A message subscription on the process instance's partition, with its key and state.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct StoredProcessMessageSubscription {
+    #[prost(int64, tag = "1")]
+    pub key: i64,
+    #[prost(message, optional, tag = "2")]
+    pub record: Option<ProcessMessageSubscriptionRecord>,
+    #[prost(uint32, tag = "3")]
+    pub state: u32,
+}
+
+impl StoredProcessMessageSubscription {
+    pub fn record(&self) -> ProcessMessageSubscriptionRecord {
+        self.record.clone().unwrap_or_default()
+    }
+
+    pub fn lifecycle(&self) -> SubscriptionLifecycle {
+        SubscriptionLifecycle::from_value(self.state)
+    }
+}
+
+/// A message start event subscription with its key.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct StoredMessageStartEventSubscription {
+    #[prost(int64, tag = "1")]
+    pub key: i64,
+    #[prost(message, optional, tag = "2")]
+    pub record: Option<MessageStartEventSubscriptionRecord>,
+}
+
+impl StoredMessageStartEventSubscription {
+    pub fn record(&self) -> MessageStartEventSubscriptionRecord {
+        self.record.clone().unwrap_or_default()
+    }
 }

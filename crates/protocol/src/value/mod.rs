@@ -13,10 +13,13 @@ mod error;
 mod incident;
 mod job;
 mod message;
+mod message_subscription;
 mod process;
 mod process_event;
 mod process_instance;
 mod process_instance_creation;
+mod signal;
+mod timer;
 mod variable;
 
 pub use command_distribution::CommandDistributionRecord;
@@ -32,12 +35,18 @@ pub use error::ErrorRecord;
 pub use incident::IncidentRecord;
 pub use job::{JobBatchRecord, JobRecord};
 pub use message::MessageRecord;
+pub use message_subscription::{
+    MessageStartEventSubscriptionRecord, MessageSubscriptionRecord,
+    ProcessMessageSubscriptionRecord,
+};
 pub use process::ProcessRecord;
 pub use process_event::{EscalationRecord, ProcessEventRecord};
 pub use process_instance::ProcessInstanceRecord;
 pub use process_instance_creation::{
     ProcessInstanceCreationRecord, ProcessInstanceResultRecord, StartInstruction,
 };
+pub use signal::{SignalRecord, SignalSubscriptionRecord};
+pub use timer::TimerRecord;
 pub use variable::{VariableDocumentRecord, VariableRecord};
 
 use crate::intent::{self, Intent, ValueType};
@@ -161,6 +170,12 @@ record_values! {
     CommandDistribution(CommandDistributionRecord, CommandDistributionIntent);
     ProcessEvent(ProcessEventRecord, ProcessEventIntent, instance: process_instance_key);
     Escalation(EscalationRecord, EscalationIntent, instance: process_instance_key);
+    Timer(TimerRecord, TimerIntent, instance: process_instance_key);
+    MessageSubscription(MessageSubscriptionRecord, MessageSubscriptionIntent, instance: process_instance_key);
+    ProcessMessageSubscription(ProcessMessageSubscriptionRecord, ProcessMessageSubscriptionIntent, instance: process_instance_key);
+    MessageStartEventSubscription(MessageStartEventSubscriptionRecord, MessageStartEventSubscriptionIntent);
+    Signal(SignalRecord, SignalIntent);
+    SignalSubscription(SignalSubscriptionRecord, SignalSubscriptionIntent);
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -240,6 +240,84 @@ impl ProcessBuilder {
         )
     }
 
+    /// A start event with an event definition (see [`timer`], [`message_ref`], [`signal_ref`]).
+    pub fn start_event_with(self, id: &str, definition: &str) -> Self {
+        self.add(
+            id,
+            format!(r#"<bpmn:startEvent id="{id}">{definition}</bpmn:startEvent>"#),
+        )
+    }
+
+    /// An intermediate catch event with an event definition.
+    pub fn catch_event(self, id: &str, definition: &str) -> Self {
+        self.add(
+            id,
+            format!(r#"<bpmn:intermediateCatchEvent id="{id}">{definition}</bpmn:intermediateCatchEvent>"#),
+        )
+    }
+
+    /// An intermediate throw event with an event definition.
+    pub fn throw_event(self, id: &str, definition: &str) -> Self {
+        self.add(
+            id,
+            format!(r#"<bpmn:intermediateThrowEvent id="{id}">{definition}</bpmn:intermediateThrowEvent>"#),
+        )
+    }
+
+    /// An end event with an event definition.
+    pub fn end_event_with(mut self, id: &str, definition: &str) -> Self {
+        self = self.add(
+            id,
+            format!(r#"<bpmn:endEvent id="{id}">{definition}</bpmn:endEvent>"#),
+        );
+        self.cursor = None;
+        self
+    }
+
+    /// A receive task waiting for the message declared with [`message`](Self::message).
+    pub fn receive_task(self, id: &str, message_name: &str) -> Self {
+        self.add(
+            id,
+            format!(
+                r#"<bpmn:receiveTask id="{id}" messageRef="{}"/>"#,
+                message_id(message_name)
+            ),
+        )
+    }
+
+    pub fn event_based_gateway(self, id: &str) -> Self {
+        self.add(id, format!(r#"<bpmn:eventBasedGateway id="{id}"/>"#))
+    }
+
+    /// Declares a message; `correlation_key` is its FEEL expression (with `=`), or `None` for
+    /// a message only start events catch.
+    pub fn message(self, name: &str, correlation_key: Option<&str>) -> Self {
+        let subscription = correlation_key
+            .map(|key| {
+                format!(
+                    r#"<bpmn:extensionElements><zeebe:subscription correlationKey="{}"/></bpmn:extensionElements>"#,
+                    escape(key)
+                )
+            })
+            .unwrap_or_default();
+        let xml = format!(
+            r#"<bpmn:message id="{}" name="{}">{subscription}</bpmn:message>"#,
+            message_id(name),
+            escape(name)
+        );
+        self.root(&xml)
+    }
+
+    /// Declares a signal.
+    pub fn signal(self, name: &str) -> Self {
+        let xml = format!(
+            r#"<bpmn:signal id="{}" name="{}"/>"#,
+            signal_id(name),
+            escape(name)
+        );
+        self.root(&xml)
+    }
+
     /// A root element of the definitions (`<bpmn:error .../>`, `<bpmn:message .../>`).
     pub fn root(mut self, xml: &str) -> Self {
         self.roots.push(xml.to_string());
@@ -359,6 +437,44 @@ impl ProcessBuilder {
             }
         }
     }
+}
+
+fn message_id(name: &str) -> String {
+    format!(
+        "message-{}",
+        name.replace(|c: char| !c.is_ascii_alphanumeric(), "_")
+    )
+}
+
+fn signal_id(name: &str) -> String {
+    format!(
+        "signal-{}",
+        name.replace(|c: char| !c.is_ascii_alphanumeric(), "_")
+    )
+}
+
+/// A timer event definition: `kind` is `timeDuration`, `timeDate` or `timeCycle`.
+pub fn timer(kind: &str, text: &str) -> String {
+    format!(
+        r#"<bpmn:timerEventDefinition><bpmn:{kind}>{}</bpmn:{kind}></bpmn:timerEventDefinition>"#,
+        escape(text)
+    )
+}
+
+/// A message event definition for a message declared with [`ProcessBuilder::message`].
+pub fn message_ref(name: &str) -> String {
+    format!(
+        r#"<bpmn:messageEventDefinition messageRef="{}"/>"#,
+        message_id(name)
+    )
+}
+
+/// A signal event definition for a signal declared with [`ProcessBuilder::signal`].
+pub fn signal_ref(name: &str) -> String {
+    format!(
+        r#"<bpmn:signalEventDefinition signalRef="{}"/>"#,
+        signal_id(name)
+    )
 }
 
 fn escape(text: &str) -> String {

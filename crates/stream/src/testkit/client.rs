@@ -118,6 +118,26 @@ impl Harness {
             .unwrap_or(-1)
     }
 
+    /// Starts an instance on `partition` (once the deployment reached it); returns its key.
+    pub fn create_instance_on(&self, partition: u16, process_id: &str, variables: &str) -> i64 {
+        self.settle();
+        let created = expect_event(
+            self.execute_on(
+                partition,
+                Record::command(
+                    -1,
+                    ProcessInstanceCreationIntent::Create,
+                    Self::creation(process_id, variables, &[]),
+                ),
+            ),
+            "the creation",
+        );
+        created
+            .value_as::<ProcessInstanceCreationRecord>()
+            .map(|c| c.process_instance_key)
+            .unwrap_or(-1)
+    }
+
     /// Starts an instance and returns the answer to come when it completes.
     pub fn create_instance_with_result(
         &self,

@@ -163,19 +163,56 @@ impl Harness {
         message_id: &str,
         variables: &str,
     ) -> Result<Record, PartitionError> {
-        self.execute(Record::command(
-            -1,
-            MessageIntent::Publish,
-            MessageRecord {
-                name: name.into(),
-                correlation_key: correlation_key.into(),
-                time_to_live,
-                message_id: message_id.into(),
-                variables: variables.as_bytes().to_vec(),
-                tenant_id: "<default>".into(),
-                deadline: -1,
-            },
-        ))
+        // Subscriptions opened so far are open on the message's partition first (a message
+        // without time to live misses a subscription still on its way, in Zeebe as here).
+        self.settle();
+        // As the gateway does: on the partition of the correlation key.
+        let partition = beeline_protocol::partitioning::message_partition(
+            correlation_key,
+            self.members.len() as u16,
+        );
+        self.execute_on(
+            partition,
+            Record::command(
+                -1,
+                MessageIntent::Publish,
+                MessageRecord {
+                    name: name.into(),
+                    correlation_key: correlation_key.into(),
+                    time_to_live,
+                    message_id: message_id.into(),
+                    variables: variables.as_bytes().to_vec(),
+                    tenant_id: "<default>".into(),
+                    deadline: -1,
+                },
+            ),
+        )
+    }
+
+    /// Broadcasts a signal from `partition` (the gateway picks any).
+    pub fn broadcast_signal_on(
+        &self,
+        partition: u16,
+        name: &str,
+        variables: &str,
+    ) -> Result<Record, PartitionError> {
+        self.settle();
+        self.execute_on(
+            partition,
+            Record::command(
+                -1,
+                beeline_protocol::intent::SignalIntent::Broadcast,
+                beeline_protocol::value::SignalRecord {
+                    signal_name: name.into(),
+                    variables: variables.as_bytes().to_vec(),
+                    tenant_id: "<default>".into(),
+                },
+            ),
+        )
+    }
+
+    pub fn broadcast_signal(&self, name: &str, variables: &str) -> Result<Record, PartitionError> {
+        self.broadcast_signal_on(1, name, variables)
     }
 
     /// Moves the clock and runs every partition's scheduler.
@@ -190,6 +227,7 @@ impl Harness {
                 })
                 .expect("scheduler runs");
         }
+        self.settle();
     }
 
     pub fn snapshot(&self, partition: u16) -> Option<i64> {
@@ -221,7 +259,28 @@ impl Harness {
         self.records_of(1)
     }
 
+    /// Waits until no partition has work left from what happened so far: every command routed
+    /// between partitions is processed, and everything written is committed.
+    pub fn settle(&self) {
+        for _ in 0..10_000 {
+            while self.router.in_flight() > 0 {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            for member in &self.members {
+                let handle = member.handle.clone();
+                self.runtime
+                    .block_on(async move { handle.sync().await })
+                    .expect("partition syncs");
+            }
+            if self.router.in_flight() == 0 {
+                return;
+            }
+        }
+        panic!("the partitions keep sending each other commands");
+    }
+
     pub fn records_of(&self, partition: u16) -> Records {
+        self.settle();
         let handle = self.partition(partition).clone();
         let records = self.runtime.block_on(async move {
             handle.sync().await.expect("partition syncs");

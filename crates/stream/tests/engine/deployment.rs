@@ -104,7 +104,7 @@ fn elements_beeline_does_not_run_yet_are_rejected_by_name() {
 <bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:zeebe="http://camunda.org/schema/zeebe/1.0" id="d" targetNamespace="t">
   <bpmn:process id="waits" isExecutable="true">
     <bpmn:startEvent id="start"/>
-    <bpmn:intermediateCatchEvent id="wait"><bpmn:timerEventDefinition><bpmn:timeDuration>PT1M</bpmn:timeDuration></bpmn:timerEventDefinition></bpmn:intermediateCatchEvent>
+    <bpmn:intermediateCatchEvent id="wait"><bpmn:conditionalEventDefinition><bpmn:condition xsi:type="bpmn:tFormalExpression" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">=ready</bpmn:condition></bpmn:conditionalEventDefinition></bpmn:intermediateCatchEvent>
     <bpmn:sequenceFlow id="f1" sourceRef="start" targetRef="wait"/>
   </bpmn:process>
 </bpmn:definitions>"#;
@@ -118,7 +118,7 @@ fn elements_beeline_does_not_run_yet_are_rejected_by_name() {
     assert!(
         rejection
             .rejection_reason
-            .contains("timer intermediate catch event"),
+            .contains("conditional intermediate catch event"),
         "{}",
         rejection.rejection_reason
     );

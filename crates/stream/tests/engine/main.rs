@@ -8,8 +8,11 @@ mod events;
 mod gateways;
 mod incidents;
 mod jobs;
+mod messages;
 mod process_instance;
 mod replay;
+mod signals;
+mod timers;
 mod variables;
 
 use beeline_protocol::Intent;

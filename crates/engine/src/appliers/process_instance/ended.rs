@@ -21,6 +21,10 @@ impl EventApplier for ElementEndedApplier {
         state.variables_mut().remove_scope(event.key)?;
         // An event for this instance that it ended before catching.
         state.event_triggers_mut().remove(event.key)?;
+        if record.flow_scope_key <= 0 {
+            // A process instance a message started frees its correlation key.
+            state.messages_mut().release_correlation_key(event.key)?;
+        }
         if event.intent == ProcessInstanceIntent::ElementCompleted.into()
             && record.flow_scope_key > 0
         {

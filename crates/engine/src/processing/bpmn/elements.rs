@@ -5,18 +5,19 @@ use beeline_bpmn::{
 };
 use beeline_protocol::intent::{
     DecisionEvaluationIntent, EscalationIntent, IncidentIntent, ProcessEventIntent,
-    ProcessInstanceIntent as PI, ProcessInstanceResultIntent,
+    ProcessInstanceIntent as PI, ProcessInstanceResultIntent, SignalIntent,
 };
-use beeline_protocol::value::{EscalationRecord, ProcessInstanceResultRecord};
+use beeline_protocol::value::{EscalationRecord, ProcessInstanceResultRecord, SignalRecord};
 use beeline_protocol::{Intent, Record};
 use serde_json::{Map, Value as Json};
 
 use super::gateways::{self, Choice};
 use super::variables::{self, eval};
-use super::{Bpmn, ErrorType, Step, events, flow, jobs, lifecycle};
+use super::{Bpmn, ErrorType, Step, events, flow, jobs, lifecycle, subscriptions};
 use crate::error::ProcessingError;
 use crate::expression::{EvalFailure, ScopeVariables, wrong_type};
 use crate::processing::decision_evaluation::evaluate_decision;
+use crate::processing::message::correlate;
 
 /// `ACTIVATE_ELEMENT`: ELEMENT_ACTIVATING, input mappings, what the kind does, and
 /// ELEMENT_ACTIVATED (unless an incident stops it, or the element waits for a job).
@@ -44,8 +45,43 @@ pub(super) fn activate(bpmn: &mut Bpmn<'_, '_, '_>) -> Result<(), ProcessingErro
     {
         return bpmn.incident(ErrorType::IoMappingError, message);
     }
+    // An element started by the event it catches (a boundary event, the event after an
+    // event-based gateway, an event sub-process's start) does not wait for it again.
+    let triggered = bpmn
+        .instance()?
+        .is_some_and(|i| i.completion_variables.is_some());
+    if !triggered && let Err(message) = subscriptions::open(bpmn)? {
+        return bpmn.incident(ErrorType::ExtractValueError, message);
+    }
+    let waits_itself = match &element.data {
+        ElementData::ReceiveTask(_) | ElementData::EventBasedGateway => true,
+        ElementData::IntermediateCatchEvent(_) => subscriptions::awaited(&element).is_some(),
+        _ => false,
+    };
+    if waits_itself && !triggered {
+        // Completed by the event (PROCESS_EVENT TRIGGERING and COMPLETE_ELEMENT).
+        bpmn.write(PI::ElementActivated)?;
+        return Ok(());
+    }
     match &element.data {
-        ElementData::Process | ElementData::SubProcess => {
+        ElementData::Process => {
+            bpmn.write(PI::ElementActivated)?;
+            let process = bpmn.process.clone();
+            if let Some((key, start)) = events::triggered_start(bpmn.ctx, &process, bpmn.key)? {
+                let record = bpmn.record_of(start, bpmn.key);
+                bpmn.ctx.append_command(key, PI::ActivateElement, record);
+                return Ok(());
+            }
+            match element.scope.as_ref().and_then(|s| s.none_start_event) {
+                Some(start) => bpmn.activate_element(start, bpmn.key),
+                None => {
+                    // Nothing to start: an empty process completes at once.
+                    bpmn.complete_self();
+                    Ok(())
+                }
+            }
+        }
+        ElementData::SubProcess => {
             bpmn.write(PI::ElementActivated)?;
             match element.scope.as_ref().and_then(|s| s.none_start_event) {
                 Some(start) => bpmn.activate_element(start, bpmn.key),
@@ -89,6 +125,12 @@ pub(super) fn activate(bpmn: &mut Bpmn<'_, '_, '_>) -> Result<(), ProcessingErro
         | ElementData::IntermediateThrowEvent(ThrowEvent {
             event: EventDefinition::Escalation(definition),
         }) => throw_escalation_event(bpmn, definition),
+        ElementData::EndEvent(ThrowEvent {
+            event: EventDefinition::Signal(definition),
+        })
+        | ElementData::IntermediateThrowEvent(ThrowEvent {
+            event: EventDefinition::Signal(definition),
+        }) => throw_signal(bpmn, &definition.signal),
         ElementData::ExclusiveGateway(_) => match gateways::exclusive(bpmn)? {
             Choice::Take(flows) => pass_through_gateway(bpmn, &flows),
             Choice::Incident(message) => bpmn.incident(ErrorType::ConditionError, message),
@@ -265,10 +307,7 @@ fn throw_escalation_event(
         Some(catch) => {
             bpmn.ctx
                 .append_event(key, EscalationIntent::Escalated, escalation)?;
-            let interrupting = match &catch {
-                events::Catch::Boundary { interrupting, .. }
-                | events::Catch::EventSubProcess { interrupting, .. } => *interrupting,
-            };
+            let interrupting = catch.interrupting();
             events::trigger(bpmn.ctx, &process, &catch, &Map::new())?;
             if !interrupting {
                 bpmn.complete_self();
@@ -280,6 +319,37 @@ fn throw_escalation_event(
             bpmn.complete_self();
         }
     }
+    Ok(())
+}
+
+/// A signal throw or end event broadcasts its signal, with the event's local variables (its
+/// input mappings), and goes on at once.
+fn throw_signal(
+    bpmn: &mut Bpmn<'_, '_, '_>,
+    signal: &beeline_bpmn::SignalRef,
+) -> Result<(), ProcessingError> {
+    let name = match subscriptions::string_value(bpmn, &signal.name, "signal name")? {
+        Ok(name) => name,
+        Err(message) => return bpmn.incident(ErrorType::ExtractValueError, message),
+    };
+    let mut document = Map::new();
+    for (variable, value) in bpmn.ctx.state().variables().local(bpmn.key)? {
+        document.insert(
+            variable,
+            serde_json::from_str(&value.value).unwrap_or(Json::Null),
+        );
+    }
+    bpmn.ctx.append_command(
+        -1,
+        SignalIntent::Broadcast,
+        SignalRecord {
+            signal_name: name,
+            variables: Json::Object(document).to_string().into_bytes(),
+            tenant_id: bpmn.record.tenant_id.clone(),
+        },
+    );
+    bpmn.write(PI::ElementActivated)?;
+    bpmn.complete_self();
     Ok(())
 }
 
@@ -416,6 +486,8 @@ pub(super) fn complete(bpmn: &mut Bpmn<'_, '_, '_>) -> Result<(), ProcessingErro
                 Ok(None) => {}
                 Err((error_type, message)) => return bpmn.incident(error_type, message),
             }
+            let process = bpmn.process.clone();
+            subscriptions::close_all(bpmn.ctx, &process, bpmn.key)?;
             bpmn.write(PI::ElementCompleting)?;
         }
         lifecycle::COMPLETING => {
@@ -469,12 +541,47 @@ pub(super) fn complete(bpmn: &mut Bpmn<'_, '_, '_>) -> Result<(), ProcessingErro
         // A link throw event continues at its catch event, as if a flow led there.
         return bpmn.activate_element(catch, bpmn.record.flow_scope_key);
     }
+    if matches!(element.data, ElementData::EventBasedGateway) {
+        return continue_after_event_gateway(bpmn);
+    }
     if element.outgoing.is_empty() {
         path_ended(bpmn)
     } else {
         let outgoing = element.outgoing.clone();
         flow::take(bpmn, &outgoing)
     }
+}
+
+/// An event-based gateway completed because one of its events came: the flow to that event
+/// is taken, and the event starts with the event's variables (under the trigger's key).
+fn continue_after_event_gateway(bpmn: &mut Bpmn<'_, '_, '_>) -> Result<(), ProcessingError> {
+    let Some((key, event)) = bpmn
+        .ctx
+        .state()
+        .event_triggers()
+        .of_scope(bpmn.key)?
+        .into_iter()
+        .next()
+    else {
+        return Err(ProcessingError::Internal(format!(
+            "event-based gateway '{}' completed without an event",
+            bpmn.record.element_id
+        )));
+    };
+    let model = &bpmn.process.model;
+    let Some(flow) = bpmn
+        .element()
+        .outgoing
+        .iter()
+        .copied()
+        .find(|&f| model[model[f].target].id == event.target_element_id)
+    else {
+        return Err(ProcessingError::Internal(format!(
+            "event-based gateway '{}' has no flow to '{}'",
+            bpmn.record.element_id, event.target_element_id
+        )));
+    };
+    flow::take_to(bpmn, flow, key)
 }
 
 /// The process instance completes: answer a creation that waits for its result.
@@ -488,7 +595,9 @@ fn complete_process(bpmn: &mut Bpmn<'_, '_, '_>) -> Result<(), ProcessingError> 
         Some(awaiting) => Some(result_variables(bpmn, &awaiting.fetch_variables)?),
         None => None,
     };
+    let held = bpmn.ctx.state().messages().correlation_key_of(bpmn.key)?;
     bpmn.write(PI::ElementCompleted)?;
+    start_next_buffered(bpmn, held)?;
     if let (Some(awaiting), Some(variables)) = (awaiting, result) {
         let answer = Record::event(
             bpmn.record.process_instance_key,
@@ -506,6 +615,20 @@ fn complete_process(bpmn: &mut Bpmn<'_, '_, '_>) -> Result<(), ProcessingError> 
         bpmn.ctx.answer(awaiting.request, answer);
     }
     Ok(())
+}
+
+/// A process instance that a message started ended and freed its correlation key: the next
+/// buffered message with that key may start the next instance.
+fn start_next_buffered(
+    bpmn: &mut Bpmn<'_, '_, '_>,
+    held: Option<(String, String)>,
+) -> Result<(), ProcessingError> {
+    match held {
+        Some((process_id, correlation_key)) => {
+            correlate::start_next_buffered(bpmn.ctx, &process_id, &correlation_key)
+        }
+        None => Ok(()),
+    }
 }
 
 /// The instance's variables (only `fetch` when given), as a JSON object.
@@ -542,6 +665,8 @@ pub(super) fn terminate(bpmn: &mut Bpmn<'_, '_, '_>) -> Result<(), ProcessingErr
     if instance.state != lifecycle::TERMINATING {
         bpmn.write(PI::ElementTerminating)?;
         jobs::cancel(bpmn.ctx, instance.job_key)?;
+        let process = bpmn.process.clone();
+        subscriptions::close_all(bpmn.ctx, &process, bpmn.key)?;
         if let Some(incident) = bpmn.ctx.state().incidents().of_element_instance(bpmn.key)?
             && let Some(record) = bpmn.ctx.state().incidents().get(incident)?
         {
@@ -593,9 +718,14 @@ pub(super) fn terminate(bpmn: &mut Bpmn<'_, '_, '_>) -> Result<(), ProcessingErr
         .into();
         bpmn.ctx.answer(awaiting.request, rejection);
     }
+    let held = if is_process {
+        bpmn.ctx.state().messages().correlation_key_of(bpmn.key)?
+    } else {
+        None
+    };
     bpmn.write(PI::ElementTerminated)?;
     if is_process {
-        return Ok(());
+        return start_next_buffered(bpmn, held);
     }
     let process = bpmn.process.clone();
     if events::start_waiting_boundary(bpmn.ctx, &process, &instance)? {

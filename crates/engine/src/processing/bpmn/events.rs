@@ -30,6 +30,14 @@ pub(crate) enum Catch {
         sub_process: ElementIndex,
         interrupting: bool,
     },
+    /// An element that waits for the event itself: an intermediate catch event, a receive
+    /// task.
+    Waiting { instance: ElementInstance },
+    /// One of the events after an event-based gateway: the first one wins.
+    Gateway {
+        gateway: ElementInstance,
+        event: ElementIndex,
+    },
 }
 
 impl Catch {
@@ -38,8 +46,107 @@ impl Catch {
         match self {
             Catch::Boundary { boundary, .. } => &model[*boundary],
             Catch::EventSubProcess { sub_process, .. } => &model[start_of(model, *sub_process)],
+            Catch::Waiting { instance } => model
+                .element_by_id(&instance.record().element_id)
+                .map_or_else(|| model.root(), |(_, e)| e),
+            Catch::Gateway { event, .. } => &model[*event],
         }
     }
+
+    /// Whether the catch ends what it catches for: an interrupting boundary event or event
+    /// sub-process, and elements that complete with the event.
+    pub fn interrupting(&self) -> bool {
+        match self {
+            Catch::Boundary { interrupting, .. } | Catch::EventSubProcess { interrupting, .. } => {
+                *interrupting
+            }
+            Catch::Waiting { .. } | Catch::Gateway { .. } => true,
+        }
+    }
+
+    /// The element instance whose event it is.
+    fn owner(&self) -> &ElementInstance {
+        match self {
+            Catch::Boundary { attached, .. } => attached,
+            Catch::EventSubProcess { scope, .. } => scope,
+            Catch::Waiting { instance } => instance,
+            Catch::Gateway { gateway, .. } => gateway,
+        }
+    }
+}
+
+/// What catches an event for the element instance `instance` at its catch element `target`
+/// (the subscription's target): `None` when `target` is not one of its catch elements.
+pub(crate) fn catch_of(
+    process: &DeployedProcess,
+    instance: &ElementInstance,
+    target: &str,
+) -> Option<Catch> {
+    let model = &process.model;
+    let index = process.element(&instance.record().element_id)?;
+    let target = process.element(target)?;
+    let element = &model[index];
+    if target == index {
+        return Some(Catch::Waiting {
+            instance: instance.clone(),
+        });
+    }
+    if element.boundary_events.contains(&target) {
+        let ElementData::BoundaryEvent(data) = &model[target].data else {
+            return None;
+        };
+        return Some(Catch::Boundary {
+            attached: instance.clone(),
+            boundary: target,
+            interrupting: data.cancel_activity,
+        });
+    }
+    if let Some(sub_process) = model[target].parent
+        && matches!(model[sub_process].data, ElementData::EventSubProcess)
+        && model[sub_process].parent == Some(index)
+    {
+        let ElementData::StartEvent(data) = &model[target].data else {
+            return None;
+        };
+        return Some(Catch::EventSubProcess {
+            scope: instance.clone(),
+            sub_process,
+            interrupting: data.interrupting,
+        });
+    }
+    if matches!(element.data, ElementData::EventBasedGateway)
+        && element.outgoing.iter().any(|&f| model[f].target == target)
+    {
+        return Some(Catch::Gateway {
+            gateway: instance.clone(),
+            event: target,
+        });
+    }
+    None
+}
+
+/// Whether the catch can take an event now: its element instance is active and not being
+/// interrupted, and an element that waits (or a gateway) has no event on its way yet.
+pub(crate) fn can_trigger(
+    ctx: &ProcessingContext<'_, '_>,
+    catch: &Catch,
+) -> Result<bool, ProcessingError> {
+    let owner = catch.owner();
+    let Some(current) = ctx.state().element_instances().get(owner.key)? else {
+        return Ok(false);
+    };
+    if current.state != super::lifecycle::ACTIVATED || current.interrupted {
+        return Ok(false);
+    }
+    Ok(match catch {
+        Catch::Waiting { instance } => ctx.state().event_triggers().get(instance.key)?.is_none(),
+        Catch::Gateway { gateway, .. } => ctx
+            .state()
+            .event_triggers()
+            .of_scope(gateway.key)?
+            .is_empty(),
+        Catch::Boundary { .. } | Catch::EventSubProcess { .. } => true,
+    })
 }
 
 /// The start event of an event sub-process.
@@ -171,6 +278,18 @@ pub(crate) fn trigger(
             sub_process,
             interrupting,
         } => (scope, start_of(model, *sub_process), *interrupting),
+        Catch::Waiting { instance } => {
+            let Some(index) = process.element(&instance.record().element_id) else {
+                return Ok(());
+            };
+            (instance, index, false)
+        }
+        Catch::Gateway { gateway, event } => (gateway, *event, false),
+    };
+    // A waiting element takes the event under its own key.
+    let key = match catch {
+        Catch::Waiting { instance } => instance.key,
+        _ => key,
     };
     let record = scope.record();
     ctx.append_event(
@@ -221,9 +340,75 @@ pub(crate) fn trigger(
                     ctx.append_command(child.key, PI::TerminateElement, child.record());
                 }
             }
+            if interrupting {
+                // The scope is interrupted: its other event sub-processes stop waiting.
+                super::subscriptions::close(ctx, process, scope.key, |target| {
+                    !is_event_sub_process_start(model, target)
+                })?;
+            }
+        }
+        Catch::Waiting { instance }
+        | Catch::Gateway {
+            gateway: instance, ..
+        } => {
+            // The element completes; the gateway then continues at the event that won.
+            ctx.append_command(instance.key, PI::CompleteElement, instance.record());
         }
     }
     Ok(())
+}
+
+/// Whether `target` is the start event of an event sub-process.
+pub(crate) fn is_event_sub_process_start(model: &Process, target: ElementIndex) -> bool {
+    model[target]
+        .parent
+        .is_some_and(|p| matches!(model[p].data, ElementData::EventSubProcess))
+}
+
+/// Starts a new instance of `process` at the start event `start` (a timer, message or signal
+/// start event) with the event's variables; `instance_key` is the new instance's key.
+pub(crate) fn start_instance(
+    ctx: &mut ProcessingContext<'_, '_>,
+    process: &DeployedProcess,
+    start: ElementIndex,
+    variables: Vec<u8>,
+    instance_key: i64,
+) -> Result<(), ProcessingError> {
+    let start_key = ctx.next_key()?;
+    let record = crate::processing::process_instance::root_record(process, instance_key);
+    ctx.append_event(
+        start_key,
+        ProcessEventIntent::Triggering,
+        ProcessEventRecord {
+            scope_key: instance_key,
+            target_element_id: process.model[start].id.clone(),
+            variables,
+            process_definition_key: process.key,
+            process_instance_key: instance_key,
+            tenant_id: process.tenant_id.clone(),
+            interrupting: false,
+        },
+    )?;
+    ctx.append_command(instance_key, PI::ActivateElement, record);
+    Ok(())
+}
+
+/// The start event an instance was started at by an event, with the key it takes the event
+/// under: `None` for an instance started at its none start event.
+pub(crate) fn triggered_start(
+    ctx: &ProcessingContext<'_, '_>,
+    process: &DeployedProcess,
+    instance_key: i64,
+) -> Result<Option<(i64, ElementIndex)>, ProcessingError> {
+    for (key, event) in ctx.state().event_triggers().of_scope(instance_key)? {
+        if let Some(index) = process.element(&event.target_element_id)
+            && matches!(process.model[index].data, ElementData::StartEvent(_))
+            && process.model[index].parent == Some(ElementIndex::PROCESS)
+        {
+            return Ok(Some((key, index)));
+        }
+    }
+    Ok(None)
 }
 
 /// Writes the ACTIVATE_ELEMENT command of `index` with `key` in the scope `flow_scope_key`.

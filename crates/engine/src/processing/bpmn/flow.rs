@@ -19,21 +19,44 @@ pub(super) fn take(
 ) -> Result<(), ProcessingError> {
     let scope = bpmn.record.flow_scope_key;
     for &flow in flows {
-        let sequence_flow = &bpmn.process.model[flow];
-        let (id, target) = (sequence_flow.id.clone(), sequence_flow.target);
-        let key = bpmn.ctx.next_key()?;
-        let record = ProcessInstanceRecord {
-            element_id: id,
-            flow_scope_key: scope,
-            bpmn_element_type: "SEQUENCE_FLOW".to_string(),
-            bpmn_event_type: "UNSPECIFIED".to_string(),
-            ..bpmn.record.clone()
-        };
-        bpmn.ctx
-            .append_event(key, ProcessInstanceIntent::SequenceFlowTaken, record)?;
+        let target = write_taken(bpmn, flow)?;
         arrive(bpmn, target, scope)?;
     }
     Ok(())
+}
+
+/// Takes one flow to an element that starts under `key` (the event after an event-based
+/// gateway, which takes its event under the key it was triggered for).
+pub(super) fn take_to(
+    bpmn: &mut Bpmn<'_, '_, '_>,
+    flow: SequenceFlowIndex,
+    key: i64,
+) -> Result<(), ProcessingError> {
+    let target = write_taken(bpmn, flow)?;
+    let record = bpmn.record_of(target, bpmn.record.flow_scope_key);
+    bpmn.ctx
+        .append_command(key, ProcessInstanceIntent::ActivateElement, record);
+    Ok(())
+}
+
+/// SEQUENCE_FLOW_TAKEN for `flow`; returns its target.
+fn write_taken(
+    bpmn: &mut Bpmn<'_, '_, '_>,
+    flow: SequenceFlowIndex,
+) -> Result<ElementIndex, ProcessingError> {
+    let sequence_flow = &bpmn.process.model[flow];
+    let (id, target) = (sequence_flow.id.clone(), sequence_flow.target);
+    let key = bpmn.ctx.next_key()?;
+    let record = ProcessInstanceRecord {
+        element_id: id,
+        flow_scope_key: bpmn.record.flow_scope_key,
+        bpmn_element_type: "SEQUENCE_FLOW".to_string(),
+        bpmn_event_type: "UNSPECIFIED".to_string(),
+        ..bpmn.record.clone()
+    };
+    bpmn.ctx
+        .append_event(key, ProcessInstanceIntent::SequenceFlowTaken, record)?;
+    Ok(target)
 }
 
 /// A token arrived at `target`: start it, unless it is a join still waiting for others.

@@ -12,6 +12,8 @@ pub(crate) mod events;
 mod flow;
 mod gateways;
 mod jobs;
+pub(crate) mod subscriptions;
+pub(crate) mod timers;
 pub(crate) mod variables;
 
 use std::sync::Arc;

@@ -1,16 +1,16 @@
 use std::collections::HashMap;
 
-use beeline_protocol::intent::{CommandDistributionIntent, DeploymentIntent, ProcessIntent};
+use beeline_protocol::intent::{DeploymentIntent, ProcessIntent};
 use beeline_protocol::value::{
-    CommandDistributionRecord, DeploymentRecord, DeploymentResource, ProcessMetadata, ProcessRecord,
+    DeploymentRecord, DeploymentResource, ProcessMetadata, ProcessRecord,
 };
-use beeline_protocol::{Intent, Record, RejectionType, key};
+use beeline_protocol::{Record, RejectionType};
 use md5::{Digest, Md5};
 
-use super::decisions;
+use super::{decisions, start_events};
 use crate::error::ProcessingError;
 use crate::model::transform_bpmn;
-use crate::processing::{CommandProcessor, ProcessingContext, value_of};
+use crate::processing::{CommandProcessor, ProcessingContext, distribution, value_of};
 
 /// `DEPLOYMENT CREATE`: validates every resource, gives each new or changed process its next
 /// version (identical content is not a new version), and distributes the deployment to every
@@ -148,6 +148,7 @@ impl CommandProcessor for DeploymentCreateProcessor {
                         ProcessIntent::Created,
                         process_record(&metadata, &resource.resource),
                     )?;
+                    start_events::replace(ctx, key, latest.map(|(_, k)| k))?;
                     metadata
                 }
             };
@@ -164,7 +165,7 @@ impl CommandProcessor for DeploymentCreateProcessor {
         let created =
             ctx.append_event(deployment_key, DeploymentIntent::Created, result.clone())?;
         ctx.respond(created);
-        distribute(ctx, deployment_key, result)
+        distribution::distribute(ctx, deployment_key, DeploymentIntent::Create, result)
     }
 }
 
@@ -181,36 +182,6 @@ fn process_record(metadata: &ProcessMetadata, resource: &[u8]) -> ProcessRecord 
         deployment_key: metadata.deployment_key,
         version_tag: metadata.version_tag.clone(),
     }
-}
-
-/// Sends the deployment to every other partition, tracked until each acknowledged it.
-fn distribute(
-    ctx: &mut ProcessingContext<'_, '_>,
-    key: i64,
-    deployment: DeploymentRecord,
-) -> Result<(), ProcessingError> {
-    let partitions: Vec<u16> = (1..=ctx.partition_count())
-        .filter(|p| *p != ctx.partition_id())
-        .collect();
-    if partitions.is_empty() {
-        return Ok(());
-    }
-    let intent = Intent::from(DeploymentIntent::Create);
-    let value = deployment.clone().into();
-    ctx.append_event(
-        key,
-        CommandDistributionIntent::Started,
-        CommandDistributionRecord::new(ctx.partition_id(), intent, &value),
-    )?;
-    for partition in partitions {
-        ctx.append_event(
-            key,
-            CommandDistributionIntent::Distributing,
-            CommandDistributionRecord::new(partition, intent, &value),
-        )?;
-        ctx.send(partition, key, DeploymentIntent::Create, deployment.clone());
-    }
-    Ok(())
 }
 
 /// A deployment distributed from another partition: store what it created, with its keys,
@@ -241,11 +212,15 @@ fn apply_distributed(
             .find(|r| r.resource_name == metadata.resource_name)
             .map(|r| r.resource.clone())
             .unwrap_or_default();
+        let latest = ctx.state().processes().latest(&metadata.bpmn_process_id)?;
         ctx.append_event(
             metadata.process_definition_key,
             ProcessIntent::Created,
             process_record(metadata, &resource),
         )?;
+        if latest.is_none_or(|(version, _)| version < metadata.version) {
+            start_events::replace(ctx, metadata.process_definition_key, latest.map(|(_, k)| k))?;
+        }
     }
     if decisions::apply_distributed(
         ctx,
@@ -259,18 +234,6 @@ fn apply_distributed(
         let created = ctx.append_event(command.key, DeploymentIntent::Created, deployment)?;
         ctx.respond(created);
     }
-    let origin = key::partition_of(command.key).unwrap_or(1);
-    ctx.send(
-        origin,
-        command.key,
-        CommandDistributionIntent::Acknowledge,
-        CommandDistributionRecord {
-            partition_id: i32::from(ctx.partition_id()),
-            queue_id: String::new(),
-            value_type: i32::from(Intent::from(DeploymentIntent::Create).value_type().value()),
-            intent: i32::from(DeploymentIntent::Create.value()),
-            command_value: Vec::new(),
-        },
-    );
+    distribution::acknowledge(ctx, command);
     Ok(())
 }

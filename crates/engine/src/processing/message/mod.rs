@@ -1,3 +1,4 @@
+pub(crate) mod correlate;
 mod expire;
 mod publish;
 

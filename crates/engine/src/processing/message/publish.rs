@@ -2,10 +2,12 @@ use beeline_protocol::intent::MessageIntent;
 use beeline_protocol::value::MessageRecord;
 use beeline_protocol::{Record, RejectionType};
 
+use super::correlate;
 use crate::error::ProcessingError;
 use crate::processing::{CommandProcessor, ProcessingContext, value_of};
 
-/// `MESSAGE PUBLISH`: buffers the message for its time to live. A message id must be unique
+/// `MESSAGE PUBLISH`: buffers the message for its time to live and correlates it to what
+/// waits for it. A message id must be unique
 /// among the buffered messages with the same name and correlation key.
 pub(crate) struct MessagePublishProcessor;
 
@@ -38,6 +40,7 @@ impl CommandProcessor for MessagePublishProcessor {
         published.deadline = ctx.now().saturating_add(message.time_to_live.max(0));
         let event = ctx.append_event(key, MessageIntent::Published, published.clone())?;
         ctx.respond(event);
+        correlate::correlate_published(ctx, key, &published)?;
         if published.time_to_live <= 0 {
             // Nothing waits for it: it expires at once, without a round trip through the
             // scheduler (as in Zeebe).

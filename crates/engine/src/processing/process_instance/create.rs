@@ -127,20 +127,7 @@ impl CommandProcessor for ProcessInstanceCreateProcessor {
         }
 
         let instance_key = ctx.next_key()?;
-        let root = process.model.root();
-        let record = ProcessInstanceRecord {
-            bpmn_process_id: process.bpmn_process_id.clone(),
-            version: process.version,
-            process_definition_key: process.key,
-            process_instance_key: instance_key,
-            element_id: root.id.clone(),
-            flow_scope_key: -1,
-            bpmn_element_type: "PROCESS".to_string(),
-            bpmn_event_type: "UNSPECIFIED".to_string(),
-            parent_process_instance_key: -1,
-            parent_element_instance_key: -1,
-            tenant_id: process.tenant_id.clone(),
-        };
+        let record = super::root_record(&process, instance_key);
         merge_local(ctx, instance_key, &variables, &VariableOwner::of(&record))?;
         if start_elements.is_empty() {
             ctx.append_command(

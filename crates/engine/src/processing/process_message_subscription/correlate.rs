@@ -1,0 +1,128 @@
+use beeline_protocol::intent::{MessageSubscriptionIntent, ProcessMessageSubscriptionIntent};
+use beeline_protocol::value::{MessageSubscriptionRecord, ProcessMessageSubscriptionRecord};
+use beeline_protocol::{Record, RejectionType};
+use serde_json::Map;
+
+use crate::error::ProcessingError;
+use crate::processing::bpmn::{events, variables};
+use crate::processing::{CommandProcessor, ProcessingContext, value_of};
+use crate::state::values::SubscriptionLifecycle;
+
+/// `PROCESS_MESSAGE_SUBSCRIPTION CORRELATE`: a message for a waiting element instance. It
+/// triggers the catch element and is confirmed to the message's partition; when the instance
+/// cannot take it (gone, leaving, or caught something else first) it is refused, and the
+/// message's partition offers it to another instance.
+pub(crate) struct ProcessMessageSubscriptionCorrelateProcessor;
+
+impl CommandProcessor for ProcessMessageSubscriptionCorrelateProcessor {
+    fn process(
+        &self,
+        command: &Record,
+        ctx: &mut ProcessingContext<'_, '_>,
+    ) -> Result<(), ProcessingError> {
+        let request = value_of::<ProcessMessageSubscriptionRecord>(command)?.clone();
+        let stored = ctx
+            .state()
+            .process_message_subscriptions()
+            .get(request.element_instance_key, &request.message_name)?;
+        let Some(stored) = stored.filter(|s| s.lifecycle() != SubscriptionLifecycle::Deleting)
+        else {
+            ctx.reject(
+                command,
+                RejectionType::NotFound,
+                format!(
+                    "Expected to correlate a process message subscription with element key '{}' and message name '{}', but no such open subscription was found",
+                    request.element_instance_key, request.message_name
+                ),
+            );
+            refuse(ctx, &request);
+            return Ok(());
+        };
+        let subscription = stored.record();
+        let catch = match ctx
+            .state()
+            .element_instances()
+            .get(request.element_instance_key)?
+        {
+            Some(instance) => {
+                let process = ctx
+                    .state()
+                    .processes()
+                    .deployed(subscription.process_definition_key)?;
+                process.and_then(|p| {
+                    events::catch_of(&p, &instance, &subscription.element_id).map(|c| (p, c))
+                })
+            }
+            None => None,
+        };
+        let Some((process, catch)) = catch else {
+            ctx.reject(
+                command,
+                RejectionType::NotFound,
+                format!(
+                    "Expected to correlate a message to element instance with key '{}', but it is not active",
+                    request.element_instance_key
+                ),
+            );
+            refuse(ctx, &request);
+            return Ok(());
+        };
+        if !events::can_trigger(ctx, &catch)? {
+            ctx.reject(
+                command,
+                RejectionType::InvalidState,
+                format!(
+                    "Expected to correlate a message to element instance with key '{}', but it cannot take an event now",
+                    request.element_instance_key
+                ),
+            );
+            refuse(ctx, &request);
+            return Ok(());
+        }
+        let correlated = ProcessMessageSubscriptionRecord {
+            message_key: request.message_key,
+            variables: request.variables.clone(),
+            ..subscription
+        };
+        ctx.append_event(
+            stored.key,
+            ProcessMessageSubscriptionIntent::Correlated,
+            correlated.clone(),
+        )?;
+        let message_variables =
+            variables::parse_document(&request.variables).unwrap_or_else(|_| Map::new());
+        events::trigger(ctx, &process, &catch, &message_variables)?;
+        confirm(ctx, &correlated, MessageSubscriptionIntent::Correlate);
+        Ok(())
+    }
+}
+
+/// Refuses the message: the message's partition gives it to another instance.
+fn refuse(ctx: &mut ProcessingContext<'_, '_>, request: &ProcessMessageSubscriptionRecord) {
+    confirm(ctx, request, MessageSubscriptionIntent::Reject);
+}
+
+fn confirm(
+    ctx: &mut ProcessingContext<'_, '_>,
+    record: &ProcessMessageSubscriptionRecord,
+    intent: MessageSubscriptionIntent,
+) {
+    let partition = u16::try_from(record.subscription_partition_id).unwrap_or(1);
+    ctx.send(
+        partition,
+        -1,
+        intent,
+        MessageSubscriptionRecord {
+            process_instance_key: record.process_instance_key,
+            element_instance_key: record.element_instance_key,
+            bpmn_process_id: record.bpmn_process_id.clone(),
+            message_key: record.message_key,
+            message_name: record.message_name.clone(),
+            correlation_key: record.correlation_key.clone(),
+            interrupting: record.interrupting,
+            variables: Vec::new(),
+            tenant_id: record.tenant_id.clone(),
+            process_definition_key: record.process_definition_key,
+        },
+    );
+}
