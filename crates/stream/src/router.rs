@@ -20,6 +20,8 @@ pub struct LocalRouter {
     partitions: RwLock<Vec<Option<PartitionHandle>>>,
     /// Commands routed and not processed (or refused) yet.
     in_flight: Arc<AtomicUsize>,
+    /// Partitions cut off: what is routed to them is lost (tests of the resending).
+    cut_off: RwLock<Vec<u16>>,
 }
 
 impl LocalRouter {
@@ -42,6 +44,16 @@ impl LocalRouter {
         self.in_flight.load(Ordering::Acquire)
     }
 
+    /// Loses every command routed to `partition` from now on (`false`: delivers again), as a
+    /// broken connection would; senders resend what is not confirmed.
+    pub fn cut_off(&self, partition: u16, cut: bool) {
+        let mut cut_off = self.cut_off.write().unwrap_or_else(|e| e.into_inner());
+        cut_off.retain(|p| *p != partition);
+        if cut {
+            cut_off.push(partition);
+        }
+    }
+
     fn handle(&self, partition: u16) -> Option<PartitionHandle> {
         let partitions = self.partitions.read().unwrap_or_else(|e| e.into_inner());
         partitions
@@ -53,6 +65,15 @@ impl LocalRouter {
 
 impl CommandRouter for LocalRouter {
     fn route(&self, partition: u16, command: Record) {
+        if self
+            .cut_off
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(&partition)
+        {
+            tracing::debug!(partition, "route to a cut-off partition; command lost");
+            return;
+        }
         let Some(handle) = self.handle(partition) else {
             tracing::debug!(partition, "route to a partition that is not open");
             return;

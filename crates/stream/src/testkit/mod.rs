@@ -259,6 +259,11 @@ impl Harness {
         self.records_of(1)
     }
 
+    /// Loses every command other partitions send to `partition` until it is connected again.
+    pub fn cut_off(&self, partition: u16, cut: bool) {
+        self.router.cut_off(partition, cut);
+    }
+
     /// Waits until no partition has work left from what happened so far: every command routed
     /// between partitions is processed, and everything written is committed.
     pub fn settle(&self) {

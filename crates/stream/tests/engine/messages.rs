@@ -468,3 +468,80 @@ fn subscriptions_survive_a_restart_of_either_side() {
         .unwrap();
     assert!(completed(&harness, instance), "{}", harness.records().log());
 }
+
+#[test]
+fn lost_subscription_commands_are_sent_again_until_confirmed() {
+    let harness = Harness::new(2);
+    harness.deploy_process(&waiting_for_payment());
+    let key = (0..100)
+        .map(|i| format!("order-{i}"))
+        .find(|k| message_partition(k, 2) == 2)
+        .expect("a key of partition 2");
+    // The opening is lost on its way to the message's partition.
+    harness.settle();
+    harness.cut_off(2, true);
+    let instance = harness.create_instance_on(1, "order", &format!(r#"{{"orderId": "{key}"}}"#));
+    harness
+        .records_of(2)
+        .with_intent(MessageSubscriptionIntent::Created)
+        .expect_none();
+    harness.cut_off(2, false);
+    harness.advance_time(9_000);
+    harness
+        .records_of(2)
+        .with_intent(MessageSubscriptionIntent::Created)
+        .expect_none();
+    harness.advance_time(1_000);
+    harness
+        .records_of(2)
+        .with_intent(MessageSubscriptionIntent::Created)
+        .expect_one();
+    harness
+        .records_of(1)
+        .with_intent(ProcessMessageSubscriptionIntent::Created)
+        .expect_one();
+
+    // The correlation is lost on its way back to the instance's partition.
+    harness.cut_off(1, true);
+    harness
+        .publish_message("payment", &key, 60_000, "", "{}")
+        .unwrap();
+    assert!(!completed(&harness, instance));
+    harness.cut_off(1, false);
+    harness.advance_time(10_000);
+    assert!(completed(&harness, instance), "{}", harness.records().log());
+    harness
+        .records_of(2)
+        .with_intent(MessageSubscriptionIntent::Correlated)
+        .expect_one();
+    // Confirmed, it is not sent again.
+    harness.advance_time(10_000);
+    harness
+        .records_of(1)
+        .with_intent(ProcessMessageSubscriptionIntent::Correlated)
+        .expect_one();
+}
+
+#[test]
+fn a_message_end_event_is_sent_by_a_job_worker() {
+    let harness = Harness::new(1);
+    harness.deploy_process(
+        &ProcessBuilder::new("notify")
+            .message("done", Some("=id"))
+            .start_event("s")
+            .element(
+                "send",
+                r#"<bpmn:endEvent id="send"><bpmn:extensionElements><zeebe:taskDefinition type="send-done"/></bpmn:extensionElements><bpmn:messageEventDefinition messageRef="message-done"/></bpmn:endEvent>"#,
+            ),
+    );
+    let instance = harness.create_instance("notify", "{}");
+    let (job, record) = harness.activate_job("send-done");
+    assert_eq!(record.element_id, "send");
+    harness.complete_job(job, "{}").unwrap();
+    harness
+        .records()
+        .of_instance(instance)
+        .with_element("notify")
+        .with_intent(PI::ElementCompleted)
+        .expect_one();
+}
