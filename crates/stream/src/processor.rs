@@ -70,6 +70,9 @@ pub(crate) struct StreamProcessor<J: Journal> {
     held_back: Option<CommandRequest>,
     /// Due commands the scheduler wrote, by (key, intent), with when.
     recently_scheduled: HashMap<(i64, beeline_protocol::Intent), i64>,
+    /// When everything due was written recently (and is waiting out its retry delay), the
+    /// scheduler does not run again before this time (ms), instead of spinning.
+    scheduler_not_before: i64,
 }
 
 /// How often commands distributed to other partitions and not yet acknowledged are sent again.
@@ -132,6 +135,7 @@ where
             next_due: None,
             next_due_stale: true,
             recently_scheduled: HashMap::new(),
+            scheduler_not_before: i64::MIN,
         }
     }
 
@@ -192,6 +196,11 @@ where
         commands: &mut mpsc::Receiver<CommandRequest>,
         control: &mut mpsc::Receiver<Control>,
     ) -> Stop {
+        // What was on its way to other partitions when the partition stopped may be lost:
+        // send everything unconfirmed again now, not only after the usual delay.
+        if let Err(reason) = self.resend(i64::MAX) {
+            return Stop::Failed(reason);
+        }
         let mut redistribution_timer = {
             let period = REDISTRIBUTION_PERIOD;
             let mut interval =
@@ -556,11 +565,16 @@ where
         }
     }
 
-    /// Sends distributed commands that no partition acknowledged yet once more.
+    /// Sends what other partitions did not confirm for a while once more.
     fn redistribute(&mut self) -> Result<(), String> {
+        self.resend(self.clock.now_ms())
+    }
+
+    /// Sends what other partitions did not confirm by `now` (minus the engine's delay).
+    fn resend(&mut self, now: i64) -> Result<(), String> {
         let pending = self
             .engine
-            .pending_sends(self.store.as_ref(), self.clock.now_ms())
+            .pending_sends(self.store.as_ref(), now)
             .map_err(|e| e.to_string())?;
         for (partition, command) in pending {
             self.route(partition, command);
@@ -590,9 +604,10 @@ where
                 .map_err(|e| e.to_string())?;
             self.next_due_stale = false;
         }
-        Ok(self
-            .next_due
-            .map(|at| Duration::from_millis((at - self.clock.now_ms()).max(0) as u64)))
+        Ok(self.next_due.map(|at| {
+            let at = at.max(self.scheduler_not_before);
+            Duration::from_millis((at - self.clock.now_ms()).max(0) as u64)
+        }))
     }
 
     /// Writes the commands that are due now; they are processed with the queue.
@@ -600,22 +615,35 @@ where
         let now = self.clock.now_ms();
         // Once what is due now is processed, the next due time comes from state again.
         self.next_due_stale = true;
-        let mut due = self
-            .engine
-            .due_commands(self.store.as_ref(), now, self.config.scheduler_batch)
-            .map_err(|e| e.to_string())?;
         // A due command written recently is not written again until the retry delay passed:
-        // its processing may have failed, and the scheduler must not spin on it.
+        // its processing may have failed (a timer whose element cannot take it yet), and the
+        // scheduler must neither spin on it nor let it hide what is due after it.
         self.recently_scheduled
             .retain(|_, written_at| now - *written_at < SCHEDULER_RETRY_MS);
+        let mut due = self
+            .engine
+            .due_commands(
+                self.store.as_ref(),
+                now,
+                self.config.scheduler_batch + self.recently_scheduled.len(),
+            )
+            .map_err(|e| e.to_string())?;
+        let found = due.len();
         due.retain(|command| {
             !self
                 .recently_scheduled
                 .contains_key(&(command.key, command.intent))
         });
+        due.truncate(self.config.scheduler_batch);
         if due.is_empty() {
+            if found > 0 {
+                let first_retry = self.recently_scheduled.values().min().copied();
+                self.scheduler_not_before =
+                    first_retry.map_or(now, |written_at| written_at + SCHEDULER_RETRY_MS);
+            }
             return Ok(());
         }
+        self.scheduler_not_before = i64::MIN;
         for command in &mut due {
             command.timestamp = now;
             command.partition_id = self.config.partition_id;

@@ -50,7 +50,13 @@ pub(super) fn activate(bpmn: &mut Bpmn<'_, '_, '_>) -> Result<(), ProcessingErro
     let triggered = bpmn
         .instance()?
         .is_some_and(|i| i.completion_variables.is_some());
-    if !triggered && let Err(message) = subscriptions::open(bpmn)? {
+    // A job worker opens them once its job properties are evaluated (a failure there is an
+    // incident that must not leave them open, as in Zeebe).
+    let job_worker = element.job_worker();
+    if !triggered
+        && job_worker.is_none()
+        && let Err(message) = subscriptions::open(bpmn)?
+    {
         return bpmn.incident(ErrorType::ExtractValueError, message);
     }
     let waits_itself = match &element.data {
@@ -143,12 +149,15 @@ pub(super) fn activate(bpmn: &mut Bpmn<'_, '_, '_>) -> Result<(), ProcessingErro
             let flows = element.outgoing.clone();
             pass_through_gateway(bpmn, &flows)
         }
-        _ => match element.job_worker() {
+        _ => match job_worker {
             Some(properties) => {
                 let (job_type, retries) = match jobs::evaluate(bpmn, properties)? {
                     Ok(evaluated) => evaluated,
                     Err(message) => return bpmn.incident(ErrorType::ExtractValueError, message),
                 };
+                if !triggered && let Err(message) = subscriptions::open(bpmn)? {
+                    return bpmn.incident(ErrorType::ExtractValueError, message);
+                }
                 bpmn.write(PI::ElementActivated)?;
                 jobs::create(bpmn, properties, job_type, retries)
             }
