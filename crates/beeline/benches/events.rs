@@ -30,6 +30,10 @@ use beeline_state::Store;
 use beeline_state::snapshot::SnapshotStore;
 use beeline_stream::{LocalRouter, Partition, PartitionConfig, PartitionHandle, SystemClock};
 
+mod common;
+
+use common::{arg, status_kib};
+
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
@@ -59,26 +63,6 @@ const WAITING: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
     <bpmn:sequenceFlow id="f2" sourceRef="wait" targetRef="end"/>
   </bpmn:process>
 </bpmn:definitions>"#;
-
-fn arg(name: &str, default: u64) -> u64 {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-fn status_kib(field: &str) -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with(field))
-                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
-        })
-        .unwrap_or(0)
-}
 
 fn now_ms() -> i64 {
     SystemTime::now()

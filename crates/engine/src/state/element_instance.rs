@@ -158,6 +158,16 @@ impl<'t, 's> MutableElementInstanceState<'t, 's> {
         }
     }
 
+    /// The scope takes no new tokens (a terminate end event ended it, or an interrupting event
+    /// is terminating what is in it): the tokens on their way in it are dropped.
+    pub fn interrupt(&mut self, scope: i64) -> Result<()> {
+        self.clear_taken_flows(scope)?;
+        self.update(scope, |s| {
+            s.interrupted = true;
+            s.active_flows = 0;
+        })
+    }
+
     /// Forgets every token waiting in a scope that ends.
     pub fn clear_taken_flows(&mut self, flow_scope: i64) -> Result<()> {
         let prefix = KeyBuilder::new(ColumnFamily::TakenSequenceFlows)

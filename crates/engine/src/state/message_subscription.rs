@@ -79,22 +79,13 @@ impl<'t> MessageSubscriptionState<'t> {
     /// Subscriptions whose correlation the instance's partition has not confirmed since
     /// `before` or earlier.
     pub fn correlating_since(&self, before: i64) -> Result<Vec<StoredMessageSubscription>> {
-        let prefix = KeyBuilder::new(ColumnFamily::MessageSubscriptionsCorrelating).build();
         let mut found = Vec::new();
-        for entry in self.txn.scan(&prefix) {
-            let (key, value) = entry?;
-            let since = value
-                .as_slice()
-                .try_into()
-                .map(i64::from_be_bytes)
-                .unwrap_or(i64::MIN);
-            if since > before {
-                continue;
-            }
-            let mut reader = KeyReader::new(ColumnFamily::MessageSubscriptionsCorrelating, &key)?;
-            let element_instance_key = reader.i64()?;
-            let name = reader.str()?;
-            if let Some(stored) = self.get(element_instance_key, name)? {
+        for (element_instance_key, name) in super::pending_since(
+            self.txn,
+            ColumnFamily::MessageSubscriptionsCorrelating,
+            before,
+        )? {
+            if let Some(stored) = self.get(element_instance_key, &name)? {
                 found.push(stored);
             }
         }

@@ -206,6 +206,31 @@ impl<'s> EngineState<'s> {
     }
 }
 
+/// Entries of an index of requests waiting for another partition's confirmation, keyed by
+/// (element instance key, message name) with the time of the request as value: those made at
+/// or before `before`.
+pub(crate) fn pending_since(
+    txn: &Transaction<'_>,
+    cf: beeline_state::ColumnFamily,
+    before: i64,
+) -> beeline_state::Result<Vec<(i64, String)>> {
+    let prefix = beeline_state::KeyBuilder::new(cf).build();
+    let mut found = Vec::new();
+    for entry in txn.scan(&prefix) {
+        let (key, value) = entry?;
+        let since = value
+            .as_slice()
+            .try_into()
+            .map(i64::from_be_bytes)
+            .unwrap_or(i64::MIN);
+        if since <= before {
+            let mut reader = beeline_state::KeyReader::new(cf, &key)?;
+            found.push((reader.i64()?, reader.str()?.to_string()));
+        }
+    }
+    Ok(found)
+}
+
 /// Decodes a protobuf value stored in `cf`.
 pub(crate) fn decode<M: prost::Message + Default>(
     cf: beeline_state::ColumnFamily,

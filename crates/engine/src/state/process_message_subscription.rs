@@ -3,7 +3,7 @@
 //! confirmed yet.
 
 use beeline_protocol::value::ProcessMessageSubscriptionRecord;
-use beeline_state::{ColumnFamily, KeyBuilder, KeyReader, Result, Transaction};
+use beeline_state::{ColumnFamily, KeyBuilder, Result, Transaction};
 
 use super::decode;
 use super::values::{StoredProcessMessageSubscription, SubscriptionLifecycle};
@@ -60,23 +60,13 @@ impl<'t> ProcessMessageSubscriptionState<'t> {
 
     /// Subscriptions opening or closing, unconfirmed since `before` or earlier.
     pub fn pending_since(&self, before: i64) -> Result<Vec<StoredProcessMessageSubscription>> {
-        let prefix = KeyBuilder::new(ColumnFamily::ProcessMessageSubscriptionsPending).build();
         let mut found = Vec::new();
-        for entry in self.txn.scan(&prefix) {
-            let (key, value) = entry?;
-            let since = value
-                .as_slice()
-                .try_into()
-                .map(i64::from_be_bytes)
-                .unwrap_or(i64::MIN);
-            if since > before {
-                continue;
-            }
-            let mut reader =
-                KeyReader::new(ColumnFamily::ProcessMessageSubscriptionsPending, &key)?;
-            let element_instance_key = reader.i64()?;
-            let name = reader.str()?;
-            if let Some(stored) = self.get(element_instance_key, name)? {
+        for (element_instance_key, name) in super::pending_since(
+            self.txn,
+            ColumnFamily::ProcessMessageSubscriptionsPending,
+            before,
+        )? {
+            if let Some(stored) = self.get(element_instance_key, &name)? {
                 found.push(stored);
             }
         }

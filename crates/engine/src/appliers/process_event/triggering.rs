@@ -17,12 +17,7 @@ impl EventApplier for ProcessEventTriggeringApplier {
         if trigger.interrupting && trigger.scope_key != event.key {
             // The scope (an activity with a boundary event, a scope with an event
             // sub-process) takes no new tokens while what is in it is terminated.
-            let scope = trigger.scope_key;
-            state.element_instances_mut().clear_taken_flows(scope)?;
-            state.element_instances_mut().update(scope, |s| {
-                s.interrupted = true;
-                s.active_flows = 0;
-            })?;
+            state.element_instances_mut().interrupt(trigger.scope_key)?;
         }
         Ok(())
     }

@@ -33,12 +33,9 @@ impl EventApplier for ElementEndedApplier {
             if matches!(element.data, ElementData::EndEvent(_))
                 && matches!(element.event_definition(), Some(EventDefinition::Terminate))
             {
-                let scope = record.flow_scope_key;
-                state.element_instances_mut().clear_taken_flows(scope)?;
-                state.element_instances_mut().update(scope, |s| {
-                    s.interrupted = true;
-                    s.active_flows = 0;
-                })?;
+                state
+                    .element_instances_mut()
+                    .interrupt(record.flow_scope_key)?;
             }
         }
         Ok(())

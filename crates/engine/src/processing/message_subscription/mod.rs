@@ -11,6 +11,7 @@ use beeline_protocol::intent::{MessageSubscriptionIntent, ProcessMessageSubscrip
 use beeline_protocol::key;
 use beeline_protocol::value::{MessageSubscriptionRecord, ProcessMessageSubscriptionRecord};
 
+use super::message::correlate::correlation_command;
 use super::{ProcessingContext, Processors};
 
 pub(super) fn register(processors: &mut Processors) {
@@ -40,18 +41,9 @@ fn confirm(
 ) {
     let partition = key::partition_of(record.process_instance_key).unwrap_or(1);
     let confirmation = ProcessMessageSubscriptionRecord {
-        subscription_partition_id: i32::from(ctx.partition_id()),
-        process_instance_key: record.process_instance_key,
-        element_instance_key: record.element_instance_key,
         message_key: -1,
-        message_name: record.message_name.clone(),
         variables: Vec::new(),
-        interrupting: record.interrupting,
-        bpmn_process_id: record.bpmn_process_id.clone(),
-        correlation_key: record.correlation_key.clone(),
-        element_id: String::new(),
-        tenant_id: record.tenant_id.clone(),
-        process_definition_key: record.process_definition_key,
+        ..correlation_command(ctx.partition_id(), record)
     };
     ctx.send(partition, -1, intent, confirmation);
 }

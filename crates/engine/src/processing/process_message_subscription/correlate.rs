@@ -4,7 +4,7 @@ use beeline_protocol::{Record, RejectionType};
 use serde_json::Map;
 
 use crate::error::ProcessingError;
-use crate::processing::bpmn::{events, variables};
+use crate::processing::bpmn::{events, subscriptions, variables};
 use crate::processing::{CommandProcessor, ProcessingContext, value_of};
 use crate::state::values::SubscriptionLifecycle;
 
@@ -108,21 +108,9 @@ fn confirm(
     intent: MessageSubscriptionIntent,
 ) {
     let partition = u16::try_from(record.subscription_partition_id).unwrap_or(1);
-    ctx.send(
-        partition,
-        -1,
-        intent,
-        MessageSubscriptionRecord {
-            process_instance_key: record.process_instance_key,
-            element_instance_key: record.element_instance_key,
-            bpmn_process_id: record.bpmn_process_id.clone(),
-            message_key: record.message_key,
-            message_name: record.message_name.clone(),
-            correlation_key: record.correlation_key.clone(),
-            interrupting: record.interrupting,
-            variables: Vec::new(),
-            tenant_id: record.tenant_id.clone(),
-            process_definition_key: record.process_definition_key,
-        },
-    );
+    let confirmation = MessageSubscriptionRecord {
+        message_key: record.message_key,
+        ..subscriptions::message_subscription(record)
+    };
+    ctx.send(partition, -1, intent, confirmation);
 }
