@@ -545,3 +545,40 @@ fn a_message_end_event_is_sent_by_a_job_worker() {
         .with_intent(PI::ElementCompleted)
         .expect_one();
 }
+
+#[test]
+fn an_interrupting_message_event_sub_process_cancels_the_process_content() {
+    let harness = Harness::new(1);
+    harness.deploy_process(
+        &ProcessBuilder::new("order")
+            .message("cancel", Some("=orderId"))
+            .start_event("s")
+            .service_task("t", "w")
+            .end_event("done")
+            .event_sub_process("on-cancel")
+            .start_event_with("cancel-start", &message_ref("cancel"))
+            .end_event("canceled")
+            .end_sub_process(),
+    );
+    let instance = harness.create_instance("order", r#"{"orderId": "o-9"}"#);
+    harness
+        .publish_message("cancel", "o-9", 0, "", r#"{"reason": "customer"}"#)
+        .unwrap();
+    let records = harness.records().of_instance(instance);
+    records
+        .clone()
+        .with_element("t")
+        .with_intent(PI::ElementTerminated)
+        .expect_one();
+    records
+        .clone()
+        .with_element("canceled")
+        .with_intent(PI::ElementCompleted)
+        .expect_one();
+    assert!(completed(&harness, instance));
+    assert_eq!(
+        variable(&harness, "reason"),
+        Some(serde_json::json!("customer"))
+    );
+    assert!(harness.activate_jobs("w", 1).is_empty());
+}

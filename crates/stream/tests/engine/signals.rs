@@ -64,6 +64,26 @@ fn a_signal_completes_the_catch_events_waiting_for_it() {
 }
 
 #[test]
+fn canceling_an_instance_closes_its_signal_subscriptions() {
+    let harness = Harness::new(1);
+    harness.deploy_process(
+        &ProcessBuilder::new("p")
+            .signal("go")
+            .start_event("s")
+            .catch_event("wait", &signal_ref("go"))
+            .end_event("e"),
+    );
+    let instance = harness.create_instance("p", "{}");
+    harness.cancel_instance(instance).unwrap();
+    harness
+        .records()
+        .with_intent(SignalSubscriptionIntent::Deleted)
+        .expect_one();
+    harness.broadcast_signal("go", "{}").unwrap();
+    harness.records().with_element("e").expect_none();
+}
+
+#[test]
 fn a_signal_start_event_starts_an_instance_once_per_broadcast() {
     let harness = Harness::new(3);
     harness.deploy_process(

@@ -379,3 +379,30 @@ fn timers_survive_a_restart() {
         .with_intent(PI::ElementCompleted)
         .expect_one();
 }
+
+#[test]
+fn a_cron_cycle_fires_at_each_match() {
+    let harness = Harness::new(1);
+    harness.deploy_process(
+        &ProcessBuilder::new("p")
+            .start_event("s")
+            .service_task("t", "w")
+            .end_event("done")
+            // Every full minute.
+            .boundary_event("tick", "t", &timer("timeCycle", "0 * * * * *"), false)
+            .end_event("ticked"),
+    );
+    harness.create_instance("p", "{}");
+    let created = timers(&harness, TimerIntent::Created);
+    let first = created[0].due_date;
+    assert_eq!(first % 60_000, 0, "due at a full minute");
+    assert!(first > harness.clock().now_ms() && first - harness.clock().now_ms() <= 60_000);
+    assert_eq!(created[0].repetitions, -1);
+    harness.advance_time(first - harness.clock().now_ms());
+    harness.advance_time(60_000);
+    let triggered = timers(&harness, TimerIntent::Triggered);
+    assert_eq!(
+        triggered.iter().map(|t| t.due_date).collect::<Vec<_>>(),
+        [first, first + 60_000]
+    );
+}
