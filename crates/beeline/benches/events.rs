@@ -168,8 +168,11 @@ fn main() {
         config.snapshot_period = None;
         let handle = Partition::open(
             config,
-            FileJournal::open(base.path().join("partition/log"), FileJournalConfig::default())
-                .expect("journal"),
+            FileJournal::open(
+                base.path().join("partition/log"),
+                FileJournalConfig::default(),
+            )
+            .expect("journal"),
             SnapshotStore::open(base.path().join("partition/snapshots"), 2).expect("snapshots"),
             &opener,
             Arc::new(SystemClock),
