@@ -5,6 +5,7 @@ use std::net::IpAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use beeline_gateway::backpressure::{BACKPRESSURE_FORMS, BackpressureConfig};
 use beeline_stream::FlushPolicy;
 
 #[derive(clap::Args, Debug, Clone)]
@@ -22,9 +23,22 @@ pub struct BrokerConfig {
     #[arg(long, env = "BEELINE_HOST", default_value = "0.0.0.0")]
     pub host: IpAddr,
 
-    /// Port of the Zeebe gRPC gateway (reserved until the gateway is built).
+    /// Port of the Zeebe gRPC gateway.
     #[arg(long, env = "BEELINE_GRPC_PORT", default_value_t = 26500)]
     pub grpc_port: u16,
+
+    /// Largest gRPC request (and response message): a size like 4MiB, from 1KiB to 1GiB.
+    /// Larger requests are refused with RESOURCE_EXHAUSTED.
+    #[arg(long, env = "BEELINE_GRPC_MAX_MESSAGE_SIZE", default_value = "4MiB",
+          value_parser = parse_message_size)]
+    pub grpc_max_message_size: u64,
+
+    /// The per-partition limit on commands in flight, beyond which requests are refused with
+    /// RESOURCE_EXHAUSTED: `aimd` (adapts to commit latency), `fixed:<limit>`, `vegas`, or
+    /// `off`; parameters as in `aimd:initial=100,min=1,max=1000,expected-rtt=200ms,backoff=0.9`
+    /// or `vegas:alpha=3,beta=6,initial=20,max=1000`.
+    #[arg(long, env = "BEELINE_BACKPRESSURE", default_value = "aimd", value_parser = parse_backpressure)]
+    pub backpressure: BackpressureConfig,
 
     /// Port of the REST API (reserved until the REST API is built).
     #[arg(long, env = "BEELINE_REST_PORT", default_value_t = 8080)]
@@ -93,6 +107,26 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
     number
         .checked_mul(factor)
         .ok_or_else(|| format!("'{text}' is too large"))
+}
+
+fn parse_message_size(text: &str) -> Result<u64, String> {
+    let size = parse_size(text)?;
+    if !(1 << 10..=1 << 30).contains(&size) {
+        return Err(format!(
+            "{size} bytes is out of range for a message size; expected 1KiB to 1GiB"
+        ));
+    }
+    Ok(size)
+}
+
+fn parse_backpressure(text: &str) -> Result<BackpressureConfig, String> {
+    text.parse().map_err(|e: String| {
+        if e.contains(BACKPRESSURE_FORMS) {
+            e
+        } else {
+            format!("{e}; expected {BACKPRESSURE_FORMS}")
+        }
+    })
 }
 
 fn parse_segment_size(text: &str) -> Result<u64, String> {
@@ -178,6 +212,9 @@ mod tests {
             Period(Some(Duration::from_secs(300)))
         );
         assert_eq!(config.log_flush, FlushPolicy::Immediate);
+        assert_eq!(config.grpc_port, 26500);
+        assert_eq!(config.grpc_max_message_size, 4 << 20);
+        assert_eq!(config.backpressure, BackpressureConfig::default());
 
         let config =
             Cli::try_parse_from(["beeline", "--snapshot-period", "off", "--log-flush", "none"])
@@ -205,6 +242,41 @@ mod tests {
             error.contains("--log-flush") && error.contains("immediate"),
             "{error}"
         );
+        let error = Cli::try_parse_from(["beeline", "--backpressure", "gradient"])
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            error.contains("--backpressure") && error.contains("fixed:<limit>"),
+            "{error}"
+        );
+        let error = Cli::try_parse_from(["beeline", "--backpressure", "aimd:backoff=2"])
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            error.contains("[0.5, 1)") && error.contains("vegas"),
+            "{error}"
+        );
+        let error = Cli::try_parse_from(["beeline", "--grpc-max-message-size", "10"])
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            error.contains("--grpc-max-message-size") && error.contains("1KiB to 1GiB"),
+            "{error}"
+        );
+        let config = Cli::try_parse_from([
+            "beeline",
+            "--backpressure",
+            "fixed:50",
+            "--grpc-max-message-size",
+            "16MiB",
+        ])
+        .unwrap()
+        .config;
+        assert_eq!(config.backpressure.to_string(), "fixed:50");
+        assert_eq!(config.grpc_max_message_size, 16 << 20);
     }
 
     #[test]

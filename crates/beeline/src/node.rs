@@ -1,8 +1,11 @@
-//! A node: its partitions (journal, RocksDB state, stream processor) and monitoring.
+//! A node: its partitions (journal, RocksDB state, stream processor), the gRPC gateway and
+//! monitoring.
 
 use std::path::Path;
 use std::sync::{Arc, RwLock};
+use std::time::Duration;
 
+use beeline_gateway::{Cluster, Gateway, GatewayConfig, NodeInfo};
 use beeline_log::{FileJournal, FileJournalConfig, Recovery};
 use beeline_rocksdb::{MemoryBudget, RocksDbStore, RocksDbStoreConfig};
 use beeline_state::Store;
@@ -16,6 +19,9 @@ use crate::monitoring;
 
 /// Snapshots kept per partition.
 const SNAPSHOTS_RETAINED: usize = 2;
+
+/// How long calls in flight may take to finish once the node is asked to stop.
+const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
 
 #[derive(Debug, thiserror::Error)]
 pub enum NodeError {
@@ -91,6 +97,16 @@ pub async fn run(config: BrokerConfig) -> Result<(), NodeError> {
         })?;
     tokio::spawn(monitoring::serve(listener, state.clone()));
     tracing::info!(%address, "monitoring endpoints listening");
+    // Bound before the partitions open, so a taken port fails the start at once; calls wait
+    // in the accept queue until the partitions are open.
+    let grpc_address = std::net::SocketAddr::new(config.host, config.grpc_port);
+    let grpc_listener = tokio::net::TcpListener::bind(grpc_address)
+        .await
+        .map_err(|source| NodeError::Listen {
+            address: grpc_address.to_string(),
+            setting: "--grpc-port / BEELINE_GRPC_PORT",
+            source,
+        })?;
 
     // Partitions reach each other (deployment distribution) through the router.
     let router = LocalRouter::new();
@@ -117,6 +133,17 @@ pub async fn run(config: BrokerConfig) -> Result<(), NodeError> {
         };
         state.partitions.write().unwrap_or_else(|e| e.into_inner())[index] = slot;
     }
+    let gateway = gateway(&config, &state.slots());
+    let (stop_gateway, gateway_stopped) = tokio::sync::oneshot::channel::<()>();
+    let serving = tokio::spawn(async move {
+        let stopped = async {
+            let _ = gateway_stopped.await;
+        };
+        if let Err(e) = gateway.serve(grpc_listener, stopped).await {
+            tracing::error!(error = %e, "the gRPC gateway failed");
+        }
+    });
+    tracing::info!(address = %grpc_address, "gRPC gateway listening");
     state
         .started
         .store(true, std::sync::atomic::Ordering::Release);
@@ -129,6 +156,15 @@ pub async fn run(config: BrokerConfig) -> Result<(), NodeError> {
 
     shutdown_signal().await;
     tracing::info!("shutting down");
+    // The gateway first: it stops accepting and lets calls in flight finish (their commands
+    // still need the partitions); then the partitions stop.
+    let _ = stop_gateway.send(());
+    if tokio::time::timeout(DRAIN_TIMEOUT, serving).await.is_err() {
+        tracing::warn!(
+            timeout_secs = DRAIN_TIMEOUT.as_secs(),
+            "gRPC calls still in flight after the drain timeout; stopping anyway"
+        );
+    }
     for slot in state.slots() {
         if let PartitionSlot::Open(handle) = slot {
             handle.shutdown().await;
@@ -136,6 +172,43 @@ pub async fn run(config: BrokerConfig) -> Result<(), NodeError> {
     }
     tracing::info!("stopped");
     Ok(())
+}
+
+/// The gateway over the node's partitions: open ones are served, the others answered
+/// UNAVAILABLE with the reason they did not open.
+fn gateway(config: &BrokerConfig, slots: &[PartitionSlot]) -> Gateway {
+    let partitions = slots
+        .iter()
+        .map(|slot| match slot {
+            PartitionSlot::Open(handle) => beeline_gateway::PartitionSlot::Open(handle.clone()),
+            PartitionSlot::Failed(reason) => {
+                beeline_gateway::PartitionSlot::Unavailable(reason.clone())
+            }
+            PartitionSlot::Opening => {
+                beeline_gateway::PartitionSlot::Unavailable("still opening".into())
+            }
+        })
+        .collect();
+    let host = if config.host.is_unspecified() {
+        "localhost".to_owned()
+    } else {
+        config.host.to_string()
+    };
+    let node = NodeInfo {
+        node_id: 0,
+        host,
+        port: config.grpc_port,
+        version: env!("CARGO_PKG_VERSION").to_owned(),
+    };
+    Gateway::new(
+        Cluster::single_node(node, partitions),
+        GatewayConfig {
+            max_message_size: usize::try_from(config.grpc_max_message_size)
+                .unwrap_or(beeline_gateway::DEFAULT_MAX_MESSAGE_SIZE),
+            backpressure: config.backpressure,
+            ..GatewayConfig::default()
+        },
+    )
 }
 
 fn open_partition(

@@ -168,8 +168,7 @@ fn run_child_and_kill(dir: &Path, round: u64, run_for: Duration) -> Vec<String> 
     child.kill().expect("SIGKILL");
     child.wait().unwrap();
     reader.join().unwrap();
-    let acked = acked.lock().unwrap().clone();
-    acked
+    acked.lock().unwrap().clone()
 }
 
 fn read_log(dir: &Path) -> Vec<Record> {

@@ -20,7 +20,8 @@ pub struct GatewayConfig {
     /// How long an ActivateJobs call with `requestTimeout` 0 waits for jobs. Default 10 s.
     pub long_polling_timeout: Duration,
     /// How often a waiting ActivateJobs or StreamActivatedJobs call looks for jobs again when
-    /// no notification wakes it. Default 1 s.
+    /// no notification wakes it (a fallback: each look writes a command to every partition).
+    /// Default 5 s.
     pub job_probe_interval: Duration,
     /// HTTP/2 pings to find dead connections (a waiting long poll would not notice one).
     /// Default 30 s.
@@ -36,7 +37,7 @@ impl Default for GatewayConfig {
             backpressure: BackpressureConfig::default(),
             request_timeout: Duration::from_secs(15),
             long_polling_timeout: Duration::from_secs(10),
-            job_probe_interval: Duration::from_secs(1),
+            job_probe_interval: Duration::from_secs(5),
             keep_alive_interval: Duration::from_secs(30),
             max_concurrent_streams: 1024,
         }

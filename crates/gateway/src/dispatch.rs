@@ -128,11 +128,10 @@ impl Dispatcher {
         let handle = match &partition.slot {
             PartitionSlot::Open(handle) => handle,
             PartitionSlot::Unavailable(reason) => {
-                return Err(PartitionError::Unavailable {
+                return Err(GatewayError::Refused(PartitionError::Unavailable {
                     partition: partition_id,
                     reason: reason.clone(),
-                }
-                .into());
+                }));
             }
         };
         let intent = command.intent;
@@ -141,18 +140,32 @@ impl Dispatcher {
             .try_acquire(intent)
             .map_err(GatewayError::Backpressure)?;
         tracing::debug!(partition = partition_id, intent = %intent_name(intent), "sending command");
-        let answer = tokio::time::timeout(timeout, handle.execute(command)).await;
-        match answer {
+        let answer = match handle.submit(command) {
+            Ok(answer) => answer,
+            // Not queued, so certainly not written: another partition may take it.
+            Err(error) => {
+                if matches!(error, PartitionError::ResourceExhausted(_)) {
+                    permit.dropped();
+                }
+                return Err(GatewayError::Refused(error));
+            }
+        };
+        match tokio::time::timeout(timeout, answer).await {
             Err(_) => Err(GatewayError::Timeout {
                 partition: partition_id,
                 after: timeout,
             }),
-            Ok(Err(PartitionError::ResourceExhausted(p))) => {
-                permit.dropped();
-                Err(PartitionError::ResourceExhausted(p).into())
+            // The partition stopped with the command queued: it may have been written.
+            Ok(Err(_)) => Err(PartitionError::Unavailable {
+                partition: partition_id,
+                reason: match handle.status() {
+                    PartitionStatus::Failed(reason) => reason,
+                    _ => "stopped before answering".into(),
+                },
             }
-            Ok(Err(error)) => Err(error.into()),
-            Ok(Ok(record)) => {
+            .into()),
+            Ok(Ok(Err(error))) => Err(error.into()),
+            Ok(Ok(Ok(record))) => {
                 permit.success();
                 match record.record_type {
                     RecordType::Event => Ok(record),
@@ -178,6 +191,7 @@ impl Dispatcher {
         command: Record,
         timeout: Duration,
     ) -> Result<Record, GatewayError> {
+        let mut exhausted = false;
         let mut last_error = None;
         for partition in order.order(self.partition_count()) {
             let healthy = self
@@ -191,12 +205,16 @@ impl Dispatcher {
                 .execute_within(partition, command.clone(), timeout)
                 .await
             {
-                Err(error) if error.is_retriable_elsewhere() => last_error = Some(error),
+                Err(error) if error.is_retriable_elsewhere() => {
+                    exhausted |= error.is_resource_exhausted();
+                    last_error = Some(error);
+                }
                 other => return other,
             }
         }
         Err(match last_error {
-            Some(_) => GatewayError::AllPartitionsExhausted,
+            _ if exhausted => GatewayError::AllPartitionsExhausted,
+            Some(error) => error,
             None => GatewayError::Unavailable(
                 "No partition of this node is healthy; see the node's log and /health".into(),
             ),

@@ -71,8 +71,12 @@ pub enum GatewayError {
         "Expected to activate jobs of type '{0}', but no jobs available and at least one broker returned 'RESOURCE_EXHAUSTED'. Please try again later."
     )]
     JobsExhausted(String),
+    /// The partition answered with an error, or stopped with the command queued.
     #[error("{0}")]
     Partition(PartitionError),
+    /// The partition did not take the command (full queue, stopped): it was not written.
+    #[error("{0}")]
+    Refused(PartitionError),
     #[error(
         "Time out between gateway and broker: no answer from partition {partition} within {}",
         fmt_duration(*after)
@@ -121,11 +125,13 @@ impl GatewayError {
             Self::Backpressure(_) | Self::AllPartitionsExhausted | Self::JobsExhausted(_) => {
                 Code::ResourceExhausted
             }
-            Self::Partition(PartitionError::ResourceExhausted(_))
-            | Self::Partition(PartitionError::CommandTooLarge { .. }) => Code::ResourceExhausted,
-            Self::Partition(PartitionError::Unavailable { .. }) | Self::Unavailable(_) => {
-                Code::Unavailable
-            }
+            Self::Partition(error) | Self::Refused(error) => match error {
+                PartitionError::ResourceExhausted(_) | PartitionError::CommandTooLarge { .. } => {
+                    Code::ResourceExhausted
+                }
+                PartitionError::Unavailable { .. } => Code::Unavailable,
+            },
+            Self::Unavailable(_) => Code::Unavailable,
             Self::Timeout { .. } => Code::DeadlineExceeded,
             Self::Internal(_) => Code::Internal,
         }
@@ -133,16 +139,7 @@ impl GatewayError {
 
     fn message(&self) -> String {
         match self {
-            Self::Partition(PartitionError::ResourceExhausted(partition)) => format!(
-                "{RESOURCE_EXHAUSTED_PREFIX}: the command queue of partition {partition} is full; retry after a short back-off"
-            ),
-            Self::Partition(PartitionError::CommandTooLarge { size, max }) => format!(
-                "The command takes {size} bytes, more than the {max} bytes a partition writes as \
-                 one log entry; send smaller variables or resources"
-            ),
-            Self::Partition(PartitionError::Unavailable { partition, reason }) => {
-                format!("Cannot accept requests for partition {partition}: {reason}")
-            }
+            Self::Partition(error) | Self::Refused(error) => partition_message(error),
             other => other.to_string(),
         }
     }
@@ -150,14 +147,26 @@ impl GatewayError {
     /// Whether a command refused with this error was certainly not written, so another
     /// partition may take it.
     pub fn is_retriable_elsewhere(&self) -> bool {
-        matches!(
-            self,
-            Self::Backpressure(_) | Self::Partition(PartitionError::ResourceExhausted(_))
-        )
+        matches!(self, Self::Backpressure(_) | Self::Refused(_))
     }
 
     pub fn is_resource_exhausted(&self) -> bool {
         self.code() == Code::ResourceExhausted
+    }
+}
+
+fn partition_message(error: &PartitionError) -> String {
+    match error {
+        PartitionError::ResourceExhausted(partition) => format!(
+            "{RESOURCE_EXHAUSTED_PREFIX}: the command queue of partition {partition} is full; retry after a short back-off"
+        ),
+        PartitionError::CommandTooLarge { size, max } => format!(
+            "The command takes {size} bytes, more than the {max} bytes a partition writes as \
+                 one log entry; send smaller variables or resources"
+        ),
+        PartitionError::Unavailable { partition, reason } => {
+            format!("Cannot accept requests for partition {partition}: {reason}")
+        }
     }
 }
 

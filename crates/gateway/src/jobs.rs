@@ -2,10 +2,9 @@
 //! one pass over the partitions in turn, delivering what each partition activates as soon as
 //! it answers, handing back jobs no client took, and waiting for jobs to become available.
 //!
-//! A waiting call wakes on a jobs-available notification for its type
-//! ([`Dispatcher::jobs_available`]), on the probe interval, at its deadline, when the client
-//! goes away, or when the gateway shuts down. Until partitions publish notifications, the
-//! probe interval alone paces the retries.
+//! A waiting call wakes on a jobs-available notification for its type (the partitions'
+//! `job_notifications`, forwarded to [`Dispatcher::jobs_available`]), on the probe interval
+//! (a fallback), at its deadline, when the client goes away, or when the gateway shuts down.
 
 use std::future::Future;
 use std::time::Duration;
@@ -198,7 +197,8 @@ pub(crate) async fn wait_for_jobs(
     let notified = async {
         loop {
             match notifications.recv().await {
-                Ok(available) if available == job_type => return,
+                // An empty type: notifications were lost, every type may have jobs.
+                Ok(available) if available == job_type || available.is_empty() => return,
                 Ok(_) => continue,
                 Err(broadcast::error::RecvError::Lagged(_)) => return,
                 Err(broadcast::error::RecvError::Closed) => std::future::pending().await,

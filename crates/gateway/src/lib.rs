@@ -14,8 +14,8 @@
 //!   from it; `tests/wire_compat.rs` checks it field by field against the official one.
 //! - An RPC whose command the engine does not process yet answers UNIMPLEMENTED, naming what is
 //!   missing; it works as soon as `Engine::supported_commands()` lists its intent.
-//! - ActivateJobs and StreamActivatedJobs wait for jobs by probing; [`Gateway::jobs_available`]
-//!   wakes them at once when the partitions publish job notifications.
+//! - ActivateJobs and StreamActivatedJobs wait for jobs; the partitions' job notifications
+//!   (`PartitionHandle::job_notifications`) wake them at once, a probe interval is the fallback.
 
 pub mod backpressure;
 mod cluster;
@@ -81,7 +81,8 @@ impl Gateway {
     }
 
     /// Send a job type here when jobs of it became activatable: waiting ActivateJobs and
-    /// StreamActivatedJobs calls for that type look again at once.
+    /// StreamActivatedJobs calls for that type look again at once. `serve` forwards the
+    /// notifications of the open partitions here itself.
     pub fn jobs_available(&self) -> broadcast::Sender<String> {
         self.d.jobs_available.clone()
     }
@@ -117,12 +118,13 @@ impl Gateway {
         let service = GatewayServer::new(GatewayService { d: self.d.clone() })
             .max_decoding_message_size(max)
             .max_encoding_message_size(max);
+        let forwarders = self.forward_job_notifications();
         let signal = async {
             shutdown.await;
             tracing::info!("gRPC gateway stops accepting calls and finishes those in flight");
             self.stop();
         };
-        tonic::transport::Server::builder()
+        let served = tonic::transport::Server::builder()
             .http2_keepalive_interval(Some(config.keep_alive_interval))
             .http2_keepalive_timeout(Some(std::time::Duration::from_secs(20)))
             .max_concurrent_streams(Some(config.max_concurrent_streams))
@@ -132,6 +134,36 @@ impl Gateway {
                 TcpIncoming::from(listener).with_nodelay(Some(true)),
                 signal,
             )
-            .await
+            .await;
+        for forwarder in forwarders {
+            forwarder.abort();
+        }
+        served
+    }
+
+    /// One task per open partition passing its job notifications on to waiting calls.
+    fn forward_job_notifications(&self) -> Vec<tokio::task::JoinHandle<()>> {
+        self.d
+            .partitions()
+            .filter_map(|(_, p)| p.slot.handle().cloned())
+            .map(|handle| {
+                let mut notifications = handle.job_notifications();
+                let jobs_available = self.d.jobs_available.clone();
+                tokio::spawn(async move {
+                    loop {
+                        match notifications.recv().await {
+                            Ok(job_type) => {
+                                let _ = jobs_available.send(job_type);
+                            }
+                            // Missed some: wake every waiting call to look again.
+                            Err(broadcast::error::RecvError::Lagged(_)) => {
+                                let _ = jobs_available.send(String::new());
+                            }
+                            Err(broadcast::error::RecvError::Closed) => return,
+                        }
+                    }
+                })
+            })
+            .collect()
     }
 }

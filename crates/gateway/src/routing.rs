@@ -9,26 +9,11 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// The partition that owns deployments (Zeebe's `Protocol.DEPLOYMENT_PARTITION`).
-pub const DEPLOYMENT_PARTITION: u16 = 1;
-
-/// Zeebe's `SubscriptionUtil.getSubscriptionHashCode`: `java.lang.String#hashCode`, but over
-/// the UTF-8 bytes of the key, each read as a *signed* byte. For ASCII it equals Java's
-/// `String.hashCode`; for other characters it does not, and this is the one that counts.
-pub fn subscription_hash_code(correlation_key: &[u8]) -> i32 {
-    correlation_key.iter().fold(0i32, |hash, &byte| {
-        hash.wrapping_mul(31).wrapping_add(i32::from(byte as i8))
-    })
-}
-
-/// Zeebe's `SubscriptionUtil.getSubscriptionPartitionId`: `|hash % count| + 1`, with Java's
-/// remainder (it keeps the sign of the hash).
-pub fn message_partition(correlation_key: &str, partition_count: u16) -> u16 {
-    let count = i32::from(partition_count.max(1));
-    let hash = subscription_hash_code(correlation_key.as_bytes());
-    // `hash % count` lies in (-count, count), so its absolute value fits a u16.
-    (hash % count).unsigned_abs() as u16 + 1
-}
+// One definition for the gateway and the engine: the engine opens message subscriptions on the
+// partition the gateway publishes the message to.
+pub use beeline_protocol::partitioning::{
+    DEPLOYMENT_PARTITION, message_partition, subscription_hash_code,
+};
 
 /// Round-robin over partitions `1..=count`, shared by every request of one kind.
 #[derive(Debug, Default)]
@@ -37,6 +22,12 @@ pub struct RoundRobin {
 }
 
 impl RoundRobin {
+    pub const fn new() -> Self {
+        Self {
+            next: AtomicUsize::new(0),
+        }
+    }
+
     /// The partitions to try, in order: each partition once, starting at the next one in turn.
     pub fn order(&self, partition_count: u16) -> impl Iterator<Item = u16> + use<> {
         let count = usize::from(partition_count.max(1));

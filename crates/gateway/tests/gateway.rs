@@ -17,13 +17,16 @@ use beeline_gateway::{Cluster, Gateway, GatewayConfig, NodeInfo, PartitionSlot};
 use beeline_log::MemJournal;
 use beeline_protocol::Intent;
 use beeline_protocol::intent::{
-    IncidentIntent, JobBatchIntent, JobIntent, ProcessInstanceCreationIntent,
-    ProcessInstanceIntent, VariableDocumentIntent,
+    IncidentIntent, JobIntent, ProcessInstanceCreationIntent, ProcessInstanceIntent,
+    VariableDocumentIntent,
 };
 use beeline_protocol::key;
 use beeline_state::snapshot::SnapshotStore;
 use beeline_state::{MemStore, Store};
-use beeline_stream::{FlushPolicy, Partition, PartitionConfig, SystemClock};
+use beeline_stream::testkit::bpmn::ProcessBuilder;
+use beeline_stream::{
+    FlushPolicy, LocalRouter, Partition, PartitionConfig, PartitionHandle, SystemClock,
+};
 use bytes::Bytes;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::oneshot;
@@ -34,6 +37,7 @@ use tonic::transport::Channel;
 struct Node {
     address: SocketAddr,
     client: GatewayClient<Channel>,
+    partitions: Vec<PartitionHandle>,
     stop: Option<oneshot::Sender<()>>,
     server: Option<JoinHandle<Result<(), tonic::transport::Error>>>,
     _dir: tempfile::TempDir,
@@ -50,13 +54,12 @@ impl Node {
         configure: impl Fn(&mut PartitionConfig),
     ) -> Self {
         let dir = tempfile::tempdir().expect("temporary directory");
+        let router = LocalRouter::new();
         let mut slots = Vec::new();
         for id in 1..=partitions {
-            slots.push(PartitionSlot::Open(open_partition(
-                dir.path(),
-                id,
-                &configure,
-            )));
+            let handle = open_partition(dir.path(), id, partitions, &router, &configure);
+            router.set_partition(handle.clone());
+            slots.push(PartitionSlot::Open(handle));
         }
         Self::serve(slots, config, dir).await
     }
@@ -70,6 +73,13 @@ impl Node {
             .await
             .expect("an ephemeral port");
         let address = listener.local_addr().expect("local address");
+        let partitions = slots
+            .iter()
+            .filter_map(|slot| match slot {
+                PartitionSlot::Open(handle) => Some(handle.clone()),
+                PartitionSlot::Unavailable(_) => None,
+            })
+            .collect();
         let node = NodeInfo {
             node_id: 0,
             host: "127.0.0.1".into(),
@@ -91,6 +101,7 @@ impl Node {
         Self {
             address,
             client,
+            partitions,
             stop: Some(stop),
             server: Some(server),
             _dir: dir,
@@ -124,9 +135,12 @@ impl Drop for Node {
 fn open_partition(
     dir: &Path,
     id: u16,
+    partitions: u16,
+    router: &Arc<LocalRouter>,
     configure: &impl Fn(&mut PartitionConfig),
-) -> beeline_stream::PartitionHandle {
+) -> PartitionHandle {
     let mut config = PartitionConfig::new(id);
+    config.partition_count = partitions;
     config.snapshot_period = None;
     configure(&mut config);
     let snapshots =
@@ -140,6 +154,7 @@ fn open_partition(
         snapshots,
         &opener,
         Arc::new(SystemClock),
+        Some(router.clone()),
     )
     .expect("partition opens")
 }
@@ -277,12 +292,12 @@ async fn invalid_messages_are_invalid_argument_naming_the_field() {
 #[tokio::test]
 async fn rpcs_without_an_engine_processor_are_unimplemented_naming_what_is_missing() {
     let node = Node::start(1).await;
+    // No record value for resource deletion yet: the request is checked, then refused.
     let status = node
         .client()
-        .broadcast_signal(BroadcastSignalRequest {
-            signal_name: "go".into(),
-            variables: String::new(),
-            tenant_id: String::new(),
+        .delete_resource(DeleteResourceRequest {
+            resource_key: key::encode(1, 1),
+            operation_reference: None,
         })
         .await
         .unwrap_err();
@@ -290,12 +305,14 @@ async fn rpcs_without_an_engine_processor_are_unimplemented_naming_what_is_missi
     assert!(
         status
             .message()
-            .starts_with("Beeline does not support broadcasting signals yet"),
+            .starts_with("Beeline does not support deleting resources yet"),
         "{status:?}"
     );
+}
 
-    // The RPCs the engine is growing processors for: UNIMPLEMENTED exactly while the engine
-    // lacks the intent, so this test keeps holding as processors arrive.
+#[tokio::test]
+async fn commands_for_keys_that_do_not_exist_are_not_found() {
+    let node = Node::start(1).await;
     let job = key::encode(1, 1);
     let mut client = node.client();
     let answers: Vec<(Intent, Result<(), tonic::Status>)> = vec![
@@ -373,44 +390,17 @@ async fn rpcs_without_an_engine_processor_are_unimplemented_naming_what_is_missi
         ),
     ];
     for (intent, answer) in answers {
-        let unimplemented = matches!(&answer, Err(s) if s.code() == Code::Unimplemented);
+        let status = answer.expect_err("nothing exists under that key");
         assert_eq!(
-            unimplemented,
-            !supported(intent),
-            "{intent:?} answered {answer:?}"
+            status.code(),
+            Code::NotFound,
+            "{intent:?} answered {status:?}"
         );
-        if let Err(status) = &answer
-            && unimplemented
-        {
-            assert!(
-                status.message().starts_with("Beeline does not support"),
-                "{status:?}"
-            );
-            assert!(status.message().contains(intent.name()), "{status:?}");
-        }
+        assert!(
+            !status.message().is_empty(),
+            "{intent:?} answered {status:?}"
+        );
     }
-}
-
-#[tokio::test]
-async fn job_activation_is_unimplemented_until_the_engine_activates_jobs() {
-    if supported(JobBatchIntent::Activate) {
-        return;
-    }
-    let node = Node::start(1).await;
-    let status = node
-        .client()
-        .activate_jobs(ActivateJobsRequest {
-            r#type: "pay".into(),
-            worker: "w".into(),
-            timeout: 1000,
-            max_jobs_to_activate: 1,
-            request_timeout: -1,
-            ..Default::default()
-        })
-        .await
-        .unwrap_err();
-    assert_eq!(status.code(), Code::Unimplemented);
-    assert!(status.message().contains("activating jobs"), "{status:?}");
 }
 
 #[tokio::test]
@@ -718,4 +708,648 @@ async fn shutdown_answers_what_is_in_flight_then_stops_accepting() {
         .expect("serve returns cleanly");
     let refused = tokio::net::TcpStream::connect(node.address).await;
     assert!(refused.is_err(), "the port no longer accepts");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Whole flows, now that the engine executes processes.
+
+fn order_process() -> String {
+    ProcessBuilder::new("order")
+        .start_event("start")
+        .service_task("pay", "payment")
+        .end_event("end")
+        .build()
+}
+
+fn resource(name: &str, content: &str) -> Resource {
+    Resource {
+        name: name.into(),
+        content: content.as_bytes().to_vec(),
+    }
+}
+
+fn create(process: &str, variables: &str) -> CreateProcessInstanceRequest {
+    CreateProcessInstanceRequest {
+        bpmn_process_id: process.into(),
+        version: -1,
+        variables: variables.into(),
+        ..Default::default()
+    }
+}
+
+fn activate(job_type: &str, max: i32, request_timeout: i64) -> ActivateJobsRequest {
+    ActivateJobsRequest {
+        r#type: job_type.into(),
+        worker: "gateway-test".into(),
+        timeout: 60_000,
+        max_jobs_to_activate: max,
+        request_timeout,
+        ..Default::default()
+    }
+}
+
+impl Node {
+    async fn deploy(&self, name: &str, content: &str) -> DeployResourceResponse {
+        self.client()
+            .deploy_resource(DeployResourceRequest {
+                resources: vec![resource(name, content)],
+                tenant_id: String::new(),
+            })
+            .await
+            .expect("deployed")
+            .into_inner()
+    }
+
+    /// Creates an instance, retrying while the deployment is still on its way to the
+    /// partition the creation lands on.
+    async fn create(&self, process: &str, variables: &str) -> CreateProcessInstanceResponse {
+        for _ in 0..100 {
+            match self
+                .client()
+                .create_process_instance(create(process, variables))
+                .await
+            {
+                Ok(created) => return created.into_inner(),
+                Err(status) if status.code() == Code::NotFound => {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                Err(status) => panic!("creation failed: {status:?}"),
+            }
+        }
+        panic!("the deployment never reached every partition");
+    }
+
+    /// Every job the stream of one ActivateJobs call delivers.
+    async fn activate(
+        &self,
+        request: ActivateJobsRequest,
+    ) -> Result<Vec<ActivatedJob>, tonic::Status> {
+        let mut stream = self.client().activate_jobs(request).await?.into_inner();
+        let mut jobs = Vec::new();
+        while let Some(response) = stream.message().await? {
+            jobs.extend(response.jobs);
+        }
+        Ok(jobs)
+    }
+
+    /// The committed records of a partition.
+    async fn records(&self, partition: u16) -> Vec<beeline_protocol::Record> {
+        let handle = &self.partitions[usize::from(partition) - 1];
+        handle.sync().await.expect("partition syncs");
+        let mut reader = handle.reader().await.expect("reader");
+        let mut records = Vec::new();
+        while let Some(record) = reader.next_record().expect("readable log") {
+            records.push(record);
+        }
+        records
+    }
+}
+
+#[tokio::test]
+async fn a_process_is_deployed_started_and_its_job_worked_through_the_gateway() {
+    let node = Node::start(1).await;
+    let deployed = node.deploy("order.bpmn", &order_process()).await;
+    assert!(deployed.key > 0);
+    assert_eq!(deployed.tenant_id, "<default>");
+    let Some(deployment::Metadata::Process(process)) = &deployed.deployments[0].metadata else {
+        panic!("a process: {deployed:?}");
+    };
+    assert_eq!(process.bpmn_process_id, "order");
+    assert_eq!(process.version, 1);
+    assert_eq!(process.resource_name, "order.bpmn");
+
+    let created = node.create("order", r#"{"amount": 5}"#).await;
+    assert_eq!(created.bpmn_process_id, "order");
+    assert_eq!(
+        created.process_definition_key,
+        process.process_definition_key
+    );
+    assert_eq!(created.version, 1);
+    assert!(created.process_instance_key > 0);
+    assert_eq!(created.tenant_id, "<default>");
+
+    let jobs = node
+        .activate(activate("payment", 10, 5_000))
+        .await
+        .expect("activated");
+    assert_eq!(jobs.len(), 1, "{jobs:?}");
+    let job = &jobs[0];
+    assert_eq!(job.r#type, "payment");
+    assert_eq!(job.process_instance_key, created.process_instance_key);
+    assert_eq!(job.bpmn_process_id, "order");
+    assert_eq!(job.element_id, "pay");
+    assert_eq!(job.worker, "gateway-test");
+    assert!(job.deadline > 0);
+    assert!(job.variables.contains("\"amount\""), "{}", job.variables);
+    assert_eq!(job.kind(), activated_job::JobKind::BpmnElement);
+    assert_eq!(
+        job.listener_event_type(),
+        activated_job::ListenerEventType::Unspecified
+    );
+
+    node.client()
+        .complete_job(CompleteJobRequest {
+            job_key: job.key,
+            variables: r#"{"paid": true}"#.into(),
+            result: None,
+        })
+        .await
+        .expect("completed");
+    let again = node
+        .client()
+        .complete_job(CompleteJobRequest {
+            job_key: job.key,
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(again.code(), Code::NotFound, "{again:?}");
+    assert!(
+        again
+            .message()
+            .starts_with("Command 'COMPLETE' rejected with code 'NOT_FOUND': "),
+        "{again:?}"
+    );
+
+    let bad = node
+        .client()
+        .deploy_resource(DeployResourceRequest {
+            resources: vec![resource("broken.bpmn", "<definitions")],
+            tenant_id: String::new(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(bad.code(), Code::InvalidArgument, "{bad:?}");
+    assert!(
+        bad.message()
+            .starts_with("Command 'CREATE' rejected with code 'INVALID_ARGUMENT': "),
+        "{bad:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_long_poll_waits_and_wakes_when_a_job_is_created() {
+    let node = Node::start(2).await;
+    node.deploy("order.bpmn", &order_process()).await;
+
+    // Nothing yet: without waiting the call ends at once, empty.
+    let started = std::time::Instant::now();
+    let none = node
+        .activate(activate("payment", 1, -1))
+        .await
+        .expect("answered");
+    assert!(none.is_empty());
+    assert!(started.elapsed() < Duration::from_secs(2));
+
+    // A short wait ends empty at its deadline.
+    let started = std::time::Instant::now();
+    let none = node
+        .activate(activate("payment", 1, 300))
+        .await
+        .expect("answered");
+    assert!(none.is_empty());
+    assert!(started.elapsed() >= Duration::from_millis(300));
+
+    // A long wait is answered as soon as a job exists: the partition's notification wakes
+    // it well before the 5 s probe would.
+    let waiting = {
+        let node_client = node.client();
+        tokio::spawn(async move {
+            let mut client = node_client;
+            let started = std::time::Instant::now();
+            let mut stream = client
+                .activate_jobs(activate("payment", 5, 20_000))
+                .await
+                .expect("call")
+                .into_inner();
+            let mut jobs = Vec::new();
+            while let Some(response) = stream.message().await.expect("stream") {
+                jobs.extend(response.jobs);
+            }
+            (jobs, started.elapsed())
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let created = node.create("order", "{}").await;
+    let (jobs, waited) = waiting.await.expect("task");
+    assert_eq!(jobs.len(), 1, "{jobs:?}");
+    assert_eq!(jobs[0].process_instance_key, created.process_instance_key);
+    assert!(waited < Duration::from_secs(4), "woken late: {waited:?}");
+}
+
+#[tokio::test]
+async fn jobs_fail_into_incidents_get_retries_and_are_resolved() {
+    let node = Node::start(1).await;
+    node.deploy("order.bpmn", &order_process()).await;
+    let created = node.create("order", "{}").await;
+    let job = node
+        .activate(activate("payment", 1, 5_000))
+        .await
+        .expect("activated")[0]
+        .clone();
+
+    node.client()
+        .update_job_timeout(UpdateJobTimeoutRequest {
+            job_key: job.key,
+            timeout: 120_000,
+            operation_reference: None,
+        })
+        .await
+        .expect("timeout updated");
+    let negative = node
+        .client()
+        .fail_job(FailJobRequest {
+            job_key: job.key,
+            retries: -1,
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(negative.code(), Code::InvalidArgument);
+    assert_eq!(
+        negative.message(),
+        "The value for retries is '-1' but must be 0 or greater"
+    );
+    node.client()
+        .fail_job(FailJobRequest {
+            job_key: job.key,
+            retries: 0,
+            error_message: "the payment service is down".into(),
+            retry_back_off: 0,
+            variables: String::new(),
+        })
+        .await
+        .expect("failed");
+    node.client()
+        .update_job_retries(UpdateJobRetriesRequest {
+            job_key: job.key,
+            retries: 2,
+            operation_reference: Some(7),
+        })
+        .await
+        .expect("retries updated");
+
+    let incident = node
+        .records(1)
+        .await
+        .into_iter()
+        .find(|r| r.intent == IncidentIntent::Created.into())
+        .expect("an incident for the job without retries");
+    node.client()
+        .resolve_incident(ResolveIncidentRequest {
+            incident_key: incident.key,
+            operation_reference: None,
+        })
+        .await
+        .expect("resolved");
+    let again = node
+        .client()
+        .resolve_incident(ResolveIncidentRequest {
+            incident_key: incident.key,
+            operation_reference: None,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(again.code(), Code::NotFound, "{again:?}");
+
+    let job = node
+        .activate(activate("payment", 1, 5_000))
+        .await
+        .expect("activated")[0]
+        .clone();
+    assert_eq!(job.process_instance_key, created.process_instance_key);
+    assert_eq!(job.retries, 2);
+    node.client()
+        .throw_error(ThrowErrorRequest {
+            job_key: job.key,
+            error_code: "NOT_PAID".into(),
+            error_message: "declined".into(),
+            variables: String::new(),
+        })
+        .await
+        .expect("error thrown (uncaught: an incident)");
+}
+
+#[tokio::test]
+async fn variables_are_set_and_instances_canceled() {
+    let node = Node::start(1).await;
+    node.deploy("order.bpmn", &order_process()).await;
+    let created = node.create("order", r#"{"a": 1}"#).await;
+    let set = node
+        .client()
+        .set_variables(SetVariablesRequest {
+            element_instance_key: created.process_instance_key,
+            variables: r#"{"b": 2}"#.into(),
+            local: false,
+            operation_reference: None,
+        })
+        .await
+        .expect("variables set")
+        .into_inner();
+    assert!(set.key > 0);
+    let bad = node
+        .client()
+        .set_variables(SetVariablesRequest {
+            element_instance_key: created.process_instance_key,
+            variables: "\"b\"".into(),
+            local: true,
+            operation_reference: None,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(bad.code(), Code::InvalidArgument);
+    assert!(bad.message().contains("'STRING'"), "{bad:?}");
+
+    node.client()
+        .cancel_process_instance(CancelProcessInstanceRequest {
+            process_instance_key: created.process_instance_key,
+            operation_reference: None,
+        })
+        .await
+        .expect("canceled");
+    let again = node
+        .client()
+        .cancel_process_instance(CancelProcessInstanceRequest {
+            process_instance_key: created.process_instance_key,
+            operation_reference: None,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(again.code(), Code::NotFound, "{again:?}");
+    assert!(
+        again.message().starts_with("Command 'CANCEL' rejected"),
+        "{again:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_created_instance_answers_with_its_result_when_a_message_completes_it() {
+    // Three partitions: the instance, the message and the subscription may each live on
+    // another one, and the gateway must publish where the engine subscribes.
+    let node = Node::start(3).await;
+    let process = ProcessBuilder::new("shipment")
+        .message("shipped", Some("=orderId"))
+        .start_event("start")
+        .receive_task("await", "shipped")
+        .end_event("end")
+        .build();
+    node.deploy("shipment.bpmn", &process).await;
+    // Once every partition has the process, a creation with result may land on any of them.
+    for _ in 0..3 {
+        node.create("shipment", r#"{"orderId": "warm-up"}"#).await;
+    }
+    let waiting = {
+        let mut client = node.client();
+        tokio::spawn(async move {
+            client
+                .create_process_instance_with_result(CreateProcessInstanceWithResultRequest {
+                    request: Some(create("shipment", r#"{"orderId": "o-42"}"#)),
+                    request_timeout: 10_000,
+                    fetch_variables: Vec::new(),
+                })
+                .await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    node.client()
+        .publish_message(PublishMessageRequest {
+            name: "shipped".into(),
+            correlation_key: "o-42".into(),
+            time_to_live: 10_000,
+            message_id: String::new(),
+            variables: r#"{"carrier": "rail"}"#.into(),
+            tenant_id: String::new(),
+        })
+        .await
+        .expect("published");
+    let result = waiting
+        .await
+        .expect("task")
+        .expect("the instance completed")
+        .into_inner();
+    assert_eq!(result.bpmn_process_id, "shipment");
+    assert!(
+        result.variables.contains("\"carrier\""),
+        "{}",
+        result.variables
+    );
+    assert!(
+        result.variables.contains("\"o-42\""),
+        "{}",
+        result.variables
+    );
+
+    // Nothing completes this one within its request timeout.
+    let status = node
+        .client()
+        .create_process_instance_with_result(CreateProcessInstanceWithResultRequest {
+            request: Some(create("shipment", r#"{"orderId": "never"}"#)),
+            request_timeout: 300,
+            fetch_variables: Vec::new(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::DeadlineExceeded, "{status:?}");
+}
+
+#[tokio::test]
+async fn signals_are_broadcast() {
+    let node = Node::start(2).await;
+    let response = node
+        .client()
+        .broadcast_signal(BroadcastSignalRequest {
+            signal_name: "go".into(),
+            variables: r#"{"x": 1}"#.into(),
+            tenant_id: String::new(),
+        })
+        .await
+        .expect("broadcast")
+        .into_inner();
+    assert!(response.key > 0);
+    assert_eq!(response.tenant_id, "<default>");
+    let status = node
+        .client()
+        .broadcast_signal(BroadcastSignalRequest::default())
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::InvalidArgument);
+    assert_eq!(status.message(), "No signalName provided");
+}
+
+const DISHES: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
+<definitions xmlns="https://www.omg.org/spec/DMN/20191111/MODEL/" id="dishes" name="Dishes" namespace="http://beeline.test/gateway">
+  <decision id="dish" name="Dish">
+    <decisionTable id="dish_table" hitPolicy="UNIQUE">
+      <input id="season" label="Season"><inputExpression id="season_expr" typeRef="string"><text>season</text></inputExpression></input>
+      <output id="dish_out" label="Dish" name="dish" typeRef="string"/>
+      <rule id="fall"><inputEntry id="fall_in"><text>"Fall"</text></inputEntry><outputEntry id="fall_out"><text>"Stew"</text></outputEntry></rule>
+      <rule id="any_fall"><inputEntry id="any_in"><text>"Fall","Winter"</text></inputEntry><outputEntry id="any_out"><text>"Soup"</text></outputEntry></rule>
+    </decisionTable>
+  </decision>
+</definitions>"#;
+
+#[tokio::test]
+async fn decisions_are_evaluated() {
+    let node = Node::start(1).await;
+    let deployed = node.deploy("dishes.dmn", DISHES).await;
+    let decision = deployed
+        .deployments
+        .iter()
+        .find_map(|d| match &d.metadata {
+            Some(deployment::Metadata::Decision(decision)) => Some(decision.clone()),
+            _ => None,
+        })
+        .expect("a decision in the deployment");
+    assert_eq!(decision.dmn_decision_id, "dish");
+
+    let evaluate = |variables: &str| EvaluateDecisionRequest {
+        decision_key: 0,
+        decision_id: "dish".into(),
+        variables: variables.into(),
+        tenant_id: String::new(),
+    };
+    let evaluated = node
+        .client()
+        .evaluate_decision(evaluate(r#"{"season": "Winter"}"#))
+        .await
+        .expect("evaluated")
+        .into_inner();
+    assert_eq!(evaluated.decision_key, decision.decision_key);
+    assert_eq!(evaluated.decision_output, r#""Soup""#);
+    assert!(evaluated.failed_decision_id.is_empty());
+    assert!(evaluated.decision_evaluation_key > 0);
+    assert_eq!(evaluated.evaluated_decisions.len(), 1);
+    assert_eq!(
+        evaluated.evaluated_decisions[0].matched_rules[0].rule_id,
+        "any_fall"
+    );
+
+    // Two rules match under UNIQUE: a failed evaluation is an answer naming the decision.
+    let failed = node
+        .client()
+        .evaluate_decision(evaluate(r#"{"season": "Fall"}"#))
+        .await
+        .expect("answered")
+        .into_inner();
+    assert_eq!(failed.failed_decision_id, "dish", "{failed:?}");
+    assert!(!failed.failure_message.is_empty());
+
+    let missing = node
+        .client()
+        .evaluate_decision(EvaluateDecisionRequest {
+            decision_id: "nope".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(missing.code(), Code::NotFound, "{missing:?}");
+}
+
+#[tokio::test]
+async fn a_job_stream_pushes_jobs_as_they_are_created() {
+    let node = Node::start(1).await;
+    node.deploy("order.bpmn", &order_process()).await;
+    let mut stream = node
+        .client()
+        .stream_activated_jobs(StreamActivatedJobsRequest {
+            r#type: "payment".into(),
+            worker: "streamer".into(),
+            timeout: 60_000,
+            fetch_variable: Vec::new(),
+            tenant_ids: Vec::new(),
+        })
+        .await
+        .expect("stream opened")
+        .into_inner();
+    let mut created = Vec::new();
+    for i in 0..3 {
+        created.push(
+            node.create("order", &format!(r#"{{"i": {i}}}"#))
+                .await
+                .process_instance_key,
+        );
+    }
+    let mut pushed = Vec::new();
+    while pushed.len() < 3 {
+        let job = tokio::time::timeout(Duration::from_secs(10), stream.message())
+            .await
+            .expect("a job within 10 s")
+            .expect("stream")
+            .expect("open");
+        assert_eq!(job.worker, "streamer");
+        node.client()
+            .complete_job(CompleteJobRequest {
+                job_key: job.key,
+                ..Default::default()
+            })
+            .await
+            .expect("completed");
+        pushed.push(job.process_instance_key);
+    }
+    pushed.sort_unstable();
+    created.sort_unstable();
+    assert_eq!(pushed, created);
+}
+
+#[tokio::test]
+async fn shutdown_ends_waiting_long_polls_at_once() {
+    let mut node = Node::start(1).await;
+    let mut client = node.client();
+    let waiting = tokio::spawn(async move {
+        let started = std::time::Instant::now();
+        let mut stream = client
+            .activate_jobs(activate("nobody-makes-these", 1, 60_000))
+            .await?
+            .into_inner();
+        while stream.message().await?.is_some() {}
+        Ok::<_, tonic::Status>(started.elapsed())
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    if let Some(stop) = node.stop.take() {
+        stop.send(()).expect("server still running");
+    }
+    let waited = tokio::time::timeout(Duration::from_secs(5), waiting)
+        .await
+        .expect("the long poll ends")
+        .expect("task")
+        .expect("ended without error");
+    assert!(waited < Duration::from_secs(5), "{waited:?}");
+}
+
+#[tokio::test]
+async fn new_instances_go_round_robin_and_an_exhausted_cluster_says_so() {
+    let node = Node::start_with(
+        2,
+        GatewayConfig {
+            backpressure: "fixed:1".parse().expect("backpressure setting"),
+            ..GatewayConfig::default()
+        },
+        |config| config.flush = FlushPolicy::Delayed(Duration::from_millis(800)),
+    )
+    .await;
+    // Each creation holds its partition's only place until the slow flush answers it (a
+    // rejection: nothing is deployed); the third finds both partitions full.
+    let holding: Vec<_> = (0..2)
+        .map(|_| {
+            let mut client = node.client();
+            tokio::spawn(async move { client.create_process_instance(create("none", "{}")).await })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let status = node
+        .client()
+        .create_process_instance(create("none", "{}"))
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::ResourceExhausted, "{status:?}");
+    assert!(
+        status.message().starts_with(
+            "Expected to execute the command on one of the partitions, but all failed"
+        ),
+        "{status:?}"
+    );
+    for call in holding {
+        let answer = call.await.expect("task");
+        assert_eq!(answer.unwrap_err().code(), Code::NotFound);
+    }
 }

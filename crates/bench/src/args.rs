@@ -1,0 +1,295 @@
+//! The flags of `beeline bench` and the parsers for their durations and sizes.
+
+use std::time::Duration;
+
+use clap::{Args, ValueEnum};
+
+/// Which built-in model the load runs (see `models.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProcessKind {
+    /// Start, one service task, end.
+    OneTask,
+    /// Ten service tasks in a row.
+    TenTasks,
+    /// Exclusive gateway, parallel fork and join, a message catch event, a 1 s timer and
+    /// five service tasks.
+    Typical,
+}
+
+impl ProcessKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ProcessKind::OneTask => "one-task",
+            ProcessKind::TenTasks => "ten-tasks",
+            ProcessKind::Typical => "typical",
+        }
+    }
+}
+
+/// `beeline bench`: load a Zeebe gateway (Beeline's or Zeebe's) over the public gRPC protocol.
+#[derive(Debug, Clone, Args)]
+#[command(
+    about = "Load a Zeebe-protocol gateway (Beeline or Zeebe) and report throughput, latency and backpressure"
+)]
+pub struct BenchArgs {
+    /// Gateway address (HOST:PORT or an http:// URL).
+    #[arg(long, default_value = "127.0.0.1:26500", value_name = "HOST:PORT")]
+    pub gateway: String,
+
+    /// Built-in process model to deploy and start.
+    #[arg(long, value_enum, default_value = "one-task")]
+    pub process: ProcessKind,
+
+    /// Process instances started per second, open loop (with --find-max: the first rate tried).
+    #[arg(long, default_value_t = 100.0, value_parser = parse_rate)]
+    pub rate: f64,
+
+    /// How long instances are started (with --find-max: the length of each step), e.g. 30s, 5m.
+    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    pub duration: Duration,
+
+    /// Size of the variables JSON sent with each start and each job completion, e.g. 1KiB.
+    #[arg(long, default_value = "0", value_parser = parse_size)]
+    pub payload: u64,
+
+    /// Job workers (each one poller or one stream); default: 2 per partition, at least 2.
+    #[arg(long)]
+    pub workers: Option<usize>,
+
+    /// Jobs one worker holds at a time (activated and not yet completed).
+    #[arg(long, default_value_t = 32)]
+    pub worker_capacity: usize,
+
+    /// Workers receive jobs through StreamActivatedJobs (with a slow ActivateJobs sweep for
+    /// jobs created while no stream was open).
+    #[arg(long, conflicts_with = "poll")]
+    pub stream: bool,
+
+    /// Workers long-poll ActivateJobs (the default).
+    #[arg(long)]
+    pub poll: bool,
+
+    /// Partitions of the broker, for sizing workers; default: what Topology reports.
+    #[arg(long)]
+    pub partitions_hint: Option<u32>,
+
+    /// Requests in flight at once, over starts, publishes and completions each.
+    #[arg(long, default_value_t = 1000)]
+    pub max_in_flight: usize,
+
+    /// After the starts stop, how long to wait for started instances to complete.
+    #[arg(long, default_value = "15s", value_parser = parse_duration)]
+    pub drain: Duration,
+
+    /// Print the report as JSON too: the last line of output is one JSON object.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Ramp the rate from --rate (doubling, then bisecting) until backpressure or the p99
+    /// target breaks; report the highest rate sustained.
+    #[arg(long, conflicts_with = "soak")]
+    pub find_max: bool,
+
+    /// p99 latency a --find-max step must stay under; default 1s (2s for `typical`, whose
+    /// timer alone takes 1s).
+    #[arg(long, value_parser = parse_duration)]
+    pub p99_target: Option<Duration>,
+
+    /// Share of refused starts (RESOURCE_EXHAUSTED) a --find-max step may have.
+    #[arg(long, default_value_t = 0.01)]
+    pub max_backpressure: f64,
+
+    /// Rates a --find-max search tries after the first failure (bisection steps).
+    #[arg(long, default_value_t = 4)]
+    pub search_steps: u32,
+
+    /// Broker process to sample each second (/proc/PID/status VmRSS, /proc/PID/stat CPU).
+    #[arg(long, value_name = "PID")]
+    pub broker_pid: Option<u32>,
+
+    /// Soak: run the load this long instead of --duration, printing the broker's RSS as it goes.
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    pub soak: Option<Duration>,
+
+    /// Soak: how often to print a line with RSS and throughput.
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    pub sample_every: Duration,
+
+    /// Soak: a shell command (`sh -c`) run every --restart-every, e.g. to restart the broker.
+    /// If its last line of output is a number, it is taken as the broker's new PID.
+    #[arg(long, value_name = "CMD")]
+    pub restart_cmd: Option<String>,
+
+    /// Soak: how often --restart-cmd runs.
+    #[arg(long, default_value = "10m", value_parser = parse_duration)]
+    pub restart_every: Duration,
+
+    /// Soak: RSS the broker must stay under, e.g. 512MiB.
+    #[arg(long, value_parser = parse_size)]
+    pub rss_limit: Option<u64>,
+}
+
+impl BenchArgs {
+    /// The p99 target for --find-max, defaulting by model.
+    pub fn p99_target(&self) -> Duration {
+        self.p99_target.unwrap_or(match self.process {
+            ProcessKind::Typical => Duration::from_secs(2),
+            _ => Duration::from_secs(1),
+        })
+    }
+
+    /// The gateway as a URL tonic can connect to.
+    pub fn gateway_url(&self) -> String {
+        if self.gateway.contains("://") {
+            self.gateway.clone()
+        } else {
+            format!("http://{}", self.gateway)
+        }
+    }
+}
+
+fn parse_rate(s: &str) -> Result<f64, String> {
+    let rate: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number of instances per second"))?;
+    if rate.is_finite() && rate > 0.0 && rate <= 1_000_000.0 {
+        Ok(rate)
+    } else {
+        Err(format!("rate `{s}` must be above 0 and at most 1000000"))
+    }
+}
+
+/// Parses `500ms`, `30s`, `5m`, `2h`, `1m30s` or a plain number of seconds.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let text = s.trim();
+    let err = || format!("`{s}` is not a duration (e.g. 500ms, 30s, 5m, 1h, 1m30s)");
+    if text.is_empty() {
+        return Err(err());
+    }
+    if let Ok(secs) = text.parse::<u64>() {
+        return Ok(Duration::from_secs(secs));
+    }
+    let mut total = Duration::ZERO;
+    let mut rest = text;
+    while !rest.is_empty() {
+        let digits = rest
+            .find(|c: char| !c.is_ascii_digit() && c != '.')
+            .ok_or_else(err)?;
+        if digits == 0 {
+            return Err(err());
+        }
+        let value: f64 = rest[..digits].parse().map_err(|_| err())?;
+        let after = &rest[digits..];
+        let unit_len = after
+            .find(|c: char| c.is_ascii_digit())
+            .unwrap_or(after.len());
+        let unit_secs = match &after[..unit_len] {
+            "ms" => 0.001,
+            "s" => 1.0,
+            "m" | "min" => 60.0,
+            "h" => 3600.0,
+            "d" => 86400.0,
+            _ => return Err(err()),
+        };
+        total += Duration::try_from_secs_f64(value * unit_secs).map_err(|_| err())?;
+        rest = &after[unit_len..];
+    }
+    Ok(total)
+}
+
+/// Parses a byte size: `512`, `512B`, `1KiB`, `4MiB`, `1GiB`, `1KB` (= 1000), `1k` (= 1024).
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let text = s.trim();
+    let err = || format!("`{s}` is not a size (e.g. 512, 1KiB, 4MiB)");
+    let split = text
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .unwrap_or(text.len());
+    if split == 0 {
+        return Err(err());
+    }
+    let value: f64 = text[..split].parse().map_err(|_| err())?;
+    let factor: u64 = match text[split..].trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kib" => 1 << 10,
+        "m" | "mib" => 1 << 20,
+        "g" | "gib" => 1 << 30,
+        "kb" => 1_000,
+        "mb" => 1_000_000,
+        "gb" => 1_000_000_000,
+        _ => return Err(err()),
+    };
+    let bytes = value * factor as f64;
+    if !bytes.is_finite() || bytes < 0.0 || bytes > (1u64 << 40) as f64 {
+        return Err(err());
+    }
+    Ok(bytes.round() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("30s"), Ok(Duration::from_secs(30)));
+        assert_eq!(parse_duration("5m"), Ok(Duration::from_secs(300)));
+        assert_eq!(parse_duration("1h"), Ok(Duration::from_secs(3600)));
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("1m30s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
+        assert_eq!(parse_duration("20"), Ok(Duration::from_secs(20)));
+        for bad in ["", "s", "5x", "-1s", "1s5", "ms"] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("0"), Ok(0));
+        assert_eq!(parse_size("512"), Ok(512));
+        assert_eq!(parse_size("512B"), Ok(512));
+        assert_eq!(parse_size("1KiB"), Ok(1024));
+        assert_eq!(parse_size("1kb"), Ok(1000));
+        assert_eq!(parse_size("4MiB"), Ok(4 << 20));
+        assert_eq!(parse_size("0.5KiB"), Ok(512));
+        for bad in ["", "KiB", "1XB", "-1"] {
+            assert!(parse_size(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: BenchArgs,
+    }
+
+    #[test]
+    fn flags_parse_and_conflict() {
+        let cli = Cli::try_parse_from([
+            "bench",
+            "--process",
+            "typical",
+            "--rate",
+            "200",
+            "--duration",
+            "20s",
+            "--payload",
+            "1KiB",
+            "--stream",
+            "--json",
+        ])
+        .unwrap();
+        assert_eq!(cli.args.process, ProcessKind::Typical);
+        assert_eq!(cli.args.rate, 200.0);
+        assert_eq!(cli.args.payload, 1024);
+        assert!(cli.args.stream);
+        assert_eq!(cli.args.p99_target(), Duration::from_secs(2));
+        assert_eq!(cli.args.gateway_url(), "http://127.0.0.1:26500");
+        assert!(Cli::try_parse_from(["bench", "--stream", "--poll"]).is_err());
+        assert!(Cli::try_parse_from(["bench", "--rate", "0"]).is_err());
+        assert!(Cli::try_parse_from(["bench", "--find-max", "--soak", "1h"]).is_err());
+    }
+}

@@ -1,0 +1,272 @@
+//! `--broker-pid`: the broker's memory and CPU, sampled each second from /proc.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+/// One reading of /proc/PID.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Sample {
+    /// Seconds after sampling began.
+    pub at_s: f64,
+    pub rss_bytes: u64,
+    /// CPU used since the previous sample, in % of one core (200% = two cores busy).
+    pub cpu_percent: Option<f64>,
+}
+
+/// `VmRSS:   123456 kB` from /proc/PID/status, in bytes.
+pub fn parse_rss(status: &str) -> Option<u64> {
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let mut parts = line["VmRSS:".len()..].split_whitespace();
+    let value: u64 = parts.next()?.parse().ok()?;
+    let unit = match parts.next() {
+        Some("kB") | None => 1024,
+        Some("mB") => 1 << 20,
+        Some(_) => return None,
+    };
+    Some(value * unit)
+}
+
+/// utime + stime (fields 14 and 15) from /proc/PID/stat, in clock ticks. The command name
+/// (field 2) is in parentheses and may itself hold spaces and parentheses, so the fields are
+/// counted from the last `)`.
+pub fn parse_cpu_ticks(stat: &str) -> Option<u64> {
+    let after = &stat[stat.rfind(')')? + 1..];
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    // `after` starts at field 3 (state), so field n is fields[n - 3].
+    let utime: u64 = fields.get(11)?.parse().ok()?;
+    let stime: u64 = fields.get(12)?.parse().ok()?;
+    Some(utime + stime)
+}
+
+fn read(pid: u32) -> Option<(u64, u64)> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    Some((parse_rss(&status)?, parse_cpu_ticks(&stat)?))
+}
+
+/// Samples a process each second until dropped; the PID can change (a restarted broker).
+#[derive(Debug)]
+pub struct Sampler {
+    pid: Arc<AtomicU32>,
+    samples: Arc<Mutex<Samples>>,
+    began: Instant,
+    task: tokio::task::JoinHandle<()>,
+}
+
+#[derive(Debug, Default)]
+struct Samples {
+    taken: Vec<Sample>,
+    missed: u64,
+}
+
+impl Sampler {
+    /// Whether /proc/PID can be read at all.
+    pub fn check(pid: u32) -> bool {
+        read(pid).is_some()
+    }
+
+    pub fn start(pid: u32, every: Duration) -> Sampler {
+        let pid = Arc::new(AtomicU32::new(pid));
+        let samples = Arc::new(Mutex::new(Samples::default()));
+        let began = Instant::now();
+        let task = tokio::spawn({
+            let pid = pid.clone();
+            let samples = samples.clone();
+            async move {
+                let ticks_per_s = rustix::param::clock_ticks_per_second() as f64;
+                let mut last: Option<(u32, Instant, u64)> = None;
+                let mut tick = tokio::time::interval(every);
+                tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                loop {
+                    tick.tick().await;
+                    let p = pid.load(Ordering::Relaxed);
+                    let now = Instant::now();
+                    let reading = read(p);
+                    let mut s = samples.lock().unwrap_or_else(PoisonError::into_inner);
+                    match reading {
+                        Some((rss, ticks)) => {
+                            let cpu_percent = match last {
+                                Some((lp, lt, lticks)) if lp == p && ticks >= lticks => {
+                                    let wall = now.duration_since(lt).as_secs_f64();
+                                    (wall > 0.0).then(|| {
+                                        (ticks - lticks) as f64 / ticks_per_s / wall * 100.0
+                                    })
+                                }
+                                _ => None,
+                            };
+                            last = Some((p, now, ticks));
+                            s.taken.push(Sample {
+                                at_s: now.duration_since(began).as_secs_f64(),
+                                rss_bytes: rss,
+                                cpu_percent,
+                            });
+                        }
+                        None => {
+                            last = None;
+                            s.missed += 1;
+                        }
+                    }
+                }
+            }
+        });
+        Sampler {
+            pid,
+            samples,
+            began,
+            task,
+        }
+    }
+
+    pub fn set_pid(&self, pid: u32) {
+        self.pid.store(pid, Ordering::Relaxed);
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.pid.load(Ordering::Relaxed)
+    }
+
+    /// Seconds from the start of sampling to `at`, for [`Sampler::report`].
+    pub fn began_s(&self, at: Instant) -> f64 {
+        at.saturating_duration_since(self.began).as_secs_f64()
+    }
+
+    /// The latest reading, if any.
+    pub fn last(&self) -> Option<Sample> {
+        self.samples
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .taken
+            .last()
+            .copied()
+    }
+
+    /// Figures over the samples taken since `from_s` seconds after sampling began.
+    pub fn report(&self, from_s: f64) -> BrokerReport {
+        let s = self.samples.lock().unwrap_or_else(PoisonError::into_inner);
+        let window: Vec<Sample> = s
+            .taken
+            .iter()
+            .filter(|x| x.at_s >= from_s)
+            .copied()
+            .collect();
+        BrokerReport::of(self.pid(), &window, s.missed)
+    }
+}
+
+impl Drop for Sampler {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+const MIB: f64 = 1024.0 * 1024.0;
+
+/// The broker's memory and CPU over a run.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct BrokerReport {
+    pub pid: u32,
+    pub samples: usize,
+    /// Seconds the process could not be read (not running, or restarting).
+    pub missed_samples: u64,
+    pub peak_rss_mib: Option<f64>,
+    pub mean_rss_mib: Option<f64>,
+    pub last_rss_mib: Option<f64>,
+    pub mean_cpu_percent: Option<f64>,
+    /// Mean RSS over the first and the last quarter of the samples (creep check).
+    pub first_quartile_rss_mib: Option<f64>,
+    pub last_quartile_rss_mib: Option<f64>,
+}
+
+fn round1(x: f64) -> f64 {
+    (x * 10.0).round() / 10.0
+}
+
+fn mean(xs: impl Iterator<Item = f64>) -> Option<f64> {
+    let (sum, n) = xs.fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
+    (n > 0).then(|| sum / n as f64)
+}
+
+impl BrokerReport {
+    pub fn of(pid: u32, samples: &[Sample], missed: u64) -> BrokerReport {
+        let rss = |xs: &[Sample]| mean(xs.iter().map(|s| s.rss_bytes as f64 / MIB)).map(round1);
+        let quarter = samples.len() / 4;
+        let (first, last) = if quarter > 0 {
+            (
+                rss(&samples[..quarter]),
+                rss(&samples[samples.len() - quarter..]),
+            )
+        } else {
+            (None, None)
+        };
+        BrokerReport {
+            pid,
+            samples: samples.len(),
+            missed_samples: missed,
+            peak_rss_mib: samples
+                .iter()
+                .map(|s| s.rss_bytes)
+                .max()
+                .map(|b| round1(b as f64 / MIB)),
+            mean_rss_mib: rss(samples),
+            last_rss_mib: samples.last().map(|s| round1(s.rss_bytes as f64 / MIB)),
+            mean_cpu_percent: mean(samples.iter().filter_map(|s| s.cpu_percent)).map(round1),
+            first_quartile_rss_mib: first,
+            last_quartile_rss_mib: last,
+        }
+    }
+
+    /// Growth of the last quarter's mean RSS over the first quarter's, in %.
+    pub fn growth_percent(&self) -> Option<f64> {
+        match (self.first_quartile_rss_mib, self.last_quartile_rss_mib) {
+            (Some(a), Some(b)) if a > 0.0 => Some(round1((b - a) / a * 100.0)),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_proc_files() {
+        let status = "Name:\tjava\nVmPeak:\t 9999 kB\nVmRSS:\t  524288 kB\nRssAnon:\t 1 kB\n";
+        assert_eq!(parse_rss(status), Some(512 << 20));
+        assert_eq!(parse_rss("Name: x\n"), None);
+        // Field 2 with spaces and a parenthesis; utime 1500, stime 250.
+        let stat = "4242 (my (odd) proc) S 1 4242 4242 0 -1 4194560 100 0 0 0 1500 250 0 0 20 0 30 0 100 1000 200";
+        assert_eq!(parse_cpu_ticks(stat), Some(1750));
+        assert_eq!(parse_cpu_ticks("garbage"), None);
+    }
+
+    #[test]
+    fn reads_its_own_process() {
+        let pid = std::process::id();
+        assert!(Sampler::check(pid));
+        let (rss, _) = read(pid).unwrap();
+        assert!(rss > 1 << 20);
+    }
+
+    #[test]
+    fn report_figures_and_quartiles() {
+        let samples: Vec<Sample> = (0..8)
+            .map(|i| Sample {
+                at_s: i as f64,
+                rss_bytes: (100 + i * 10) << 20,
+                cpu_percent: if i == 0 { None } else { Some(50.0) },
+            })
+            .collect();
+        let r = BrokerReport::of(7, &samples, 1);
+        assert_eq!(r.samples, 8);
+        assert_eq!(r.peak_rss_mib, Some(170.0));
+        assert_eq!(r.mean_rss_mib, Some(135.0));
+        assert_eq!(r.mean_cpu_percent, Some(50.0));
+        assert_eq!(r.first_quartile_rss_mib, Some(105.0));
+        assert_eq!(r.last_quartile_rss_mib, Some(165.0));
+        assert_eq!(r.growth_percent(), Some(57.1));
+        let empty = BrokerReport::of(7, &[], 3);
+        assert_eq!(empty.peak_rss_mib, None);
+        assert_eq!(empty.growth_percent(), None);
+    }
+}

@@ -1,0 +1,556 @@
+//! The load itself: the gRPC clients, the deployment, the open-loop starter and the job
+//! workers. Everything here talks to the gateway; every failed request is counted by RPC and
+//! gRPC code and the work goes on.
+//!
+//! Completion is seen by the worker: each model ends with a service task, and the instance is
+//! complete when that task's CompleteJob returns OK (Zeebe completes the task, the end event
+//! and the process in the batch that completes the job). The instance's intended start time
+//! travels in its variables (`benchT`), so no per-instance state is kept here and nothing
+//! grows with the number of instances in flight.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use beeline_gateway::proto;
+use beeline_gateway::proto::gateway_client::GatewayClient;
+use tokio::sync::{Semaphore, watch};
+use tonic::transport::{Channel, Endpoint};
+
+use crate::models::{JOB_TYPE, MESSAGE_NAME, Model};
+use crate::payload::{BenchVars, with_fields};
+use crate::schedule::Schedule;
+use crate::stats::{PhaseStats, Registry, Rpc};
+
+pub type Client = GatewayClient<Channel>;
+
+/// How long a unary request may take before it counts as DEADLINE_EXCEEDED.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long an ActivateJobs request waits for jobs (long polling).
+const LONG_POLL: Duration = Duration::from_secs(10);
+/// How long an activated job stays locked to the worker.
+const JOB_LOCK: Duration = Duration::from_secs(60);
+/// How long the `typical` model's message is buffered if it arrives before the subscription.
+const MESSAGE_TTL: Duration = Duration::from_secs(60);
+/// Retries of a publish or a completion refused with a retriable code; a lost publish or
+/// completion would leave an instance that never completes.
+const RETRIES: u32 = 5;
+
+/// One HTTP/2 connection to the gateway. Lazy: a gateway that is down shows up as
+/// UNAVAILABLE errors on the requests, counted like any other.
+pub fn connect(url: &str) -> Result<Client, String> {
+    let endpoint = Endpoint::from_shared(url.to_string())
+        .map_err(|e| e.to_string())?
+        .connect_timeout(Duration::from_secs(5))
+        .tcp_nodelay(true)
+        .http2_keep_alive_interval(Duration::from_secs(30))
+        .keep_alive_while_idle(true);
+    Ok(GatewayClient::new(endpoint.connect_lazy())
+        // Activated jobs carry the payload; 32 jobs of a large payload exceed tonic's 4 MiB default.
+        .max_decoding_message_size(256 << 20)
+        .max_encoding_message_size(256 << 20))
+}
+
+/// Runs `fut` with a deadline; running out is DEADLINE_EXCEEDED like a server-side timeout.
+pub async fn within<T>(
+    limit: Duration,
+    fut: impl Future<Output = Result<tonic::Response<T>, tonic::Status>>,
+) -> Result<T, tonic::Status> {
+    match tokio::time::timeout(limit, fut).await {
+        Ok(Ok(response)) => Ok(response.into_inner()),
+        Ok(Err(status)) => Err(status),
+        Err(_) => Err(tonic::Status::deadline_exceeded(
+            "no answer in time (client deadline)",
+        )),
+    }
+}
+
+fn retriable(code: tonic::Code) -> bool {
+    matches!(
+        code,
+        tonic::Code::ResourceExhausted | tonic::Code::Unavailable | tonic::Code::DeadlineExceeded
+    )
+}
+
+/// What the gateway says about itself.
+#[derive(Debug, Clone, Default)]
+pub struct Topology {
+    pub partitions: Option<u32>,
+    pub version: Option<String>,
+}
+
+pub async fn topology(client: &mut Client) -> Topology {
+    match within(
+        Duration::from_secs(10),
+        client.topology(proto::TopologyRequest {}),
+    )
+    .await
+    {
+        Ok(t) => {
+            let version = if !t.gateway_version.is_empty() {
+                Some(t.gateway_version)
+            } else {
+                t.brokers
+                    .first()
+                    .map(|b| b.version.clone())
+                    .filter(|v| !v.is_empty())
+            };
+            Topology {
+                partitions: u32::try_from(t.partitions_count).ok().filter(|p| *p > 0),
+                version,
+            }
+        }
+        Err(_) => Topology::default(),
+    }
+}
+
+/// Deploys the model, retrying while the gateway is unreachable or busy (a broker still
+/// starting) for up to `patience`. Returns the process definition key.
+pub async fn deploy(
+    client: &mut Client,
+    model: &Model,
+    patience: Duration,
+) -> Result<i64, tonic::Status> {
+    let give_up = Instant::now() + patience;
+    loop {
+        let request = proto::DeployResourceRequest {
+            resources: vec![proto::Resource {
+                name: model.resource_name.clone(),
+                content: model.xml.clone().into_bytes(),
+            }],
+            tenant_id: String::new(),
+        };
+        match within(REQUEST_TIMEOUT, client.deploy_resource(request)).await {
+            Ok(response) => {
+                let key = response.deployments.iter().find_map(|d| match &d.metadata {
+                    Some(proto::deployment::Metadata::Process(p))
+                        if p.bpmn_process_id == model.bpmn_process_id =>
+                    {
+                        Some(p.process_definition_key)
+                    }
+                    _ => None,
+                });
+                return key.ok_or_else(|| {
+                    tonic::Status::internal("the deployment answer names no process of the model")
+                });
+            }
+            Err(status) if retriable(status.code()) && Instant::now() < give_up => {
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+            Err(status) => return Err(status),
+        }
+    }
+}
+
+/// What the starter and the workers share.
+pub struct Ctx {
+    pub registry: Registry,
+    pub model: Model,
+    pub payload: String,
+    pub process_key: i64,
+    pub starter: Client,
+    /// Bounds the start requests (create, then publish) in flight.
+    pub start_permits: Arc<Semaphore>,
+    pub max_in_flight: usize,
+    seq: AtomicU64,
+}
+
+impl Ctx {
+    pub fn new(
+        registry: Registry,
+        model: Model,
+        payload: String,
+        process_key: i64,
+        starter: Client,
+        max_in_flight: usize,
+    ) -> Ctx {
+        Ctx {
+            registry,
+            model,
+            payload,
+            process_key,
+            starter,
+            start_permits: Arc::new(Semaphore::new(max_in_flight)),
+            max_in_flight,
+            seq: AtomicU64::new(0),
+        }
+    }
+
+    /// Start requests in flight.
+    pub fn starts_in_flight(&self) -> usize {
+        self.max_in_flight - self.start_permits.available_permits()
+    }
+}
+
+/// Starts instances on `schedule`; dropping the future stops the starts.
+pub async fn start_phase(
+    ctx: &Arc<Ctx>,
+    phase: usize,
+    stats: &Arc<PhaseStats>,
+    schedule: Schedule,
+) {
+    let total = schedule.total();
+    for n in 0..total {
+        let due = stats.began + schedule.due(n);
+        tokio::time::sleep_until(due.into()).await;
+        let Ok(permit) = ctx.start_permits.clone().acquire_owned().await else {
+            break;
+        };
+        stats.attempted.fetch_add(1, Ordering::Relaxed);
+        let ctx = ctx.clone();
+        let stats = stats.clone();
+        tokio::spawn(async move {
+            start_one(&ctx, phase, &stats, due).await;
+            drop(permit);
+        });
+    }
+    stats.end_starts(Instant::now());
+}
+
+async fn start_one(ctx: &Ctx, phase: usize, stats: &PhaseStats, due: Instant) {
+    let seq = ctx.seq.fetch_add(1, Ordering::Relaxed);
+    let key = format!("{}-{phase}-{seq}", ctx.registry.run_id);
+    let now = Instant::now();
+    let variables = with_fields(
+        &[
+            ("benchRun", ctx.registry.run_id.to_string()),
+            ("benchPhase", phase.to_string()),
+            ("benchT", ctx.registry.micros(due).to_string()),
+            ("benchJobT", ctx.registry.micros(now).to_string()),
+            ("benchKey", format!("\"{key}\"")),
+            // Spreads the `typical` model's instances over both branches of its gateway.
+            ("amount", (seq * 37 % 200).to_string()),
+        ],
+        &ctx.payload,
+    );
+    let request = proto::CreateProcessInstanceRequest {
+        process_definition_key: ctx.process_key,
+        variables,
+        ..Default::default()
+    };
+    let mut client = ctx.starter.clone();
+    stats.request(Rpc::CreateProcessInstance);
+    match within(REQUEST_TIMEOUT, client.create_process_instance(request)).await {
+        Ok(_) => {
+            stats.started.fetch_add(1, Ordering::Relaxed);
+        }
+        Err(status) => {
+            stats.error(Rpc::CreateProcessInstance, status.code());
+            if status.code() == tonic::Code::ResourceExhausted {
+                stats.refused.fetch_add(1, Ordering::Relaxed);
+            }
+            return;
+        }
+    }
+    if ctx.model.needs_message {
+        publish(stats, &mut client, key).await;
+    }
+}
+
+async fn publish(stats: &PhaseStats, client: &mut Client, key: String) {
+    for attempt in 0..=RETRIES {
+        let request = proto::PublishMessageRequest {
+            name: MESSAGE_NAME.to_string(),
+            correlation_key: key.clone(),
+            time_to_live: MESSAGE_TTL.as_millis() as i64,
+            ..Default::default()
+        };
+        stats.request(Rpc::PublishMessage);
+        match within(REQUEST_TIMEOUT, client.publish_message(request)).await {
+            Ok(_) => return,
+            Err(status) => {
+                stats.error(Rpc::PublishMessage, status.code());
+                if !retriable(status.code()) || attempt == RETRIES {
+                    return;
+                }
+                tokio::time::sleep(backoff(attempt)).await;
+            }
+        }
+    }
+}
+
+fn backoff(attempt: u32) -> Duration {
+    Duration::from_millis(50u64 << attempt.min(5))
+}
+
+/// How workers receive jobs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JobSource {
+    Poll,
+    Stream,
+}
+
+/// Holds one of a worker's job slots; gives it back when the job is done with.
+struct Slot(Arc<Semaphore>);
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.add_permits(1);
+    }
+}
+
+/// Takes up to `capacity` free slots, waiting for at least `min`.
+async fn take_slots(sem: &Arc<Semaphore>, min: u32, capacity: u32) -> Option<u32> {
+    sem.acquire_many(min).await.ok()?.forget();
+    let mut n = min;
+    while n < capacity {
+        match sem.try_acquire() {
+            Ok(p) => {
+                p.forget();
+                n += 1;
+            }
+            Err(_) => break,
+        }
+    }
+    Some(n)
+}
+
+/// One worker: a long-polling loop or a job stream (with a slow sweep), each job completed
+/// with the payload in a task of its own, at most `capacity` at once.
+pub async fn worker(
+    ctx: Arc<Ctx>,
+    client: Client,
+    id: usize,
+    source: JobSource,
+    capacity: u32,
+    stop: watch::Receiver<bool>,
+) {
+    let slots = Arc::new(Semaphore::new(capacity as usize));
+    let name = format!("beeline-bench-{id}");
+    match source {
+        JobSource::Poll => poll_loop(&ctx, client, &name, &slots, capacity, LONG_POLL, stop).await,
+        JobSource::Stream => {
+            // Jobs created while no stream was open (before it opened, or while it reconnected)
+            // are not pushed; a slow non-waiting poll picks them up, as Zeebe's Java client does.
+            let sweep = tokio::spawn({
+                let ctx = ctx.clone();
+                let client = client.clone();
+                let name = name.clone();
+                let slots = slots.clone();
+                let stop = stop.clone();
+                async move {
+                    let mut tick = tokio::time::interval(Duration::from_secs(5));
+                    let mut stop2 = stop.clone();
+                    loop {
+                        tokio::select! {
+                            _ = stop2.wait_for(|s| *s) => return,
+                            _ = tick.tick() => {}
+                        }
+                        let Some(n) = take_slots(&slots, 1, capacity).await else {
+                            return;
+                        };
+                        activate_once(&ctx, &mut client.clone(), &name, &slots, n, None).await;
+                    }
+                }
+            });
+            stream_loop(&ctx, client, &name, &slots, stop).await;
+            sweep.abort();
+        }
+    }
+}
+
+async fn poll_loop(
+    ctx: &Arc<Ctx>,
+    mut client: Client,
+    name: &str,
+    slots: &Arc<Semaphore>,
+    capacity: u32,
+    wait: Duration,
+    mut stop: watch::Receiver<bool>,
+) {
+    let mut failures = 0u32;
+    loop {
+        // Ask again once half the slots are free, as Zeebe's clients do.
+        let min = (capacity / 2).max(1);
+        let n = tokio::select! {
+            _ = stop.wait_for(|s| *s) => return,
+            n = take_slots(slots, min, capacity) => match n { Some(n) => n, None => return },
+        };
+        let ok = tokio::select! {
+            _ = stop.wait_for(|s| *s) => return,
+            ok = activate_once(ctx, &mut client, name, slots, n, Some(wait)) => ok,
+        };
+        if ok {
+            failures = 0;
+        } else {
+            failures += 1;
+            tokio::time::sleep(backoff(failures.min(5))).await;
+        }
+    }
+}
+
+/// One ActivateJobs request for up to `n` jobs, whose `n` slots the caller took. Returns
+/// whether the request succeeded.
+async fn activate_once(
+    ctx: &Arc<Ctx>,
+    client: &mut Client,
+    name: &str,
+    slots: &Arc<Semaphore>,
+    n: u32,
+    wait: Option<Duration>,
+) -> bool {
+    let request = proto::ActivateJobsRequest {
+        r#type: JOB_TYPE.to_string(),
+        worker: name.to_string(),
+        timeout: JOB_LOCK.as_millis() as i64,
+        max_jobs_to_activate: n as i32,
+        request_timeout: wait.map_or(-1, |w| w.as_millis() as i64),
+        ..Default::default()
+    };
+    let stats = ctx.registry.current();
+    if let Some(s) = &stats {
+        s.request(Rpc::ActivateJobs);
+    }
+    let mut unused = n;
+    let deadline = wait.unwrap_or(Duration::ZERO) + REQUEST_TIMEOUT;
+    let result = tokio::time::timeout(deadline, async {
+        let mut responses = client.activate_jobs(request).await?.into_inner();
+        while let Some(batch) = responses.message().await? {
+            let received = Instant::now();
+            for job in batch.jobs {
+                if unused == 0 {
+                    // More jobs than asked for: still complete them, over the bound by one.
+                    slots.forget_permits(1);
+                } else {
+                    unused -= 1;
+                }
+                let slot = Slot(slots.clone());
+                let ctx = ctx.clone();
+                let client = client.clone();
+                tokio::spawn(async move {
+                    handle_job(&ctx, client, job, received).await;
+                    drop(slot);
+                });
+            }
+        }
+        Ok::<(), tonic::Status>(())
+    })
+    .await
+    .unwrap_or_else(|_| Err(tonic::Status::deadline_exceeded("client deadline")));
+    slots.add_permits(unused as usize);
+    match result {
+        Ok(()) => true,
+        Err(status) => {
+            if let Some(s) = &stats {
+                s.error(Rpc::ActivateJobs, status.code());
+            }
+            false
+        }
+    }
+}
+
+async fn stream_loop(
+    ctx: &Arc<Ctx>,
+    mut client: Client,
+    name: &str,
+    slots: &Arc<Semaphore>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let mut failures = 0u32;
+    loop {
+        let request = proto::StreamActivatedJobsRequest {
+            r#type: JOB_TYPE.to_string(),
+            worker: name.to_string(),
+            timeout: JOB_LOCK.as_millis() as i64,
+            ..Default::default()
+        };
+        let stats = ctx.registry.current();
+        if let Some(s) = &stats {
+            s.request(Rpc::StreamActivatedJobs);
+        }
+        let opened = tokio::select! {
+            _ = stop.wait_for(|s| *s) => return,
+            r = within(REQUEST_TIMEOUT, client.stream_activated_jobs(request)) => r,
+        };
+        let result = match opened {
+            Ok(mut jobs) => loop {
+                let next = tokio::select! {
+                    _ = stop.wait_for(|s| *s) => return,
+                    next = jobs.message() => next,
+                };
+                match next {
+                    Ok(Some(job)) => {
+                        failures = 0;
+                        let received = Instant::now();
+                        let Ok(permit) = slots.clone().acquire_owned().await else {
+                            return;
+                        };
+                        permit.forget();
+                        let slot = Slot(slots.clone());
+                        let ctx = ctx.clone();
+                        let client = client.clone();
+                        tokio::spawn(async move {
+                            handle_job(&ctx, client, job, received).await;
+                            drop(slot);
+                        });
+                    }
+                    Ok(None) => break Ok(()),
+                    Err(status) => break Err(status),
+                }
+            },
+            Err(status) => Err(status),
+        };
+        if let Err(status) = result
+            && let Some(s) = ctx.registry.current()
+        {
+            s.error(Rpc::StreamActivatedJobs, status.code());
+        }
+        failures += 1;
+        tokio::time::sleep(backoff(failures.min(5))).await;
+    }
+}
+
+/// Measures and completes one job. Jobs of other runs (left over in the broker) are
+/// completed too, so they drain, but not measured.
+async fn handle_job(ctx: &Ctx, mut client: Client, job: proto::ActivatedJob, received: Instant) {
+    let vars = BenchVars::parse(&job.variables);
+    let phase = if vars.run == Some(ctx.registry.run_id) {
+        vars.phase.and_then(|p| ctx.registry.phase(p))
+    } else {
+        None
+    };
+    let counted = phase.clone().or_else(|| ctx.registry.current());
+    if let (Some(p), Some(t)) = (&phase, vars.job_t_us)
+        && ctx
+            .model
+            .measured_elements
+            .contains(&job.element_id.as_str())
+    {
+        p.activated(received.saturating_duration_since(ctx.registry.instant(t)));
+    }
+    for attempt in 0..=RETRIES {
+        let sent = Instant::now();
+        let request = proto::CompleteJobRequest {
+            job_key: job.key,
+            variables: with_fields(
+                &[("benchJobT", ctx.registry.micros(sent).to_string())],
+                &ctx.payload,
+            ),
+            result: None,
+        };
+        if let Some(s) = &counted {
+            s.request(Rpc::CompleteJob);
+        }
+        match within(REQUEST_TIMEOUT, client.complete_job(request)).await {
+            Ok(_) => {
+                if job.element_id == ctx.model.final_element
+                    && let (Some(p), Some(t)) = (&phase, vars.intended_us)
+                {
+                    let now = Instant::now();
+                    p.completed(now.saturating_duration_since(ctx.registry.instant(t)), now);
+                }
+                return;
+            }
+            Err(status) => {
+                if let Some(s) = &counted {
+                    s.error(Rpc::CompleteJob, status.code());
+                }
+                if !retriable(status.code()) || attempt == RETRIES {
+                    return;
+                }
+                tokio::time::sleep(backoff(attempt)).await;
+            }
+        }
+    }
+}
