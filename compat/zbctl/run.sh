@@ -7,45 +7,18 @@
 #
 # zbctl is installed once into $BEELINE_COMPAT_CACHE (default ~/.cache/beeline-compat).
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")"
 
-cache="${BEELINE_COMPAT_CACHE:-$HOME/.cache/beeline-compat}"
-zbctl="$cache/zbctl/node_modules/zbctl/bin/zbctl-cli.linux"
+source ../lib.sh
+zbctl="$compat_cache/zbctl/node_modules/zbctl/bin/zbctl-cli.linux"
 if [ ! -x "$zbctl" ]; then
-  echo "==> installing zbctl 8.4 (npm zbctl@8.4.1) into $cache/zbctl"
-  npm install --prefix "$cache/zbctl" --no-audit --no-fund zbctl@8.4.1 >/dev/null
+  echo "==> installing zbctl 8.4 (npm zbctl@8.4.1) into $compat_cache/zbctl"
+  npm install --prefix "$compat_cache/zbctl" --no-audit --no-fund zbctl@8.4.1 >/dev/null
 fi
 
-bin="${BEELINE_BIN:-}"
-if [ -z "$bin" ]; then
-  export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/beeline-target}"
-  echo "==> building beeline (release)"
-  cargo build --release -p beeline
-  bin="$CARGO_TARGET_DIR/release/beeline"
-fi
+start_beeline 26599 --partitions 3
 
-grpc_port="${BEELINE_COMPAT_GRPC_PORT:-26599}"
-monitoring_port="${BEELINE_COMPAT_MONITORING_PORT:-9699}"
-rest_port="${BEELINE_COMPAT_REST_PORT:-8099}"
-data="$(mktemp -d)"
-log="$data/beeline.log"
-"$bin" broker --data-dir "$data/data" --partitions 3 --host 127.0.0.1 \
-  --grpc-port "$grpc_port" --monitoring-port "$monitoring_port" --rest-port "$rest_port" \
-  >"$log" 2>&1 &
-pid=$!
-cleanup() {
-  kill "$pid" 2>/dev/null || true
-  rm -rf "$data"
-}
-trap cleanup EXIT
-
-for _ in $(seq 1 120); do
-  if curl -sf "http://127.0.0.1:$monitoring_port/ready" >/dev/null; then break; fi
-  if ! kill -0 "$pid" 2>/dev/null; then echo "beeline exited:"; cat "$log"; exit 1; fi
-  sleep 0.5
-done
-
-zb() { "$zbctl" --insecure --address "127.0.0.1:$grpc_port" --requestTimeout 10s "$@" 2>&1; }
+zb() { "$zbctl" --insecure --address "$BEELINE_ADDRESS" --requestTimeout 10s "$@" 2>&1; }
 failures=0
 # expect <description> <substring> <zbctl args...>: the output must contain the substring.
 expect() {
@@ -72,20 +45,12 @@ expect "publish: duplicate id is ALREADY_EXISTS" "AlreadyExists" publish message
   --correlationKey order-1 --messageId m-1 --ttl 1m
 expect "publish: the duplicate names the id" "with id 'm-1'" publish message paid \
   --correlationKey order-1 --messageId m-1 --ttl 1m
-expect "publish: variables must be an object" "Property 'variables' is invalid" publish \
-  message paid --correlationKey order-1 --variables '[1, 2]'
 expect "publish: without a name" "InvalidArgument" publish message "" --correlationKey k
-echo "info  create instance (UNIMPLEMENTED until the engine creates instances):"
-zb create instance order | sed 's/^/        /' || true
+expect "create: an unknown process is NOT_FOUND" "NotFound" create instance no-such-process
+expect "create: the error names the process id" "process ID 'no-such-process'" create instance \
+  no-such-process
 
-kill -TERM "$pid"
-if wait "$pid"; then
-  echo "ok    SIGTERM stops the node cleanly"
-else
-  echo "FAIL  beeline exited with $? after SIGTERM:"
-  tail -20 "$log"
-  failures=$((failures + 1))
-fi
+if stop_beeline; then echo "ok    SIGTERM stops the node cleanly"; else failures=$((failures + 1)); fi
 
 if [ "$failures" -gt 0 ]; then
   echo "$failures check(s) failed"

@@ -1,0 +1,62 @@
+# Shared by the client compatibility suites (compat/<client>/run.sh): source it, then call
+# `start_beeline`. It starts a real `beeline broker` on its own ports and data dir, waits until
+# it is ready, and stops it when the script exits.
+#
+#   BEELINE_BIN          the binary to test (default: build the release binary)
+#   BEELINE_COMPAT_CACHE where clients are installed once (default ~/.cache/beeline-compat)
+
+compat_cache="${BEELINE_COMPAT_CACHE:-$HOME/.cache/beeline-compat}"
+mkdir -p "$compat_cache"
+
+# start_beeline <grpc-port> [more broker flags...]: sets BEELINE_PID, BEELINE_LOG,
+# BEELINE_ADDRESS (127.0.0.1:<port>) and BEELINE_MONITORING (its monitoring base URL).
+start_beeline() {
+  local grpc_port="$1"
+  shift
+  local bin="${BEELINE_BIN:-}"
+  if [ -z "$bin" ]; then
+    export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/beeline-target}"
+    echo "==> building beeline (release)"
+    cargo build --release --locked -p beeline
+    bin="$CARGO_TARGET_DIR/release/beeline"
+  fi
+  # Monitoring and REST ports derive from the gRPC port, so suites never collide.
+  local monitoring_port=$((grpc_port - 26500 + 9600))
+  local rest_port=$((grpc_port - 26500 + 8000))
+  BEELINE_DATA="$(mktemp -d)"
+  BEELINE_LOG="$BEELINE_DATA/beeline.log"
+  BEELINE_ADDRESS="127.0.0.1:$grpc_port"
+  BEELINE_MONITORING="http://127.0.0.1:$monitoring_port"
+  "$bin" broker --data-dir "$BEELINE_DATA/data" --host 127.0.0.1 --grpc-port "$grpc_port" \
+    --monitoring-port "$monitoring_port" --rest-port "$rest_port" "$@" >"$BEELINE_LOG" 2>&1 &
+  BEELINE_PID=$!
+  trap stop_beeline EXIT
+  for _ in $(seq 1 120); do
+    if curl -sf "$BEELINE_MONITORING/ready" >/dev/null; then return 0; fi
+    if ! kill -0 "$BEELINE_PID" 2>/dev/null; then
+      echo "beeline exited before it was ready:"
+      cat "$BEELINE_LOG"
+      return 1
+    fi
+    sleep 0.5
+  done
+  echo "beeline was not ready after 60 s:"
+  tail -50 "$BEELINE_LOG"
+  return 1
+}
+
+# stop_beeline: SIGTERM, and the exit status must be 0 (a clean shutdown).
+stop_beeline() {
+  local status=0
+  if [ -n "${BEELINE_PID:-}" ] && kill -0 "$BEELINE_PID" 2>/dev/null; then
+    kill -TERM "$BEELINE_PID"
+    wait "$BEELINE_PID" || status=$?
+    if [ "$status" -ne 0 ]; then
+      echo "FAIL  beeline exited with $status after SIGTERM; its log ends:"
+      tail -30 "$BEELINE_LOG"
+    fi
+  fi
+  BEELINE_PID=
+  rm -rf "${BEELINE_DATA:-/nonexistent}"
+  return "$status"
+}
