@@ -33,8 +33,11 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Runs a node: its partitions, and the monitoring endpoints.
+    /// Runs a node: its partitions, the gRPC gateway and the monitoring endpoints.
     Broker(config::BrokerConfig),
+    /// Loads a Zeebe gateway (this node's or a real Zeebe's) and reports throughput, latency,
+    /// backpressure and the broker's memory.
+    Bench(beeline_bench::BenchArgs),
 }
 
 fn main() -> ExitCode {
@@ -49,6 +52,7 @@ fn main() -> ExitCode {
         .init();
     match cli.command {
         Command::Broker(config) => run_broker(config),
+        Command::Bench(args) => run_bench(args),
     }
 }
 
@@ -70,6 +74,20 @@ fn run_broker(config: config::BrokerConfig) -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run_bench(args: beeline_bench::BenchArgs) -> ExitCode {
+    match tokio::runtime::Builder::new_multi_thread()
+        .thread_name("beeline-bench")
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime.block_on(beeline_bench::main(args)),
+        Err(e) => {
+            eprintln!("error: cannot start the runtime: {e}");
             ExitCode::FAILURE
         }
     }
