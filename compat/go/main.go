@@ -44,6 +44,7 @@ var taskProcesses = map[string]string{
 	"go-timeout":  "go-timeout-work",
 	"go-vars":     "go-vars-work",
 	"go-cancel":   "go-cancel-work",
+	"go-batch":    "go-batch-work",
 }
 
 var (
@@ -77,18 +78,23 @@ func main() {
 	check("deploy: an invalid BPMN is INVALID_ARGUMENT", checkDeployInvalid)
 	check("create instance: latest version, by version, by definition key", checkCreateInstance)
 	check("create instance with result: returns the variables (and only those fetched)", checkCreateWithResult)
+	check("create instance: start before an element (start instruction)", checkStartInstruction)
+	check("variables: numbers, text, null and nesting survive a round trip unchanged", checkVariableRoundTrip)
 	check("create instance: an unknown process is NOT_FOUND", checkCreateUnknown)
 	check("create instance: variables that are not an object are INVALID_ARGUMENT", checkCreateInvalidVariables)
+	check("activate jobs: one call collects the jobs of both partitions", checkActivateAcrossPartitions)
 	check("job worker (polling): activates, completes with variables, instance result has them", checkPollingWorker)
 	check("job worker (StreamEnabled, polling off): the stream delivers the job", checkStreamingWorker)
 	check("stream jobs command: a job created while streaming arrives on the stream", checkStreamJobsCommand)
 	check("fail job: retries left and a retry back-off delays the next activation", checkFailWithBackoff)
 	check("fail job to 0 retries: incident; update retries + resolve: activatable again", checkIncident)
+	check("job commands: invalid retries and variables are INVALID_ARGUMENT", checkJobInvalidArguments)
 	check("throw error: caught by the error boundary event, variables passed on", checkThrowError)
 	check("update job timeout: a shortened timeout makes the job activatable again", checkUpdateTimeout)
 	check("set variables: local and global, seen by the job and the instance result", checkSetVariables)
 	check("cancel instance: cancelled, its job gone; cancel again is NOT_FOUND", checkCancel)
-	check("publish message: correlated to the waiting catch event, variables passed on", checkMessage)
+	check("publish message: correlated to waiting catch events on both partitions", checkMessage)
+	check("publish message: a buffered message (with a TTL) correlates to a later instance", checkBufferedMessage)
 	check("broadcast signal: triggers a waiting intermediate signal catch event", checkSignalCatch)
 	check("broadcast signal: starts an instance at a signal start event", checkSignalStart)
 	check("evaluate decision: by id and by key, the output and evaluated decisions", checkEvaluateDecision)
@@ -491,6 +497,110 @@ func checkCreateWithResult(ctx context.Context) error {
 	return nil
 }
 
+func checkStartInstruction(ctx context.Context) error {
+	// go-error, started right before the task on its error path.
+	created, err := client.NewCreateInstanceCommand().BPMNProcessId("go-error").LatestVersion().
+		StartBeforeElement("handle").Send(ctx)
+	if err != nil {
+		return err
+	}
+	job, err := activateOne(ctx, "go-after-error", time.Minute)
+	if err != nil {
+		return err
+	}
+	if job.ProcessInstanceKey != created.ProcessInstanceKey || job.ElementId != "handle" {
+		return fmt.Errorf("job of instance %d at %q, expected %d at handle", job.ProcessInstanceKey, job.ElementId,
+			created.ProcessInstanceKey)
+	}
+	if err := expectNoJob(ctx, "go-risky", "the instance started after the risky task"); err != nil {
+		return err
+	}
+	return complete(ctx, job.Key, nil)
+}
+
+func checkVariableRoundTrip(ctx context.Context) error {
+	const document = `{"big": 9007199254740993, "negative": -42, "fraction": 3.25, "tiny": 1.5e-7,
+		"text": "za\u00df \"quoted\" \\ \n 😀", "nothing": null, "yes": true,
+		"list": [1, "two", [3], {"four": 4}], "nested": {"a": {"b": {"c": []}}}, "empty": {}}`
+	step, err := client.NewCreateInstanceCommand().BPMNProcessId("go-noop").LatestVersion().VariablesFromString(document)
+	if err != nil {
+		return err
+	}
+	result, err := step.WithResult().Send(ctx)
+	if err != nil {
+		return err
+	}
+	decode := func(text string) (interface{}, error) {
+		decoder := json.NewDecoder(strings.NewReader(text))
+		decoder.UseNumber()
+		var value interface{}
+		err := decoder.Decode(&value)
+		return value, err
+	}
+	want, err := decode(document)
+	if err != nil {
+		return err
+	}
+	got, err := decode(result.Variables)
+	if err != nil {
+		return fmt.Errorf("result variables %q: %w", result.Variables, err)
+	}
+	wantMap, gotMap := want.(map[string]interface{}), got.(map[string]interface{})
+	for name, wantValue := range wantMap {
+		if !sameJSON(wantValue, gotMap[name]) {
+			return fmt.Errorf("variable %q went in as %v and came back as %v (all: %s)", name, wantValue, gotMap[name],
+				result.Variables)
+		}
+	}
+	if len(gotMap) != len(wantMap) {
+		return fmt.Errorf("%d variables came back, %d went in: %s", len(gotMap), len(wantMap), result.Variables)
+	}
+	return nil
+}
+
+// sameJSON compares decoded JSON values; numbers by value (an integer exactly, 3.25 and
+// 3.250 alike).
+func sameJSON(a, b interface{}) bool {
+	switch a := a.(type) {
+	case json.Number:
+		bn, ok := b.(json.Number)
+		if !ok {
+			return false
+		}
+		if ai, err := a.Int64(); err == nil {
+			bi, err := bn.Int64()
+			return err == nil && ai == bi
+		}
+		af, _ := a.Float64()
+		bf, err := bn.Float64()
+		return err == nil && af == bf
+	case map[string]interface{}:
+		bm, ok := b.(map[string]interface{})
+		if !ok || len(a) != len(bm) {
+			return false
+		}
+		for k, v := range a {
+			if !sameJSON(v, bm[k]) {
+				return false
+			}
+		}
+		return true
+	case []interface{}:
+		bl, ok := b.([]interface{})
+		if !ok || len(a) != len(bl) {
+			return false
+		}
+		for i := range a {
+			if !sameJSON(a[i], bl[i]) {
+				return false
+			}
+		}
+		return true
+	default:
+		return reflect.DeepEqual(a, b)
+	}
+}
+
 func checkCreateUnknown(ctx context.Context) error {
 	_, err := client.NewCreateInstanceCommand().BPMNProcessId("go-no-such-process").LatestVersion().Send(ctx)
 	return expectCode(err, codes.NotFound, "go-no-such-process")
@@ -600,6 +710,16 @@ func (r *jobRecorder) handle(jobClient worker.JobClient, job entities.Job) {
 }
 
 func (r *jobRecorder) check(results map[int]map[string]interface{}, n int) error {
+	// An instance's result can arrive before its handler has noted that the completion went
+	// through: give the handlers a moment.
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		r.mu.Lock()
+		done := r.handled >= n
+		r.mu.Unlock()
+		if done {
+			break
+		}
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if len(r.errs) > 0 {
@@ -617,12 +737,60 @@ func (r *jobRecorder) check(results map[int]map[string]interface{}, n int) error
 	return nil
 }
 
+func checkActivateAcrossPartitions(ctx context.Context) error {
+	created := map[int64]bool{}
+	partitions := map[int32]int{}
+	for i := 0; i < 4; i++ {
+		instance, err := createInstance(ctx, "go-batch", map[string]interface{}{"i": i, "other": "x"})
+		if err != nil {
+			return err
+		}
+		created[instance.ProcessInstanceKey] = true
+		partitions[partitionOf(instance.ProcessInstanceKey)]++
+	}
+	if partitions[1] != 2 || partitions[2] != 2 {
+		return fmt.Errorf("instances per partition %v, expected 2 and 2 (round-robin)", partitions)
+	}
+	// The jobs are created just after the instances: wait for them all to exist.
+	time.Sleep(time.Second)
+	callCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	jobs, err := client.NewActivateJobsCommand().JobType("go-batch-work").MaxJobsToActivate(10).
+		Timeout(time.Minute).WorkerName("go-compat-batch").FetchVariables("i").Send(callCtx)
+	if err != nil {
+		return err
+	}
+	if len(jobs) != 4 {
+		return fmt.Errorf("one activation with maxJobsToActivate 10 returned %d jobs, expected all 4", len(jobs))
+	}
+	for _, job := range jobs {
+		if !created[job.ProcessInstanceKey] {
+			return fmt.Errorf("job %d of an unknown instance %d", job.Key, job.ProcessInstanceKey)
+		}
+		delete(created, job.ProcessInstanceKey)
+		if partitionOf(job.Key) != partitionOf(job.ProcessInstanceKey) {
+			return fmt.Errorf("job %d is not on its instance's partition", job.Key)
+		}
+		vars, err := jobVariables(job)
+		if err != nil {
+			return err
+		}
+		if _, ok := vars["i"]; !ok || len(vars) != 1 {
+			return fmt.Errorf("fetchVariables [i]: job variables %v", vars)
+		}
+		if err := complete(ctx, job.Key, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func checkPollingWorker(ctx context.Context) error {
 	recorder := &jobRecorder{name: "poller"}
 	jobWorker := client.NewJobWorker().JobType("go-poll-work").Handler(recorder.handle).
 		Name("go-compat-poller").Timeout(time.Minute).MaxJobsActive(4).PollInterval(50 * time.Millisecond).
 		RequestTimeout(time.Second).Open()
-	const n = 6
+	const n = 20
 	results, err := createWithResults(ctx, "go-poll", n).wait()
 	jobWorker.Close()
 	jobWorker.AwaitClose()
@@ -707,7 +875,12 @@ func checkFailWithBackoff(ctx context.Context) error {
 		return fmt.Errorf("job of instance %d, expected %d", job.ProcessInstanceKey, created.ProcessInstanceKey)
 	}
 	// Without a back-off the job is activatable again at once.
-	if _, err := client.NewFailJobCommand().JobKey(job.Key).Retries(2).ErrorMessage("try again").Send(ctx); err != nil {
+	failWithVars, err := client.NewFailJobCommand().JobKey(job.Key).Retries(2).ErrorMessage("try again").
+		VariablesFromMap(map[string]interface{}{"attempt": 1})
+	if err != nil {
+		return err
+	}
+	if _, err := failWithVars.Send(ctx); err != nil {
 		return fmt.Errorf("fail without back-off: %w", err)
 	}
 	again, err := activateOne(ctx, "go-retry-work", time.Minute)
@@ -716,6 +889,13 @@ func checkFailWithBackoff(ctx context.Context) error {
 	}
 	if again.Key != job.Key || again.Retries != 2 {
 		return fmt.Errorf("after a failure without back-off: job %d retries %d, expected %d and 2", again.Key, again.Retries, job.Key)
+	}
+	vars, err := jobVariables(again)
+	if err != nil {
+		return err
+	}
+	if err := expectVariables("the variables the job failed with", vars, map[string]interface{}{"attempt": 1}); err != nil {
+		return err
 	}
 	// With a back-off of 2 s it is not, until the back-off is over.
 	failed := time.Now()
@@ -786,6 +966,42 @@ func checkIncident(ctx context.Context) error {
 		return fmt.Errorf("resolving incident %d again: %v", resolved, expectCode(err, codes.NotFound))
 	}
 	return complete(ctx, again.Key, nil)
+}
+
+func checkJobInvalidArguments(ctx context.Context) error {
+	if _, err := createInstance(ctx, "go-incident", nil); err != nil {
+		return err
+	}
+	job, err := activateOne(ctx, "go-incident-work", time.Minute)
+	if err != nil {
+		return err
+	}
+	_, err = client.NewUpdateJobRetriesCommand().JobKey(job.Key).Retries(0).Send(ctx)
+	if err := expectCode(err, codes.InvalidArgument, "retries"); err != nil {
+		return fmt.Errorf("update retries to 0: %w", err)
+	}
+	_, err = client.NewUpdateJobRetriesCommand().JobKey(job.Key).Retries(-3).Send(ctx)
+	if err := expectCode(err, codes.InvalidArgument, "retries"); err != nil {
+		return fmt.Errorf("update retries to -3: %w", err)
+	}
+	completion, err := client.NewCompleteJobCommand().JobKey(job.Key).VariablesFromObject([]int{1})
+	if err != nil {
+		return err
+	}
+	_, err = completion.Send(ctx)
+	if err := expectCode(err, codes.InvalidArgument, "variables"); err != nil {
+		return fmt.Errorf("complete with an array as variables: %w", err)
+	}
+	thrown, err := client.NewThrowErrorCommand().JobKey(job.Key).ErrorCode("GO-E42").VariablesFromObject("text")
+	if err != nil {
+		return err
+	}
+	_, err = thrown.Send(ctx)
+	if err := expectCode(err, codes.InvalidArgument, "variables"); err != nil {
+		return fmt.Errorf("throw an error with a string as variables: %w", err)
+	}
+	// Still active after all that: complete it properly.
+	return complete(ctx, job.Key, map[string]interface{}{"fine": true})
 }
 
 func checkThrowError(ctx context.Context) error {
@@ -959,35 +1175,110 @@ func checkCancel(ctx context.Context) error {
 	return nil
 }
 
+// subscriptionPartition is the partition Zeebe routes a correlation key to: Java's
+// String.hashCode recurrence over the UTF-8 bytes read as signed bytes, then |hash % n| + 1.
+func subscriptionPartition(correlationKey string, partitions int32) int32 {
+	var hash int32
+	for _, b := range []byte(correlationKey) {
+		hash = 31*hash + int32(int8(b))
+	}
+	remainder := hash % partitions
+	if remainder < 0 {
+		remainder = -remainder
+	}
+	return remainder + 1
+}
+
+func partitionOf(key int64) int32 { return int32(key >> 51) }
+
 func checkMessage(ctx context.Context) error {
-	orderID := "order-" + runID
+	// Two instances waiting for messages whose correlation keys both hash to partition 2: new
+	// instances go round-robin, so one of them waits on partition 1 and its message crosses over.
+	var orderIDs []string
+	for i := 0; len(orderIDs) < 2; i++ {
+		if id := fmt.Sprintf("order-%s-%d", runID, i); subscriptionPartition(id, 2) == 2 {
+			orderIDs = append(orderIDs, id)
+		}
+	}
+	instances := map[int64]string{}
+	crossed := false
+	for _, orderID := range orderIDs {
+		created, err := createInstance(ctx, "go-message", map[string]interface{}{"orderId": orderID})
+		if err != nil {
+			return err
+		}
+		instances[created.ProcessInstanceKey] = orderID
+		if partitionOf(created.ProcessInstanceKey) != 2 {
+			crossed = true
+		}
+	}
+	if !crossed {
+		return fmt.Errorf("both instances were created on partition 2 (keys %v); expected round-robin", instances)
+	}
+	for _, orderID := range orderIDs {
+		publish := func() (*pb.PublishMessageResponse, error) {
+			command, err := client.NewPublishMessageCommand().MessageName("go-paid").CorrelationKey(orderID).
+				MessageId("payment-" + orderID).TimeToLive(time.Minute).
+				VariablesFromMap(map[string]interface{}{"amount": 42.5, "paidFor": orderID})
+			if err != nil {
+				return nil, err
+			}
+			return command.Send(ctx)
+		}
+		published, err := publish()
+		if err != nil {
+			return fmt.Errorf("publish: %w", err)
+		}
+		if published.Key <= 0 || partitionOf(published.Key) != 2 || published.TenantId != "<default>" {
+			return fmt.Errorf("publish response %+v (expected a key of partition 2)", published)
+		}
+		_, err = publish()
+		if err := expectCode(err, codes.AlreadyExists, "payment-"+orderID); err != nil {
+			return fmt.Errorf("the same message id again: %w", err)
+		}
+	}
+	for range orderIDs {
+		job, err := activateOne(ctx, "go-after-message", time.Minute)
+		if err != nil {
+			return fmt.Errorf("after the message: %w", err)
+		}
+		orderID, ok := instances[job.ProcessInstanceKey]
+		if !ok {
+			return fmt.Errorf("job of instance %d, expected one of %v", job.ProcessInstanceKey, instances)
+		}
+		delete(instances, job.ProcessInstanceKey)
+		vars, err := jobVariables(job)
+		if err != nil {
+			return err
+		}
+		if err := expectVariables("after the message", vars, map[string]interface{}{
+			"amount": 42.5, "orderId": orderID, "paidFor": orderID}); err != nil {
+			return err
+		}
+		if err := complete(ctx, job.Key, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkBufferedMessage(ctx context.Context) error {
+	orderID := "early-" + runID
+	command, err := client.NewPublishMessageCommand().MessageName("go-paid").CorrelationKey(orderID).
+		TimeToLive(time.Minute).VariablesFromMap(map[string]interface{}{"early": true})
+	if err != nil {
+		return err
+	}
+	if _, err := command.Send(ctx); err != nil {
+		return fmt.Errorf("publish: %w", err)
+	}
 	created, err := createInstance(ctx, "go-message", map[string]interface{}{"orderId": orderID})
 	if err != nil {
 		return err
 	}
-	publish := func() (*pb.PublishMessageResponse, error) {
-		command, err := client.NewPublishMessageCommand().MessageName("go-paid").CorrelationKey(orderID).
-			MessageId("payment-" + runID).TimeToLive(time.Minute).
-			VariablesFromMap(map[string]interface{}{"amount": 42.5})
-		if err != nil {
-			return nil, err
-		}
-		return command.Send(ctx)
-	}
-	published, err := publish()
-	if err != nil {
-		return fmt.Errorf("publish: %w", err)
-	}
-	if published.Key <= 0 || published.TenantId != "<default>" {
-		return fmt.Errorf("publish response %+v", published)
-	}
-	_, err = publish()
-	if err := expectCode(err, codes.AlreadyExists, "payment-"+runID); err != nil {
-		return fmt.Errorf("the same message id again: %w", err)
-	}
 	job, err := activateOne(ctx, "go-after-message", time.Minute)
 	if err != nil {
-		return fmt.Errorf("after the message: %w", err)
+		return fmt.Errorf("the instance created after the message: %w", err)
 	}
 	if job.ProcessInstanceKey != created.ProcessInstanceKey {
 		return fmt.Errorf("job of instance %d, expected %d", job.ProcessInstanceKey, created.ProcessInstanceKey)
@@ -996,7 +1287,7 @@ func checkMessage(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := expectVariables("after the message", vars, map[string]interface{}{"amount": 42.5, "orderId": orderID}); err != nil {
+	if err := expectVariables("after the buffered message", vars, map[string]interface{}{"early": true}); err != nil {
 		return err
 	}
 	return complete(ctx, job.Key, nil)
