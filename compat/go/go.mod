@@ -1,6 +1,6 @@
 module beeline/compat/go
 
-go 1.26
+go 1.21
 
 require (
 	github.com/camunda/zeebe/clients/go/v8 v8.5.25
