@@ -45,6 +45,7 @@ var taskProcesses = map[string]string{
 	"go-vars":     "go-vars-work",
 	"go-cancel":   "go-cancel-work",
 	"go-batch":    "go-batch-work",
+	"go-wake":     "go-wake-work",
 }
 
 var (
@@ -83,6 +84,7 @@ func main() {
 	check("create instance: an unknown process is NOT_FOUND", checkCreateUnknown)
 	check("create instance: variables that are not an object are INVALID_ARGUMENT", checkCreateInvalidVariables)
 	check("activate jobs: one call collects the jobs of both partitions", checkActivateAcrossPartitions)
+	check("activate jobs: a waiting long poll answers as soon as a job appears", checkLongPollWakes)
 	check("job worker (polling): activates, completes with variables, instance result has them", checkPollingWorker)
 	check("job worker (StreamEnabled, polling off): the stream delivers the job", checkStreamingWorker)
 	check("stream jobs command: a job created while streaming arrives on the stream", checkStreamJobsCommand)
@@ -99,6 +101,7 @@ func main() {
 	check("broadcast signal: starts an instance at a signal start event", checkSignalStart)
 	check("evaluate decision: by id and by key, the output and evaluated decisions", checkEvaluateDecision)
 	check("evaluate decision: an unknown decision is NOT_FOUND", checkEvaluateUnknown)
+	check("publish, broadcast, evaluate: variables that are not an object are INVALID_ARGUMENT", checkOtherInvalidVariables)
 	check("business rule task: the called decision's result in the instance result", checkBusinessRuleTask)
 	check("unknown keys: complete, fail, retries, timeout, set variables, resolve are NOT_FOUND", checkUnknownKeys)
 
@@ -684,9 +687,10 @@ func (r *jobRecorder) handle(jobClient worker.JobClient, job entities.Job) {
 		if headers["suite"] != "go" || headers["model"] != job.BpmnProcessId {
 			return fmt.Errorf("job %d: custom headers %v", job.Key, headers)
 		}
-		if job.ElementId != "work" || job.Retries != 3 || job.ProcessInstanceKey <= 0 || job.Deadline <= 0 {
-			return fmt.Errorf("job %d: element %q retries %d instance %d deadline %d", job.Key,
-				job.ElementId, job.Retries, job.ProcessInstanceKey, job.Deadline)
+		if job.ElementId != "work" || job.Retries != 3 || job.ProcessInstanceKey <= 0 || job.Deadline <= 0 ||
+			job.ProcessDefinitionKey != deployed[job.BpmnProcessId] || job.ProcessDefinitionVersion != 1 ||
+			job.TenantId != "<default>" || job.ElementInstanceKey <= 0 {
+			return fmt.Errorf("job %d: %+v", job.Key, job.ActivatedJob)
 		}
 		n, _ := vars["n"].(float64)
 		command, err := jobClient.NewCompleteJobCommand().JobKey(job.Key).
@@ -779,6 +783,44 @@ func checkActivateAcrossPartitions(ctx context.Context) error {
 			return fmt.Errorf("fetchVariables [i]: job variables %v", vars)
 		}
 		if err := complete(ctx, job.Key, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkLongPollWakes(ctx context.Context) error {
+	// Twice, so that (round-robin) a job appears on each partition while a poll waits.
+	for round := 1; round <= 2; round++ {
+		type answer struct {
+			jobs []entities.Job
+			err  error
+			at   time.Time
+		}
+		answered := make(chan answer, 1)
+		go func() {
+			jobs, err := activate(ctx, "go-wake-work", 1, 8*time.Second, time.Minute)
+			answered <- answer{jobs, err, time.Now()}
+		}()
+		time.Sleep(500 * time.Millisecond)
+		created, err := createInstance(ctx, "go-wake", nil)
+		if err != nil {
+			return err
+		}
+		createdAt := time.Now()
+		got := <-answered
+		if got.err != nil {
+			return got.err
+		}
+		if len(got.jobs) != 1 || got.jobs[0].ProcessInstanceKey != created.ProcessInstanceKey {
+			return fmt.Errorf("round %d: the long poll answered %d jobs, expected the job of instance %d", round,
+				len(got.jobs), created.ProcessInstanceKey)
+		}
+		if delay := got.at.Sub(createdAt); delay > 2*time.Second {
+			return fmt.Errorf("round %d: the long poll answered %v after the job's instance was created (partition %d)",
+				round, delay, partitionOf(created.ProcessInstanceKey))
+		}
+		if err := complete(ctx, got.jobs[0].Key, nil); err != nil {
 			return err
 		}
 	}
@@ -1409,6 +1451,35 @@ func checkEvaluateUnknown(ctx context.Context) error {
 	return expectCode(err, codes.NotFound, "go-no-such-decision")
 }
 
+func checkOtherInvalidVariables(ctx context.Context) error {
+	publish, err := client.NewPublishMessageCommand().MessageName("go-paid").CorrelationKey("nobody").
+		VariablesFromObject([]int{1})
+	if err != nil {
+		return err
+	}
+	_, err = publish.Send(ctx)
+	if err := expectCode(err, codes.InvalidArgument, "variables"); err != nil {
+		return fmt.Errorf("publish: %w", err)
+	}
+	signal, err := client.NewBroadcastSignalCommand().SignalName("go-nobody").VariablesFromObject(7)
+	if err != nil {
+		return err
+	}
+	_, err = signal.Send(ctx)
+	if err := expectCode(err, codes.InvalidArgument, "variables"); err != nil {
+		return fmt.Errorf("broadcast: %w", err)
+	}
+	decision, err := client.NewEvaluateDecisionCommand().DecisionId("go-dish").VariablesFromObject([]string{"Summer"})
+	if err != nil {
+		return err
+	}
+	_, err = decision.Send(ctx)
+	if err := expectCode(err, codes.InvalidArgument, "variables"); err != nil {
+		return fmt.Errorf("evaluate decision: %w", err)
+	}
+	return nil
+}
+
 func checkBusinessRuleTask(ctx context.Context) error {
 	step, err := client.NewCreateInstanceCommand().BPMNProcessId("go-decide").LatestVersion().
 		VariablesFromMap(map[string]interface{}{"season": "Winter"})
@@ -1427,8 +1498,9 @@ func checkBusinessRuleTask(ctx context.Context) error {
 }
 
 func checkUnknownKeys(ctx context.Context) error {
-	// Keys of partition 1 and 2 that were never handed out.
-	unknown := []int64{1<<51 + 999_999, 2<<51 + 999_999}
+	// Keys of partition 1 and 2 that were never handed out, and one of a partition this cluster
+	// does not have.
+	unknown := []int64{1<<51 + 999_999, 2<<51 + 999_999, 3<<51 + 1}
 	for _, key := range unknown {
 		calls := map[string]error{}
 		_, calls["complete job"] = client.NewCompleteJobCommand().JobKey(key).Send(ctx)
