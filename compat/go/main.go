@@ -180,17 +180,21 @@ func createInstance(ctx context.Context, processID string, variables map[string]
 }
 
 // activate activates up to max jobs of a type. wait > 0 long-polls that long; wait 0 asks once
-// without waiting (requestTimeout -1).
+// without waiting.
 func activate(ctx context.Context, jobType string, max int32, wait time.Duration, jobTimeout time.Duration) ([]entities.Job, error) {
-	callCtx := ctx
+	var callCtx context.Context
+	var cancel context.CancelFunc
 	if wait > 0 {
 		// The client derives the long-poll requestTimeout from the deadline (minus 10%).
-		var cancel context.CancelFunc
-		callCtx, cancel = context.WithTimeout(context.Background(), wait)
-		defer cancel()
+		callCtx, cancel = context.WithTimeout(ctx, wait)
 	} else {
-		callCtx = context.Background()
+		// Without a deadline the client sends requestTimeout -1: answer at once. A timer still
+		// ends the call should the gateway never answer.
+		callCtx, cancel = context.WithCancel(context.Background())
+		stop := time.AfterFunc(10*time.Second, cancel)
+		defer stop.Stop()
 	}
+	defer cancel()
 	jobs, err := client.NewActivateJobsCommand().JobType(jobType).MaxJobsToActivate(max).
 		Timeout(jobTimeout).WorkerName("go-compat").Send(callCtx)
 	if err != nil {
