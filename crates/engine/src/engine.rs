@@ -336,6 +336,10 @@ impl Engine {
                 .value_as::<JobRecord>()
                 .map(|j| j.recurring_time)
                 .filter(|t| *t > 0),
+            // Catch, boundary, event sub-process and start timers, and each next cycle.
+            Intent::Timer(TimerIntent::Created) => {
+                event.value_as::<TimerRecord>().map(|t| t.due_date)
+            }
             _ => None,
         }
     }

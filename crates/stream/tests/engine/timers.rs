@@ -406,3 +406,28 @@ fn a_cron_cycle_fires_at_each_match() {
         [first, first + 60_000]
     );
 }
+
+/// The processing loop's own wake-up, not the test kit's explicit scheduler run: a new timer
+/// must shorten the loop's sleep. (Before the fix, a timer created while nothing else was
+/// scheduled was never triggered by a running node.)
+#[test]
+fn a_new_timer_wakes_the_running_partition_without_an_explicit_scheduler_run() {
+    let harness = Harness::new(1);
+    harness.deploy_process(
+        &ProcessBuilder::new("p")
+            .start_event("s")
+            .catch_event("wait", &timer("timeDuration", "PT0.2S"))
+            .end_event("e"),
+    );
+    harness.create_instance("p", "{}");
+    // Only the clock moves; the partition must notice on its own, after ~200 ms of real time.
+    harness.clock().advance(200);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while timers(&harness, TimerIntent::Triggered).is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the due timer was not triggered by the running partition within 10 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}

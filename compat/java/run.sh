@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Zeebe's official Java client (io.camunda:zeebe-client-java 8.8, gRPC only) against a real
+# `beeline broker` with 2 partitions: topology, deployments (BPMN and DMN), instances with and
+# without results, polling and streaming job workers, job failure, back-off, incidents, errors,
+# timeouts, variables, cancellation, messages, signals, decisions and the errors a user sees.
+# The checks live in src/main/java/beeline/compat/JavaClientCompat.java.
+#
+#   compat/java/run.sh                      # builds the release binary first
+#   BEELINE_BIN=path/to/beeline compat/java/run.sh
+#
+# Maven resolves the client once into $BEELINE_COMPAT_CACHE/m2 (default
+# ~/.cache/beeline-compat/m2); later runs work offline. JAVA_HOME picks another JDK (17+).
+set -euo pipefail
+cd "$(dirname "$0")"
+
+source ../lib.sh
+m2="$compat_cache/m2"
+mvn_args=(-B -q -Dmaven.repo.local="$m2" -Dmdep.outputFile=target/classpath.txt)
+
+# Build the checks and write their classpath. Offline first (fast, no network once the cache is
+# warm); online when something is missing from the cache.
+echo "==> building the Java client checks (Maven, repository $m2)"
+mkdir -p target
+if ! mvn -o "${mvn_args[@]}" compile dependency:build-classpath >target/offline.log 2>&1; then
+  rm -f target/offline.log
+  mvn "${mvn_args[@]}" compile dependency:build-classpath
+fi
+rm -f target/offline.log
+classpath="target/classes:$(cat target/classpath.txt)"
+
+partitions=2
+start_beeline 26601 --partitions "$partitions"
+
+failures=0
+java=java
+if [ -n "${JAVA_HOME:-}" ]; then java="$JAVA_HOME/bin/java"; fi
+"$java" -cp "$classpath" beeline.compat.JavaClientCompat "$BEELINE_ADDRESS" "$partitions" \
+  || failures=$((failures + 1))
+
+if stop_beeline; then echo "ok    SIGTERM stops the node cleanly"; else failures=$((failures + 1)); fi
+
+if [ "$failures" -gt 0 ]; then
+  echo "the Java client suite failed (broker log: kept above when shutdown failed)"
+  exit 1
+fi
+echo "all Java client checks passed"
