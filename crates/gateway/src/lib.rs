@@ -33,6 +33,7 @@ use std::future::Future;
 use std::sync::Arc;
 
 use tokio::sync::{broadcast, watch};
+use tonic::codec::CompressionEncoding;
 use tonic::transport::server::TcpIncoming;
 
 pub use cluster::{Cluster, NodeInfo, PartitionSlot};
@@ -115,7 +116,10 @@ impl Gateway {
     ) -> Result<(), tonic::transport::Error> {
         let config = &self.d.config;
         let max = config.max_message_size;
+        // Requests may come gzip-compressed, as grpc-java's server (Zeebe's gateway) accepts
+        // them; answers go uncompressed, as grpc-java sends them unless told otherwise.
         let service = GatewayServer::new(GatewayService { d: self.d.clone() })
+            .accept_compressed(CompressionEncoding::Gzip)
             .max_decoding_message_size(max)
             .max_encoding_message_size(max);
         let forwarders = self.forward_job_notifications();

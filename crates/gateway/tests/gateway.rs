@@ -1152,6 +1152,27 @@ async fn a_created_instance_answers_with_its_result_when_a_message_completes_it(
     assert_eq!(status.code(), Code::DeadlineExceeded, "{status:?}");
 }
 
+/// The Node SDK (@camunda8/sdk) gzips every request; grpc-java, Zeebe's gateway, accepts that.
+#[tokio::test]
+async fn gzip_compressed_requests_are_accepted() {
+    let node = Node::start(1).await;
+    let client = node
+        .client()
+        .send_compressed(tonic::codec::CompressionEncoding::Gzip);
+    let topology = client.clone().topology(TopologyRequest {}).await;
+    assert!(topology.is_ok(), "{topology:?}");
+    let mut request = message("compressed", "k", "gz-1");
+    request.variables = format!(r#"{{"text":"{}"}}"#, "beeline ".repeat(1000));
+    let published = client.clone().publish_message(request).await;
+    assert!(published.is_ok(), "{published:?}");
+    let duplicate = client
+        .clone()
+        .publish_message(message("compressed", "k", "gz-1"))
+        .await
+        .unwrap_err();
+    assert_eq!(duplicate.code(), Code::AlreadyExists, "{duplicate:?}");
+}
+
 #[tokio::test]
 async fn signals_are_broadcast() {
     let node = Node::start(2).await;
