@@ -7,9 +7,12 @@
 //! - **No RocksDB WAL**: the partition log is the write-ahead log. A database is never reopened
 //!   after a crash; it is rebuilt in a fresh runtime directory from the latest snapshot, and
 //!   the log is replayed on top.
+//! - **Queue scans** (`Store::scan_queue`) seek where the live entries of a prefix begin
+//!   instead of stepping over the tombstones its consumed front left (`queue_hints.rs`).
 //! - **Snapshots** are RocksDB checkpoints (memtables flushed, SST files hard-linked).
 
 mod budget;
+mod queue_hints;
 mod store;
 
 pub use budget::MemoryBudget;

@@ -1,4 +1,5 @@
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
 
 use beeline_state::{Error, Result, ScanIter, Store, WriteBatch};
 use rocksdb::checkpoint::Checkpoint;
@@ -8,6 +9,7 @@ use rocksdb::{
 };
 
 use crate::budget::MemoryBudget;
+use crate::queue_hints::QueueHints;
 
 #[derive(Clone)]
 pub struct RocksDbStoreConfig {
@@ -21,6 +23,7 @@ pub struct RocksDbStore {
     db: DB,
     path: PathBuf,
     write_options: WriteOptions,
+    queue_hints: Mutex<QueueHints>,
 }
 
 impl RocksDbStore {
@@ -43,6 +46,7 @@ impl RocksDbStore {
             db,
             path,
             write_options,
+            queue_hints: Mutex::default(),
         })
     }
 
@@ -57,6 +61,12 @@ impl RocksDbStore {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    fn hints(&self) -> std::sync::MutexGuard<'_, QueueHints> {
+        self.queue_hints
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -141,6 +151,23 @@ impl Store for RocksDbStore {
         Box::new(iter)
     }
 
+    /// Seeks where the prefix's live entries begin, as far as this store knows
+    /// (`queue_hints.rs`), and learns that place from what it finds.
+    fn scan_queue<'a>(&'a self, prefix: &[u8], start: &[u8]) -> ScanIter<'a> {
+        let seek = self.hints().seek(prefix, start);
+        let mut entries = self.scan(prefix, &seek.from);
+        let (Some(generation), Some(end)) = (seek.learns, prefix_end(prefix)) else {
+            return entries;
+        };
+        let first = entries.next();
+        match &first {
+            Some(Ok((key, _))) => self.hints().learned(prefix, generation, Some(key), &end),
+            None => self.hints().learned(prefix, generation, None, &end),
+            Some(Err(_)) => {}
+        }
+        Box::new(first.into_iter().chain(entries))
+    }
+
     fn write(&self, batch: &WriteBatch) -> Result<()> {
         let mut rocks = rocksdb::WriteBatch::default();
         for (key, value) in &batch.writes {
@@ -149,9 +176,19 @@ impl Store for RocksDbStore {
                 None => rocks.delete(key),
             }
         }
-        self.db
+        let written = self
+            .db
             .write_opt(rocks, &self.write_options)
-            .map_err(|e| store_error(&self.path, e))
+            .map_err(|e| store_error(&self.path, e));
+        // Even a failed write may have applied: the hints must not claim more than holds.
+        self.hints().wrote(
+            batch
+                .writes
+                .iter()
+                .filter(|(_, value)| value.is_some())
+                .map(|(key, _)| key.as_slice()),
+        );
+        written
     }
 
     fn checkpoint(&self, dir: &Path) -> Result<()> {

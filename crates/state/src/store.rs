@@ -16,6 +16,13 @@ pub trait Store: Send + Sync + 'static {
     /// (`start` itself starts with `prefix`, or is `prefix`).
     fn scan<'a>(&'a self, prefix: &[u8], start: &[u8]) -> ScanIter<'a>;
 
+    /// [`scan`](Store::scan) of a prefix used as a queue: entries are consumed from the front
+    /// (deleted lowest key first), so deleted keys pile up there. A store whose deletes leave
+    /// tombstones for iterators to step over may remember where the live entries begin.
+    fn scan_queue<'a>(&'a self, prefix: &[u8], start: &[u8]) -> ScanIter<'a> {
+        self.scan(prefix, start)
+    }
+
     /// Applies every write of `batch` at once, or none of them.
     fn write(&self, batch: &WriteBatch) -> Result<()>;
 

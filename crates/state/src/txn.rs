@@ -88,7 +88,18 @@ impl<'s> Transaction<'s> {
 
     /// Like [`scan`](Transaction::scan), from the first key `>= start`.
     pub fn scan_from<'a>(&'a self, prefix: &[u8], start: &[u8]) -> ScanIter<'a> {
-        let stored = self.store.scan(prefix, start).peekable();
+        self.merged(self.store.scan(prefix, start), prefix, start)
+    }
+
+    /// [`scan`](Transaction::scan) of a prefix consumed from the front, like a queue or a
+    /// due-date index ([`Store::scan_queue`]).
+    pub fn scan_queue<'a>(&'a self, prefix: &[u8]) -> ScanIter<'a> {
+        self.merged(self.store.scan_queue(prefix, prefix), prefix, prefix)
+    }
+
+    /// The store's entries from `start` with this transaction's writes over them.
+    fn merged<'a>(&'a self, stored: ScanIter<'a>, prefix: &[u8], start: &[u8]) -> ScanIter<'a> {
+        let stored = stored.peekable();
         if self.writes.is_empty() {
             return Box::new(stored);
         }

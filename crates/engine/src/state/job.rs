@@ -54,7 +54,7 @@ impl<'t> JobState<'t> {
             .str(job_type)
             .build();
         let mut keys = Vec::new();
-        for entry in self.txn.scan(&prefix) {
+        for entry in self.txn.scan_queue(&prefix) {
             if keys.len() >= limit {
                 break;
             }

@@ -216,7 +216,7 @@ pub(crate) fn pending_since(
 ) -> beeline_state::Result<Vec<(i64, String)>> {
     let prefix = beeline_state::KeyBuilder::new(cf).build();
     let mut found = Vec::new();
-    for entry in txn.scan(&prefix) {
+    for entry in txn.scan_queue(&prefix) {
         let (key, value) = entry?;
         let since = value
             .as_slice()

@@ -11,7 +11,7 @@ pub(super) fn due(
 ) -> Result<Vec<(i64, i64)>> {
     let prefix = KeyBuilder::new(cf).build();
     let mut found = Vec::new();
-    for entry in txn.scan(&prefix) {
+    for entry in txn.scan_queue(&prefix) {
         let (key, _) = entry?;
         let mut reader = KeyReader::new(cf, &key)?;
         let at = reader.i64()?;
@@ -25,7 +25,7 @@ pub(super) fn due(
 
 pub(super) fn first_time(txn: &Transaction<'_>, cf: ColumnFamily) -> Result<Option<i64>> {
     let prefix = KeyBuilder::new(cf).build();
-    match txn.scan(&prefix).next() {
+    match txn.scan_queue(&prefix).next() {
         None => Ok(None),
         Some(entry) => {
             let (key, _) = entry?;

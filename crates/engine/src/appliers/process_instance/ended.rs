@@ -16,8 +16,13 @@ pub(crate) struct ElementEndedApplier;
 impl EventApplier for ElementEndedApplier {
     fn apply(&self, event: &Record, state: &mut EngineState<'_>) -> Result<(), ProcessingError> {
         let record = value_of::<ProcessInstanceRecord>(event)?.clone();
+        let (process, index) = deployed_element(state, &record)?;
+        let element = &process.model[index];
         state.element_instances_mut().remove(event.key)?;
-        state.element_instances_mut().clear_taken_flows(event.key)?;
+        // Only a flow scope (the process, a sub-process) counts the flows taken into it.
+        if element.scope.is_some() {
+            state.element_instances_mut().clear_taken_flows(event.key)?;
+        }
         state.variables_mut().remove_scope(event.key)?;
         // An event for this instance that it ended before catching.
         state.event_triggers_mut().remove(event.key)?;
@@ -27,16 +32,12 @@ impl EventApplier for ElementEndedApplier {
         }
         if event.intent == ProcessInstanceIntent::ElementCompleted.into()
             && record.flow_scope_key > 0
+            && matches!(element.data, ElementData::EndEvent(_))
+            && matches!(element.event_definition(), Some(EventDefinition::Terminate))
         {
-            let (process, index) = deployed_element(state, &record)?;
-            let element = &process.model[index];
-            if matches!(element.data, ElementData::EndEvent(_))
-                && matches!(element.event_definition(), Some(EventDefinition::Terminate))
-            {
-                state
-                    .element_instances_mut()
-                    .interrupt(record.flow_scope_key)?;
-            }
+            state
+                .element_instances_mut()
+                .interrupt(record.flow_scope_key)?;
         }
         Ok(())
     }

@@ -496,7 +496,7 @@ pub(super) fn complete(bpmn: &mut Bpmn<'_, '_, '_>) -> Result<(), ProcessingErro
                 Err((error_type, message)) => return bpmn.incident(error_type, message),
             }
             let process = bpmn.process.clone();
-            subscriptions::close_all(bpmn.ctx, &process, bpmn.key)?;
+            subscriptions::close_all(bpmn.ctx, &process, bpmn.index, bpmn.key)?;
             bpmn.write(PI::ElementCompleting)?;
         }
         lifecycle::COMPLETING => {
@@ -675,7 +675,7 @@ pub(super) fn terminate(bpmn: &mut Bpmn<'_, '_, '_>) -> Result<(), ProcessingErr
         bpmn.write(PI::ElementTerminating)?;
         jobs::cancel(bpmn.ctx, instance.job_key)?;
         let process = bpmn.process.clone();
-        subscriptions::close_all(bpmn.ctx, &process, bpmn.key)?;
+        subscriptions::close_all(bpmn.ctx, &process, bpmn.index, bpmn.key)?;
         if let Some(incident) = bpmn.ctx.state().incidents().of_element_instance(bpmn.key)?
             && let Some(record) = bpmn.ctx.state().incidents().get(incident)?
         {

@@ -353,11 +353,16 @@ pub(crate) fn close(
     Ok(())
 }
 
-/// Closes every subscription of the element instance.
+/// Closes every subscription of the element instance, an instance of `index`. An element that
+/// waits on no catch element has none, and its instance is not looked up at all.
 pub(crate) fn close_all(
     ctx: &mut ProcessingContext<'_, '_>,
     process: &DeployedProcess,
+    index: ElementIndex,
     element_instance_key: i64,
 ) -> Result<(), ProcessingError> {
+    if catch_elements(&process.model, index).is_empty() {
+        return Ok(());
+    }
     close(ctx, process, element_instance_key, |_| false)
 }
