@@ -1,5 +1,6 @@
-//! The node's settings. Every setting has a documented default and can be given as a flag or
-//! as an environment variable `BEELINE_<NAME>`; a flag wins over the environment.
+//! The node's settings. Every setting has a documented default and can be given as a flag, as
+//! an environment variable `BEELINE_<NAME>` or in a YAML file (`--config`, `config_file.rs`);
+//! a flag wins over the environment, which wins over the file.
 
 use std::net::IpAddr;
 use std::path::PathBuf;
@@ -10,6 +11,11 @@ use beeline_stream::FlushPolicy;
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct BrokerConfig {
+    /// A YAML file of settings (`partitions: 3`, `memory-limit: 512MiB`, ...: the flags'
+    /// names); flags and environment variables override it.
+    #[arg(long, env = "BEELINE_CONFIG", value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
     /// Directory for the partitions' logs, state and snapshots.
     #[arg(long, env = "BEELINE_DATA_DIR", default_value = "./data")]
     pub data_dir: PathBuf,

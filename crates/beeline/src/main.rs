@@ -2,9 +2,10 @@
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 mod config;
+mod config_file;
 mod monitoring;
 mod node;
 
@@ -34,6 +35,8 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Runs a node: its partitions, the gRPC gateway and the monitoring endpoints.
+    // A later flag overrides an earlier one: the config file's settings come first.
+    #[command(args_override_self = true)]
     Broker(config::BrokerConfig),
     /// Loads a Zeebe gateway (this node's or a real Zeebe's) and reports throughput, latency,
     /// backpressure and the broker's memory.
@@ -41,7 +44,20 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let command = Cli::command();
+    let broker = command
+        .find_subcommand("broker")
+        .expect("the broker subcommand");
+    let args = match config_file::with_file_settings(std::env::args_os().collect(), broker, |var| {
+        std::env::var_os(var)
+    }) {
+        Ok(args) => args,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let cli = Cli::parse_from(args);
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("BEELINE_LOG")
