@@ -14,33 +14,44 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 source ../lib.sh
+for tool in mvn java; do
+  if ! command -v "$tool" >/dev/null; then
+    echo "FAIL  the Java suite needs '$tool' (Maven and a JDK 17 or newer) on the PATH"
+    exit 1
+  fi
+done
+java="${JAVA_HOME:+$JAVA_HOME/bin/}java"
 m2="$compat_cache/m2"
-mvn_args=(-B -q -Dmaven.repo.local="$m2" -Dmdep.outputFile=target/classpath.txt)
+mvn_args=(-B -q -Dstyle.color=never -Dmaven.repo.local="$m2" -Dmdep.outputFile=target/classpath.txt)
 
-# Build the checks and write their classpath. Offline first (fast, no network once the cache is
-# warm); online when something is missing from the cache.
+# Build the checks and write their classpath: offline first (no network once the cache is
+# warm), online when something is missing. Maven's output is shown only when it fails.
 echo "==> building the Java client checks (Maven, repository $m2)"
 mkdir -p target
-if ! mvn -o "${mvn_args[@]}" compile dependency:build-classpath >target/offline.log 2>&1; then
-  rm -f target/offline.log
-  mvn "${mvn_args[@]}" compile dependency:build-classpath
+if ! mvn -o "${mvn_args[@]}" compile dependency:build-classpath >target/maven.log 2>&1; then
+  echo "    (resolving zeebe-client-java and the Maven plugins online)"
+  if ! mvn "${mvn_args[@]}" compile dependency:build-classpath >target/maven.log 2>&1; then
+    cat target/maven.log
+    echo "FAIL  could not build the Java client checks"
+    exit 1
+  fi
 fi
-rm -f target/offline.log
 classpath="target/classes:$(cat target/classpath.txt)"
 
 partitions=2
 start_beeline 26601 --partitions "$partitions"
 
 failures=0
-java=java
-if [ -n "${JAVA_HOME:-}" ]; then java="$JAVA_HOME/bin/java"; fi
-"$java" -cp "$classpath" beeline.compat.JavaClientCompat "$BEELINE_ADDRESS" "$partitions" \
-  || failures=$((failures + 1))
+if ! "$java" -cp "$classpath" beeline.compat.JavaClientCompat "$BEELINE_ADDRESS" "$partitions"; then
+  failures=$((failures + 1))
+  echo "      the broker's log ends:"
+  tail -30 "$BEELINE_LOG" | sed 's/^/        /'
+fi
 
 if stop_beeline; then echo "ok    SIGTERM stops the node cleanly"; else failures=$((failures + 1)); fi
 
 if [ "$failures" -gt 0 ]; then
-  echo "the Java client suite failed (broker log: kept above when shutdown failed)"
+  echo "the Java client suite failed"
   exit 1
 fi
 echo "all Java client checks passed"

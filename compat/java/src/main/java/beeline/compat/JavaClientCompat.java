@@ -137,6 +137,15 @@ public final class JavaClientCompat {
         .done();
   }
 
+  private static BpmnModelInstance messageStartProcess() {
+    return Bpmn.createExecutableProcess("java-message-start")
+        .startEvent("ordered")
+        .message("java-new-order")
+        .serviceTask("handle-order", t -> t.zeebeJobType("java-new-order"))
+        .endEvent()
+        .done();
+  }
+
   private static BpmnModelInstance decisionProcess() {
     return Bpmn.createExecutableProcess("java-rule")
         .startEvent()
@@ -273,6 +282,7 @@ public final class JavaClientCompat {
     check("create with result: fetchVariables limits them", JavaClientCompat::createWithResultFetch);
     check("create: start before an element (start instruction)", JavaClientCompat::createStartBefore);
     check("variables: JSON values round-trip unchanged", JavaClientCompat::variablesRoundTrip);
+    check("variables: a 1 MiB variable round-trips", JavaClientCompat::largeVariable);
     check("deploy (deprecated DeployProcess RPC)", JavaClientCompat::deprecatedDeploy);
     check("timer: an intermediate timer catch event fires", JavaClientCompat::timer);
     check("activate jobs: a long poll is answered when a job is created", JavaClientCompat::longPoll);
@@ -289,6 +299,7 @@ public final class JavaClientCompat {
     check("publish: messages correlate to waiting receive task and catch event", JavaClientCompat::publishCorrelates);
     check("publish: a buffered message correlates to an instance created later", JavaClientCompat::publishBuffered);
     check("publish: a duplicate message id is ALREADY_EXISTS", JavaClientCompat::publishDuplicate);
+    check("publish: a message without correlation key starts an instance", JavaClientCompat::messageStart);
     check("signal: broadcast starts one instance and continues waiting ones", JavaClientCompat::signal);
     check("decision: evaluate by id", JavaClientCompat::evaluateById);
     check("decision: evaluate by key", JavaClientCompat::evaluateByKey);
@@ -298,6 +309,7 @@ public final class JavaClientCompat {
     check("error: variables that are not an object are INVALID_ARGUMENT", JavaClientCompat::invalidVariables);
     check("error: completing an unknown job is NOT_FOUND", JavaClientCompat::unknownJob);
     check("error: updating retries to 0 is INVALID_ARGUMENT", JavaClientCompat::retriesZero);
+    check("error: a request over 4 MiB is RESOURCE_EXHAUSTED, the node serves on", JavaClientCompat::oversized);
   }
 
   // ---------------------------------------------------------------------------------------
@@ -361,6 +373,7 @@ public final class JavaClientCompat {
       models.put("java-rule", decisionProcess());
       models.put("java-echo", echoProcess());
       models.put("java-timer", timerProcess());
+      models.put("java-message-start", messageStartProcess());
       models.forEach((id, model) -> RESOURCES.put(id + ".bpmn", Bpmn.convertToString(model)));
       RESOURCES.put("java-order.bpmn", MESSAGE_BPMN);
       RESOURCES.put("java-pricing.dmn", DISCOUNT_DMN);
@@ -384,7 +397,7 @@ public final class JavaClientCompat {
       List.of(
           "java-poll", "java-stream", "java-fail", "java-timeout", "java-cancel", "java-sum",
           "java-error", "java-vars", "java-signal-start", "java-signal-catch", "java-rule",
-          "java-order", "java-echo", "java-timer");
+          "java-order", "java-echo", "java-timer", "java-message-start");
 
   private static void deploy() {
     final DeploymentEvent deployment = deployAll();
@@ -588,6 +601,22 @@ public final class JavaClientCompat {
     if (!sent.equals(received)) {
       throw new AssertionError("sent " + sent + ", got back " + received);
     }
+  }
+
+  private static void largeVariable() {
+    final String big = "0123456789abcdef".repeat(64 * 1024);
+    final ProcessInstanceResult result =
+        join(
+            client
+                .newCreateInstanceCommand()
+                .bpmnProcessId("java-echo")
+                .latestVersion()
+                .variables(Map.of("big", big))
+                .withResult()
+                .send());
+    final Object back = result.getVariablesAsMap().get("big");
+    expect(big.equals(back), "the 1 MiB string came back changed (length "
+        + (back instanceof String text ? text.length() : -1) + ")");
   }
 
   private static void deprecatedDeploy() {
@@ -1112,6 +1141,22 @@ public final class JavaClientCompat {
             .send());
   }
 
+  private static void messageStart() {
+    final PublishMessageResponse response =
+        join(
+            client
+                .newPublishMessageCommand()
+                .messageName("java-new-order")
+                .withoutCorrelationKey()
+                .variables(Map.of("item", "book"))
+                .send());
+    expect(response.getMessageKey() > 0, "a message key");
+    final ActivatedJob job = activateOne("java-new-order", Duration.ofSeconds(10));
+    expectEquals("process started by the message", "java-message-start", job.getBpmnProcessId());
+    expectEquals("message variable in the started instance", "book", job.getVariablesAsMap().get("item"));
+    join(client.newCompleteCommand(job).send());
+  }
+
   private static void signal() {
     final Set<Long> waiting = new HashSet<>();
     for (int i = 0; i < 2 * partitions; i++) {
@@ -1256,6 +1301,22 @@ public final class JavaClientCompat {
     } finally {
       join(client.newCancelInstanceCommand(instance).send());
     }
+  }
+
+  private static void oversized() {
+    final String huge = "x".repeat(5 * 1024 * 1024);
+    expectStatus(
+        Status.Code.RESOURCE_EXHAUSTED,
+        null,
+        () ->
+            client
+                .newCreateInstanceCommand()
+                .bpmnProcessId("java-echo")
+                .latestVersion()
+                .variables(Map.of("huge", huge))
+                .send());
+    join(client.newTopologyRequest().send());
+    createOne("java-echo", Map.of());
   }
 
   private static void unknownJob() {
