@@ -22,6 +22,7 @@ mod cluster;
 mod config;
 mod dispatch;
 mod error;
+mod health;
 mod jobs;
 pub mod routing;
 mod rpc;
@@ -41,7 +42,9 @@ pub use config::{DEFAULT_MAX_MESSAGE_SIZE, GatewayConfig};
 pub use error::GatewayError;
 
 use dispatch::Dispatcher;
+use health::HealthService;
 use proto::gateway_server::GatewayServer;
+use proto::health::health_server::HealthServer;
 use server::MessageSizeLayer;
 use service::GatewayService;
 
@@ -53,6 +56,11 @@ pub mod proto {
     /// for comparing our definition with the official one.
     pub const FILE_DESCRIPTOR_SET: &[u8] =
         include_bytes!(concat!(env!("OUT_DIR"), "/gateway_protocol.bin"));
+
+    /// The standard gRPC health service, `grpc.health.v1.Health` (`proto/health.proto`).
+    pub mod health {
+        tonic::include_proto!("grpc.health.v1");
+    }
 }
 
 /// The backpressure state of one partition, for metrics.
@@ -122,6 +130,10 @@ impl Gateway {
             .accept_compressed(CompressionEncoding::Gzip)
             .max_decoding_message_size(max)
             .max_encoding_message_size(max);
+        let health = HealthServer::new(HealthService {
+            stopping: self.stopping.subscribe(),
+        })
+        .accept_compressed(CompressionEncoding::Gzip);
         let forwarders = self.forward_job_notifications();
         let signal = async {
             shutdown.await;
@@ -134,6 +146,7 @@ impl Gateway {
             .max_concurrent_streams(Some(config.max_concurrent_streams))
             .layer(MessageSizeLayer { max })
             .add_service(service)
+            .add_service(health)
             .serve_with_incoming_shutdown(
                 TcpIncoming::from(listener).with_nodelay(Some(true)),
                 signal,

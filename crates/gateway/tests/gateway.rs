@@ -1173,6 +1173,64 @@ async fn gzip_compressed_requests_are_accepted() {
     assert_eq!(duplicate.code(), Code::AlreadyExists, "{duplicate:?}");
 }
 
+/// grpc.health.v1, as Zeebe's gateway serves it (pyzeebe's `healthcheck()` calls it).
+#[tokio::test]
+async fn the_health_service_answers_for_the_gateway() {
+    use beeline_gateway::proto::health::HealthCheckRequest;
+    use beeline_gateway::proto::health::health_check_response::ServingStatus;
+    use beeline_gateway::proto::health::health_client::HealthClient;
+
+    let mut node = Node::start(1).await;
+    let mut health = HealthClient::connect(format!("http://{}", node.address))
+        .await
+        .expect("health client connects");
+    let ask = |service: &str| HealthCheckRequest {
+        service: service.into(),
+    };
+    for service in ["", "gateway_protocol.Gateway"] {
+        let answer = health
+            .check(ask(service))
+            .await
+            .expect("check")
+            .into_inner();
+        assert_eq!(answer.status(), ServingStatus::Serving, "{service:?}");
+    }
+    let unknown = health.check(ask("no.Such")).await.unwrap_err();
+    assert_eq!(unknown.code(), Code::NotFound, "{unknown:?}");
+    assert_eq!(unknown.message(), "unknown service no.Such");
+
+    let mut watched = health
+        .watch(ask("gateway_protocol.Gateway"))
+        .await
+        .expect("watch")
+        .into_inner();
+    let mut unknown = health
+        .watch(ask("no.Such"))
+        .await
+        .expect("watch")
+        .into_inner();
+    let first = watched.message().await.expect("a first answer");
+    assert_eq!(first.map(|a| a.status()), Some(ServingStatus::Serving));
+    let first = unknown.message().await.expect("a first answer");
+    assert_eq!(
+        first.map(|a| a.status()),
+        Some(ServingStatus::ServiceUnknown)
+    );
+
+    // Shutting down: the watch says NOT_SERVING and ends, and does not hold up the server.
+    let _ = node.stop.take().expect("running").send(());
+    let last = watched.message().await.expect("an answer at shutdown");
+    assert_eq!(last.map(|a| a.status()), Some(ServingStatus::NotServing));
+    assert!(matches!(watched.message().await, Ok(None) | Err(_)));
+    assert!(matches!(unknown.message().await, Ok(None) | Err(_)));
+    let server = node.server.take().expect("server task");
+    tokio::time::timeout(Duration::from_secs(10), server)
+        .await
+        .expect("the server stops despite open watches")
+        .expect("server task")
+        .expect("served");
+}
+
 #[tokio::test]
 async fn signals_are_broadcast() {
     let node = Node::start(2).await;
