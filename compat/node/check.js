@@ -19,6 +19,7 @@ const Code = {
   DEADLINE_EXCEEDED: 4,
   NOT_FOUND: 5,
   ALREADY_EXISTS: 6,
+  FAILED_PRECONDITION: 9,
   INVALID_ARGUMENT: 3,
   UNIMPLEMENTED: 12,
 }
@@ -253,6 +254,26 @@ async function main() {
     expect(Number(job.deadline) > Date.now(), `job deadline ${job.deadline} is in the past`)
   })
 
+  const fetched = []
+  workers.push(
+    zbc.createWorker({
+      taskType: 'node-fetch',
+      fetchVariable: ['x'],
+      taskHandler: (job) => {
+        fetched.push(job)
+        return job.complete({})
+      },
+    })
+  )
+  await check('worker with fetchVariable gets only those variables', async () => {
+    await zbc.createProcessInstanceWithResult({
+      bpmnProcessId: 'compat-task',
+      variables: { jobType: 'node-fetch', retries: 3, x: 1, y: 2 },
+    })
+    expectEq(fetched.length, 1, 'jobs the worker got')
+    expectEq({ ...fetched[0].variables }, { x: 1 }, "the job's variables")
+  })
+
   await check('create with result: fetchVariables limits the result', async () => {
     const result = await zbc.createProcessInstanceWithResult({
       bpmnProcessId: 'compat-task',
@@ -336,6 +357,12 @@ async function main() {
     const { job } = await activatedJob('node-incident', 1)
     await zbc.failJob({ jobKey: job.key, retries: 0, errorMessage: 'no retries left', retryBackOff: 0 })
     expectEq((await activate('node-incident')).length, 0, 'jobs activatable with an incident')
+    // Zeebe refuses to complete a failed job: INVALID_STATE, answered FAILED_PRECONDITION.
+    await expectCode(
+      Code.FAILED_PRECONDITION,
+      zbc.completeJob({ jobKey: job.key, variables: {} }),
+      'completing a job that failed with no retries left'
+    )
     await zbc.updateJobRetries({ jobKey: job.key, retries: 3 })
     expectEq(
       (await activate('node-incident')).length,
@@ -505,6 +532,25 @@ async function main() {
       }),
       'publishing the same message id again'
     )
+  })
+
+  await check('publish message: a non-ASCII correlation key correlates', async () => {
+    // The gateway routes a message by a hash of its correlation key's UTF-8 bytes; the
+    // subscription must be on the partition the message goes to.
+    for (const key of ['Bestellung-ä-1', '注文-2', 'zamówienie-ś-3']) {
+      const waiting = zbc.createProcessInstanceWithResult({
+        bpmnProcessId: 'compat-message',
+        variables: { orderId: key },
+      })
+      await sleep(200)
+      await zbc.publishMessage({
+        name: 'compat-paid',
+        correlationKey: key,
+        timeToLive: 60000,
+        variables: { paidFor: key },
+      })
+      expectEq((await waiting).variables.paidFor, key, `message correlated by ${key}`)
+    }
   })
 
   await check('publish message: no name is INVALID_ARGUMENT', async () => {

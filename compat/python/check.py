@@ -465,6 +465,18 @@ async def main() -> int:
 
     await check("publish message: buffered with a TTL, correlated to a later instance", buffered_message)
 
+    async def non_ascii_keys() -> None:
+        # The gateway routes a message by a hash of its correlation key's UTF-8 bytes; the
+        # instance's subscription must find it on that partition.
+        for key in ["Bestellung-ä-1", "注文-2", "zamówienie-ś-3"]:
+            await client.publish_message(
+                "compat-paid", key, {"paidFor": key}, time_to_live_in_milliseconds=60000
+            )
+            result = await client.run_process_with_result("compat-message", {"orderId": key})
+            expect_eq(result.variables.get("paidFor"), key, f"message correlated by {key}")
+
+    await check("publish message: non-ASCII correlation keys correlate", non_ascii_keys)
+
     async def message_without_name() -> None:
         error = await expect_raises(
             errors.ZeebeError,
