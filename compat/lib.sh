@@ -8,7 +8,7 @@
 compat_cache="${BEELINE_COMPAT_CACHE:-$HOME/.cache/beeline-compat}"
 mkdir -p "$compat_cache"
 
-# start_beeline <grpc-port> [more broker flags...]: sets BEELINE_PID, BEELINE_LOG,
+# start_beeline <grpc-port> [more broker flags...]: sets BEELINE_PID, BEELINE_LOG_FILE,
 # BEELINE_ADDRESS (127.0.0.1:<port>) and BEELINE_MONITORING (its monitoring base URL).
 start_beeline() {
   local grpc_port="$1"
@@ -24,24 +24,24 @@ start_beeline() {
   local monitoring_port=$((grpc_port - 26500 + 9600))
   local rest_port=$((grpc_port - 26500 + 8000))
   BEELINE_DATA="$(mktemp -d)"
-  BEELINE_LOG="$BEELINE_DATA/beeline.log"
+  BEELINE_LOG_FILE="$BEELINE_DATA/beeline.log"
   BEELINE_ADDRESS="127.0.0.1:$grpc_port"
   BEELINE_MONITORING="http://127.0.0.1:$monitoring_port"
   "$bin" broker --data-dir "$BEELINE_DATA/data" --host 127.0.0.1 --grpc-port "$grpc_port" \
-    --monitoring-port "$monitoring_port" --rest-port "$rest_port" "$@" >"$BEELINE_LOG" 2>&1 &
+    --monitoring-port "$monitoring_port" --rest-port "$rest_port" "$@" >"$BEELINE_LOG_FILE" 2>&1 &
   BEELINE_PID=$!
   trap stop_beeline EXIT
   for _ in $(seq 1 120); do
     if curl -sf "$BEELINE_MONITORING/ready" >/dev/null; then return 0; fi
     if ! kill -0 "$BEELINE_PID" 2>/dev/null; then
       echo "beeline exited before it was ready:"
-      cat "$BEELINE_LOG"
+      cat "$BEELINE_LOG_FILE"
       return 1
     fi
     sleep 0.5
   done
   echo "beeline was not ready after 60 s:"
-  tail -50 "$BEELINE_LOG"
+  tail -50 "$BEELINE_LOG_FILE"
   return 1
 }
 
@@ -53,7 +53,7 @@ stop_beeline() {
     wait "$BEELINE_PID" || status=$?
     if [ "$status" -ne 0 ]; then
       echo "FAIL  beeline exited with $status after SIGTERM; its log ends:"
-      tail -30 "$BEELINE_LOG"
+      tail -30 "$BEELINE_LOG_FILE"
     fi
   fi
   BEELINE_PID=

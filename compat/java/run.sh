@@ -45,7 +45,7 @@ failures=0
 if ! "$java" -cp "$classpath" beeline.compat.JavaClientCompat "$BEELINE_ADDRESS" "$partitions"; then
   failures=$((failures + 1))
   echo "      the broker's log ends:"
-  tail -30 "$BEELINE_LOG" | sed 's/^/        /'
+  tail -30 "$BEELINE_LOG_FILE" | sed 's/^/        /'
 fi
 
 if stop_beeline; then echo "ok    SIGTERM stops the node cleanly"; else failures=$((failures + 1)); fi
