@@ -31,7 +31,11 @@ NODE_PATH="$sdk/node_modules" \
   CAMUNDA_AUTH_STRATEGY=NONE \
   CAMUNDA_TENANT_ID="" \
   ZEEBE_CLIENT_LOG_LEVEL=NONE \
-  node check.js || failures=$((failures + 1))
+  node check.js || {
+  failures=$((failures + 1))
+  echo "---- the broker's log ends:"
+  tail -30 "$BEELINE_LOG_FILE"
+}
 
 if stop_beeline; then echo "ok    SIGTERM stops the node cleanly"; else failures=$((failures + 1)); fi
 

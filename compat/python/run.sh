@@ -25,7 +25,11 @@ export BEELINE_PARTITIONS=2
 start_beeline 26603 --partitions "$BEELINE_PARTITIONS"
 
 failures=0
-BEELINE_ADDRESS="$BEELINE_ADDRESS" "$venv/bin/python" check.py || failures=$((failures + 1))
+BEELINE_ADDRESS="$BEELINE_ADDRESS" "$venv/bin/python" check.py || {
+  failures=$((failures + 1))
+  echo "---- the broker's log ends:"
+  tail -30 "$BEELINE_LOG_FILE"
+}
 
 if stop_beeline; then echo "ok    SIGTERM stops the node cleanly"; else failures=$((failures + 1)); fi
 
