@@ -415,13 +415,7 @@ async fn activate_once(
                 } else {
                     unused -= 1;
                 }
-                let slot = Slot(slots.clone());
-                let ctx = ctx.clone();
-                let client = client.clone();
-                tokio::spawn(async move {
-                    handle_job(&ctx, client, job, received).await;
-                    drop(slot);
-                });
+                spawn_job(ctx, &client, slots, job, received);
             }
         }
         Ok::<(), tonic::Status>(())
@@ -438,6 +432,23 @@ async fn activate_once(
             false
         }
     }
+}
+
+/// Works `job` in its own task, holding one of the worker's slots until it is done.
+fn spawn_job(
+    ctx: &Arc<Ctx>,
+    client: &Client,
+    slots: &Arc<Semaphore>,
+    job: proto::ActivatedJob,
+    received: Instant,
+) {
+    let slot = Slot(slots.clone());
+    let ctx = ctx.clone();
+    let client = client.clone();
+    tokio::spawn(async move {
+        handle_job(&ctx, client, job, received).await;
+        drop(slot);
+    });
 }
 
 async fn stream_loop(
@@ -477,13 +488,7 @@ async fn stream_loop(
                             return;
                         };
                         permit.forget();
-                        let slot = Slot(slots.clone());
-                        let ctx = ctx.clone();
-                        let client = client.clone();
-                        tokio::spawn(async move {
-                            handle_job(&ctx, client, job, received).await;
-                            drop(slot);
-                        });
+                        spawn_job(ctx, &client, slots, job, received);
                     }
                     Ok(None) => break Ok(()),
                     Err(status) => break Err(status),
