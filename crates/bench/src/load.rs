@@ -415,7 +415,7 @@ async fn activate_once(
                 } else {
                     unused -= 1;
                 }
-                spawn_job(ctx, &client, slots, job, received);
+                spawn_job(ctx, client, slots, job, received);
             }
         }
         Ok::<(), tonic::Status>(())
