@@ -190,6 +190,9 @@ async fn metrics(State(state): State<Arc<NodeState>>) -> Response {
             "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {value}"
         );
     }
+    if let Some(gateway) = state.gateway.get() {
+        gateway.render(&mut out);
+    }
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], out).into_response()
 }
 

@@ -54,6 +54,8 @@ pub struct NodeState {
     pub partitions: RwLock<Vec<PartitionSlot>>,
     pub started: std::sync::atomic::AtomicBool,
     pub budget: MemoryBudget,
+    /// Set once the gateway is made.
+    pub gateway: std::sync::OnceLock<beeline_gateway::GatewayMetrics>,
 }
 
 impl NodeState {
@@ -86,6 +88,7 @@ pub async fn run(config: BrokerConfig) -> Result<(), NodeError> {
         partitions: RwLock::new(vec![PartitionSlot::Opening; usize::from(config.partitions)]),
         started: false.into(),
         budget: MemoryBudget::new(config.memory_limit as usize, usize::from(config.partitions)),
+        gateway: std::sync::OnceLock::new(),
     });
     let address = std::net::SocketAddr::new(config.host, config.monitoring_port);
     let listener = tokio::net::TcpListener::bind(address)
@@ -134,6 +137,7 @@ pub async fn run(config: BrokerConfig) -> Result<(), NodeError> {
         state.partitions.write().unwrap_or_else(|e| e.into_inner())[index] = slot;
     }
     let gateway = gateway(&config, &state.slots());
+    let _ = state.gateway.set(gateway.metrics());
     let (stop_gateway, gateway_stopped) = tokio::sync::oneshot::channel::<()>();
     let serving = tokio::spawn(async move {
         let stopped = async {

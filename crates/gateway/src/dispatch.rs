@@ -14,6 +14,7 @@ use crate::backpressure::PartitionLimiter;
 use crate::cluster::{Cluster, NodeInfo, PartitionSlot};
 use crate::config::GatewayConfig;
 use crate::error::GatewayError;
+use crate::metrics::RequestMetrics;
 use crate::routing::RoundRobin;
 
 pub(crate) struct Partition {
@@ -35,6 +36,7 @@ pub(crate) struct Dispatcher {
     pub jobs_available: broadcast::Sender<String>,
     /// Becomes true when the gateway shuts down: waiting calls end.
     pub stopping: watch::Receiver<bool>,
+    pub metrics: RequestMetrics,
 }
 
 impl Dispatcher {
@@ -65,6 +67,7 @@ impl Dispatcher {
             job_activation: RoundRobin::default(),
             jobs_available: broadcast::channel(1024).0,
             stopping,
+            metrics: RequestMetrics::default(),
         }
     }
 

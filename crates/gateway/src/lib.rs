@@ -24,6 +24,7 @@ mod dispatch;
 mod error;
 mod health;
 mod jobs;
+mod metrics;
 pub mod routing;
 mod rpc;
 mod server;
@@ -40,6 +41,7 @@ use tonic::transport::server::TcpIncoming;
 pub use cluster::{Cluster, NodeInfo, PartitionSlot};
 pub use config::{DEFAULT_MAX_MESSAGE_SIZE, GatewayConfig};
 pub use error::GatewayError;
+pub use metrics::GatewayMetrics;
 
 use dispatch::Dispatcher;
 use health::HealthService;
@@ -94,6 +96,11 @@ impl Gateway {
     /// notifications of the open partitions here itself.
     pub fn jobs_available(&self) -> broadcast::Sender<String> {
         self.d.jobs_available.clone()
+    }
+
+    /// Request counts and durations, and backpressure, for the node's metrics endpoint.
+    pub fn metrics(&self) -> GatewayMetrics {
+        GatewayMetrics { d: self.d.clone() }
     }
 
     /// In-flight commands and limits per partition.

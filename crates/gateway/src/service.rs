@@ -18,20 +18,24 @@ pub(crate) struct GatewayService {
     pub d: Arc<Dispatcher>,
 }
 
-/// Runs one RPC inside its span and logs its outcome.
+/// Runs one RPC inside its span, logs its outcome and counts it in the metrics.
 async fn call<T>(
+    d: &Dispatcher,
     rpc: &'static str,
     work: impl Future<Output = Result<T, GatewayError>>,
 ) -> Result<Response<T>, Status> {
     let span = tracing::info_span!("grpc", rpc);
+    let started = std::time::Instant::now();
     async move {
         match work.await {
             Ok(response) => {
                 tracing::debug!("answered");
+                d.metrics.record(rpc, tonic::Code::Ok, started.elapsed());
                 Ok(Response::new(response))
             }
             Err(error) => {
                 let status = Status::from(error);
+                d.metrics.record(rpc, status.code(), started.elapsed());
                 match status.code() {
                     tonic::Code::Internal | tonic::Code::Unknown => {
                         tracing::warn!(code = ?status.code(), message = status.message(), "failed")
@@ -59,6 +63,7 @@ impl Gateway for GatewayService {
     ) -> Result<Response<Self::ActivateJobsStream>, Status> {
         let d = self.d.clone();
         call(
+            &self.d,
             "ActivateJobs",
             rpc::activate_jobs::handle(d, request.into_inner()),
         )
@@ -71,6 +76,7 @@ impl Gateway for GatewayService {
     ) -> Result<Response<Self::StreamActivatedJobsStream>, Status> {
         let d = self.d.clone();
         call(
+            &self.d,
             "StreamActivatedJobs",
             rpc::stream_activated_jobs::handle(d, request.into_inner()),
         )
@@ -82,6 +88,7 @@ impl Gateway for GatewayService {
         request: Request<CompleteJobRequest>,
     ) -> Result<Response<CompleteJobResponse>, Status> {
         call(
+            &self.d,
             "CompleteJob",
             rpc::complete_job::handle(&self.d, request.into_inner()),
         )
@@ -93,6 +100,7 @@ impl Gateway for GatewayService {
         request: Request<FailJobRequest>,
     ) -> Result<Response<FailJobResponse>, Status> {
         call(
+            &self.d,
             "FailJob",
             rpc::fail_job::handle(&self.d, request.into_inner()),
         )
@@ -104,6 +112,7 @@ impl Gateway for GatewayService {
         request: Request<ThrowErrorRequest>,
     ) -> Result<Response<ThrowErrorResponse>, Status> {
         call(
+            &self.d,
             "ThrowError",
             rpc::throw_error::handle(&self.d, request.into_inner()),
         )
@@ -115,6 +124,7 @@ impl Gateway for GatewayService {
         request: Request<UpdateJobRetriesRequest>,
     ) -> Result<Response<UpdateJobRetriesResponse>, Status> {
         call(
+            &self.d,
             "UpdateJobRetries",
             rpc::update_job_retries::handle(&self.d, request.into_inner()),
         )
@@ -126,6 +136,7 @@ impl Gateway for GatewayService {
         request: Request<UpdateJobTimeoutRequest>,
     ) -> Result<Response<UpdateJobTimeoutResponse>, Status> {
         call(
+            &self.d,
             "UpdateJobTimeout",
             rpc::update_job_timeout::handle(&self.d, request.into_inner()),
         )
@@ -137,6 +148,7 @@ impl Gateway for GatewayService {
         request: Request<CreateProcessInstanceRequest>,
     ) -> Result<Response<CreateProcessInstanceResponse>, Status> {
         call(
+            &self.d,
             "CreateProcessInstance",
             rpc::create_process_instance::handle(&self.d, request.into_inner()),
         )
@@ -148,6 +160,7 @@ impl Gateway for GatewayService {
         request: Request<CreateProcessInstanceWithResultRequest>,
     ) -> Result<Response<CreateProcessInstanceWithResultResponse>, Status> {
         call(
+            &self.d,
             "CreateProcessInstanceWithResult",
             rpc::create_process_instance_with_result::handle(&self.d, request.into_inner()),
         )
@@ -159,6 +172,7 @@ impl Gateway for GatewayService {
         request: Request<CancelProcessInstanceRequest>,
     ) -> Result<Response<CancelProcessInstanceResponse>, Status> {
         call(
+            &self.d,
             "CancelProcessInstance",
             rpc::cancel_process_instance::handle(&self.d, request.into_inner()),
         )
@@ -170,6 +184,7 @@ impl Gateway for GatewayService {
         request: Request<ModifyProcessInstanceRequest>,
     ) -> Result<Response<ModifyProcessInstanceResponse>, Status> {
         call(
+            &self.d,
             "ModifyProcessInstance",
             rpc::modify_process_instance::handle(&self.d, request.into_inner()),
         )
@@ -181,6 +196,7 @@ impl Gateway for GatewayService {
         request: Request<MigrateProcessInstanceRequest>,
     ) -> Result<Response<MigrateProcessInstanceResponse>, Status> {
         call(
+            &self.d,
             "MigrateProcessInstance",
             rpc::migrate_process_instance::handle(&self.d, request.into_inner()),
         )
@@ -192,6 +208,7 @@ impl Gateway for GatewayService {
         request: Request<SetVariablesRequest>,
     ) -> Result<Response<SetVariablesResponse>, Status> {
         call(
+            &self.d,
             "SetVariables",
             rpc::set_variables::handle(&self.d, request.into_inner()),
         )
@@ -203,6 +220,7 @@ impl Gateway for GatewayService {
         request: Request<ResolveIncidentRequest>,
     ) -> Result<Response<ResolveIncidentResponse>, Status> {
         call(
+            &self.d,
             "ResolveIncident",
             rpc::resolve_incident::handle(&self.d, request.into_inner()),
         )
@@ -214,6 +232,7 @@ impl Gateway for GatewayService {
         request: Request<PublishMessageRequest>,
     ) -> Result<Response<PublishMessageResponse>, Status> {
         call(
+            &self.d,
             "PublishMessage",
             rpc::publish_message::handle(&self.d, request.into_inner()),
         )
@@ -225,6 +244,7 @@ impl Gateway for GatewayService {
         request: Request<BroadcastSignalRequest>,
     ) -> Result<Response<BroadcastSignalResponse>, Status> {
         call(
+            &self.d,
             "BroadcastSignal",
             rpc::broadcast_signal::handle(&self.d, request.into_inner()),
         )
@@ -237,6 +257,7 @@ impl Gateway for GatewayService {
         request: Request<DeployProcessRequest>,
     ) -> Result<Response<DeployProcessResponse>, Status> {
         call(
+            &self.d,
             "DeployProcess",
             rpc::deploy_process::handle(&self.d, request.into_inner()),
         )
@@ -248,6 +269,7 @@ impl Gateway for GatewayService {
         request: Request<DeployResourceRequest>,
     ) -> Result<Response<DeployResourceResponse>, Status> {
         call(
+            &self.d,
             "DeployResource",
             rpc::deploy_resource::handle(&self.d, request.into_inner()),
         )
@@ -259,6 +281,7 @@ impl Gateway for GatewayService {
         request: Request<DeleteResourceRequest>,
     ) -> Result<Response<DeleteResourceResponse>, Status> {
         call(
+            &self.d,
             "DeleteResource",
             rpc::delete_resource::handle(&self.d, request.into_inner()),
         )
@@ -270,6 +293,7 @@ impl Gateway for GatewayService {
         request: Request<EvaluateDecisionRequest>,
     ) -> Result<Response<EvaluateDecisionResponse>, Status> {
         call(
+            &self.d,
             "EvaluateDecision",
             rpc::evaluate_decision::handle(&self.d, request.into_inner()),
         )
@@ -280,6 +304,9 @@ impl Gateway for GatewayService {
         &self,
         _request: Request<TopologyRequest>,
     ) -> Result<Response<TopologyResponse>, Status> {
-        call("Topology", async { Ok(rpc::topology::handle(&self.d)) }).await
+        call(&self.d, "Topology", async {
+            Ok(rpc::topology::handle(&self.d))
+        })
+        .await
     }
 }

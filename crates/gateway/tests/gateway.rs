@@ -13,7 +13,7 @@ use beeline_gateway::proto::gateway_client::GatewayClient;
 use beeline_gateway::proto::partition::{PartitionBrokerHealth, PartitionBrokerRole};
 use beeline_gateway::proto::*;
 use beeline_gateway::routing::message_partition;
-use beeline_gateway::{Cluster, Gateway, GatewayConfig, NodeInfo, PartitionSlot};
+use beeline_gateway::{Cluster, Gateway, GatewayConfig, GatewayMetrics, NodeInfo, PartitionSlot};
 use beeline_log::MemJournal;
 use beeline_protocol::Intent;
 use beeline_protocol::intent::{
@@ -38,6 +38,7 @@ struct Node {
     address: SocketAddr,
     client: GatewayClient<Channel>,
     partitions: Vec<PartitionHandle>,
+    metrics: GatewayMetrics,
     stop: Option<oneshot::Sender<()>>,
     server: Option<JoinHandle<Result<(), tonic::transport::Error>>>,
     _dir: tempfile::TempDir,
@@ -87,6 +88,7 @@ impl Node {
             version: "0.1.0-test".into(),
         };
         let gateway = Gateway::new(Cluster::single_node(node, slots), config);
+        let metrics = gateway.metrics();
         let (stop, stopped) = oneshot::channel::<()>();
         let server = tokio::spawn(async move {
             gateway
@@ -102,6 +104,7 @@ impl Node {
             address,
             client,
             partitions,
+            metrics,
             stop: Some(stop),
             server: Some(server),
             _dir: dir,
@@ -198,6 +201,35 @@ async fn topology_lists_every_partition_led_and_healthy() {
     for partition in &broker.partitions {
         assert_eq!(partition.role(), PartitionBrokerRole::Leader);
         assert_eq!(partition.health(), PartitionBrokerHealth::Healthy);
+    }
+}
+
+#[tokio::test]
+async fn calls_and_backpressure_show_in_the_metrics() {
+    let node = Node::start(2).await;
+    node.client()
+        .topology(TopologyRequest {})
+        .await
+        .expect("topology");
+    let missing = node
+        .client()
+        .cancel_process_instance(CancelProcessInstanceRequest {
+            process_instance_key: key::encode(2, 1),
+            operation_reference: None,
+        })
+        .await;
+    assert_eq!(missing.unwrap_err().code(), Code::NotFound);
+    let mut out = String::new();
+    node.metrics.render(&mut out);
+    for line in [
+        "beeline_gateway_requests_total{rpc=\"Topology\",code=\"OK\"} 1",
+        "beeline_gateway_requests_total{rpc=\"CancelProcessInstance\",code=\"NOT_FOUND\"} 1",
+        "beeline_gateway_request_duration_seconds_count{rpc=\"Topology\"} 1",
+        "beeline_backpressure_inflight{partition=\"2\"} 0",
+        "beeline_backpressure_limit{partition=\"1\"} 100",
+        "beeline_backpressure_dropped_total{partition=\"1\"} 0",
+    ] {
+        assert!(out.lines().any(|l| l == line), "missing {line} in:\n{out}");
     }
 }
 

@@ -1,0 +1,175 @@
+//! Request metrics of the gateway, rendered in Prometheus' text format: calls per RPC and
+//! status code, call durations per RPC as a histogram, and each partition's backpressure
+//! (commands in flight, the current limit, commands refused).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use crate::dispatch::Dispatcher;
+
+/// Upper bounds of the duration buckets, in seconds (a long poll lands in the last ones).
+const BUCKETS: [f64; 14] = [
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+];
+
+#[derive(Debug, Default)]
+pub(crate) struct RequestMetrics {
+    rpcs: Mutex<BTreeMap<&'static str, RpcStats>>,
+}
+
+#[derive(Debug, Default)]
+struct RpcStats {
+    by_code: BTreeMap<&'static str, u64>,
+    /// Calls per bucket of `BUCKETS` (not cumulative), and over the last bound.
+    buckets: [u64; BUCKETS.len() + 1],
+    seconds: f64,
+}
+
+impl RequestMetrics {
+    /// One answered call of `rpc`, with its status code (`OK` for success).
+    pub fn record(&self, rpc: &'static str, code: tonic::Code, took: Duration) {
+        let seconds = took.as_secs_f64();
+        let bucket = BUCKETS
+            .iter()
+            .position(|&bound| seconds <= bound)
+            .unwrap_or(BUCKETS.len());
+        let mut rpcs = self.rpcs.lock().unwrap_or_else(PoisonError::into_inner);
+        let stats = rpcs.entry(rpc).or_default();
+        *stats.by_code.entry(code_name(code)).or_default() += 1;
+        stats.buckets[bucket] += 1;
+        stats.seconds += seconds;
+    }
+
+    fn render(&self, out: &mut String) {
+        let rpcs = self.rpcs.lock().unwrap_or_else(PoisonError::into_inner);
+        let name = "beeline_gateway_requests_total";
+        let _ = writeln!(
+            out,
+            "# HELP {name} gRPC calls answered, by RPC and status code.\n# TYPE {name} counter"
+        );
+        for (rpc, stats) in rpcs.iter() {
+            for (code, count) in &stats.by_code {
+                let _ = writeln!(out, "{name}{{rpc=\"{rpc}\",code=\"{code}\"}} {count}");
+            }
+        }
+        let name = "beeline_gateway_request_duration_seconds";
+        let _ = writeln!(
+            out,
+            "# HELP {name} Time from a gRPC call's arrival to its answer (for job streams: to \
+             the stream's opening).\n# TYPE {name} histogram"
+        );
+        for (rpc, stats) in rpcs.iter() {
+            let mut cumulative = 0;
+            for (bound, count) in BUCKETS.iter().zip(&stats.buckets) {
+                cumulative += count;
+                let _ = writeln!(
+                    out,
+                    "{name}_bucket{{rpc=\"{rpc}\",le=\"{bound}\"}} {cumulative}"
+                );
+            }
+            let total: u64 = stats.buckets.iter().sum();
+            let _ = writeln!(out, "{name}_bucket{{rpc=\"{rpc}\",le=\"+Inf\"}} {total}");
+            let _ = writeln!(out, "{name}_sum{{rpc=\"{rpc}\"}} {}", stats.seconds);
+            let _ = writeln!(out, "{name}_count{{rpc=\"{rpc}\"}} {total}");
+        }
+    }
+}
+
+/// gRPC's names of status codes, as Zeebe's metrics label them.
+fn code_name(code: tonic::Code) -> &'static str {
+    use tonic::Code::*;
+    match code {
+        Ok => "OK",
+        Cancelled => "CANCELLED",
+        Unknown => "UNKNOWN",
+        InvalidArgument => "INVALID_ARGUMENT",
+        DeadlineExceeded => "DEADLINE_EXCEEDED",
+        NotFound => "NOT_FOUND",
+        AlreadyExists => "ALREADY_EXISTS",
+        PermissionDenied => "PERMISSION_DENIED",
+        ResourceExhausted => "RESOURCE_EXHAUSTED",
+        FailedPrecondition => "FAILED_PRECONDITION",
+        Aborted => "ABORTED",
+        OutOfRange => "OUT_OF_RANGE",
+        Unimplemented => "UNIMPLEMENTED",
+        Internal => "INTERNAL",
+        Unavailable => "UNAVAILABLE",
+        DataLoss => "DATA_LOSS",
+        Unauthenticated => "UNAUTHENTICATED",
+    }
+}
+
+/// The gateway's metrics, for the node's `/metrics` endpoint.
+#[derive(Clone)]
+pub struct GatewayMetrics {
+    pub(crate) d: Arc<Dispatcher>,
+}
+
+impl GatewayMetrics {
+    /// Appends the gateway's metrics to `out` in Prometheus' text format.
+    pub fn render(&self, out: &mut String) {
+        self.d.metrics.render(out);
+        let gauges: [(&str, &str, &str); 3] = [
+            (
+                "beeline_backpressure_inflight",
+                "Commands sent to the partition and not answered yet.",
+                "gauge",
+            ),
+            (
+                "beeline_backpressure_limit",
+                "The partition's current limit on commands in flight (absent when off).",
+                "gauge",
+            ),
+            (
+                "beeline_backpressure_dropped_total",
+                "Commands refused with RESOURCE_EXHAUSTED over the partition's limit.",
+                "counter",
+            ),
+        ];
+        for (index, (name, help, kind)) in gauges.iter().enumerate() {
+            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
+            for (partition, p) in self.d.partitions() {
+                let value = match index {
+                    0 => Some(p.limiter.inflight() as u64),
+                    1 => p.limiter.limit().map(|l| l as u64),
+                    _ => Some(p.limiter.rejected()),
+                };
+                if let Some(value) = value {
+                    let _ = writeln!(out, "{name}{{partition=\"{partition}\"}} {value}");
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn calls_are_counted_by_code_and_timed_in_cumulative_buckets() {
+        let metrics = RequestMetrics::default();
+        metrics.record("CompleteJob", tonic::Code::Ok, Duration::from_micros(300));
+        metrics.record("CompleteJob", tonic::Code::Ok, Duration::from_millis(3));
+        metrics.record(
+            "CompleteJob",
+            tonic::Code::NotFound,
+            Duration::from_secs(30),
+        );
+        let mut out = String::new();
+        metrics.render(&mut out);
+        for line in [
+            "beeline_gateway_requests_total{rpc=\"CompleteJob\",code=\"OK\"} 2",
+            "beeline_gateway_requests_total{rpc=\"CompleteJob\",code=\"NOT_FOUND\"} 1",
+            "beeline_gateway_request_duration_seconds_bucket{rpc=\"CompleteJob\",le=\"0.0005\"} 1",
+            "beeline_gateway_request_duration_seconds_bucket{rpc=\"CompleteJob\",le=\"0.005\"} 2",
+            "beeline_gateway_request_duration_seconds_bucket{rpc=\"CompleteJob\",le=\"10\"} 2",
+            "beeline_gateway_request_duration_seconds_bucket{rpc=\"CompleteJob\",le=\"+Inf\"} 3",
+            "beeline_gateway_request_duration_seconds_count{rpc=\"CompleteJob\"} 3",
+        ] {
+            assert!(out.lines().any(|l| l == line), "missing {line} in:\n{out}");
+        }
+    }
+}
