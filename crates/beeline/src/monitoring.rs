@@ -108,7 +108,7 @@ async fn startup_json(State(state): State<Arc<NodeState>>) -> Response {
 async fn metrics(State(state): State<Arc<NodeState>>) -> Response {
     let mut out = String::new();
     let slots = state.slots();
-    let mut counter = |name: &str, help: &str, value: &dyn Fn(&PartitionMetrics) -> u64| {
+    let mut counter = |name: &str, help: &str, value: &dyn Fn(&PartitionMetrics) -> f64| {
         let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter");
         for (index, slot) in slots.iter().enumerate() {
             if let PartitionSlot::Open(handle) = slot {
@@ -124,28 +124,34 @@ async fn metrics(State(state): State<Arc<NodeState>>) -> Response {
     counter(
         "beeline_stream_processor_commands_processed_total",
         "Commands processed.",
-        &|m| PartitionMetrics::get(&m.commands_processed),
+        &|m| PartitionMetrics::get(&m.commands_processed) as f64,
     );
     counter(
         "beeline_log_records_written_total",
         "Records written to the log.",
-        &|m| PartitionMetrics::get(&m.records_written),
+        &|m| PartitionMetrics::get(&m.records_written) as f64,
     );
     counter(
         "beeline_log_appends_total",
         "Log appends (one per batch).",
-        &|m| PartitionMetrics::get(&m.appends),
+        &|m| PartitionMetrics::get(&m.appends) as f64,
     );
     counter("beeline_log_flushes_total", "Log syncs to disk.", &|m| {
-        PartitionMetrics::get(&m.flushes)
+        PartitionMetrics::get(&m.flushes) as f64
     });
     counter(
         "beeline_partition_overload_rejections_total",
         "Requests refused because the partition's inbox was full.",
-        &|m| PartitionMetrics::get(&m.rejected_overload),
+        &|m| PartitionMetrics::get(&m.rejected_overload) as f64,
+    );
+    counter(
+        "beeline_stream_processor_processing_seconds_total",
+        "Time spent processing commands (from a command's turn to its results stored); \
+         divided by commands processed, the mean processing latency.",
+        &|m| PartitionMetrics::get(&m.processing_micros) as f64 / 1e6,
     );
     counter("beeline_snapshots_total", "Snapshots taken.", &|m| {
-        PartitionMetrics::get(&m.snapshots)
+        PartitionMetrics::get(&m.snapshots) as f64
     });
     let _ = writeln!(
         out,
