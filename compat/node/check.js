@@ -12,7 +12,7 @@ const fs = require('fs')
 const path = require('path')
 const { Camunda8 } = require('@camunda8/sdk')
 
-const MODELS = path.join(__dirname, 'models')
+const MODELS = path.join(__dirname, '..', 'models') // shared with compat/python
 const PARTITIONS = Number(process.env.BEELINE_PARTITIONS || '2')
 // grpc status codes
 const Code = {

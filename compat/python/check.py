@@ -30,7 +30,7 @@ from pyzeebe import (
     errors,
 )
 
-MODELS = Path(__file__).resolve().parent / "models"
+MODELS = Path(__file__).resolve().parent.parent / "models"  # shared with compat/node
 ADDRESS = os.environ["BEELINE_ADDRESS"]
 PARTITIONS = int(os.environ.get("BEELINE_PARTITIONS", "2"))
 
