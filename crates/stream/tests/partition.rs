@@ -142,6 +142,39 @@ fn a_restart_from_a_snapshot_replays_only_what_came_after_it() {
 }
 
 #[test]
+fn a_clean_stop_leaves_a_snapshot_of_everything_processed() {
+    // Snapshots are periodic; a stop between two periods would otherwise leave the whole log
+    // since the last one to replay at the next start.
+    let mut harness = Harness::with_config(1, |c| {
+        c.snapshot_period = Some(std::time::Duration::from_secs(3600));
+    });
+    for i in 0..3 {
+        harness
+            .publish_message("paid", &format!("o{i}"), 60_000, &format!("m{i}"), "{}")
+            .unwrap();
+    }
+    assert_eq!(harness.latest_snapshot(1), None);
+    let state_before = harness.state(1);
+    harness.restart(1);
+    assert_eq!(
+        harness.latest_snapshot(1),
+        Some(5),
+        "the last processed command"
+    );
+    assert_eq!(harness.state(1), state_before);
+    // Nothing new processed: the next clean stop takes no second snapshot.
+    harness.restart(1);
+    assert_eq!(harness.latest_snapshot(1), Some(5));
+    // With periodic snapshots off, a stop takes none either.
+    let mut harness = Harness::new(1);
+    harness
+        .publish_message("paid", "o", 60_000, "m", "{}")
+        .unwrap();
+    harness.restart(1);
+    assert_eq!(harness.latest_snapshot(1), None);
+}
+
+#[test]
 fn follow_up_work_after_a_restart_is_not_lost() {
     // Messages published before a restart expire after it: the deadline index is state that
     // replay must rebuild.

@@ -237,6 +237,14 @@ impl Harness {
             .expect("snapshot")
     }
 
+    /// The position of the partition's latest snapshot, without taking one.
+    pub fn latest_snapshot(&self, partition: u16) -> Option<i64> {
+        SnapshotStore::open(&self.member(partition).snapshot_dir, 2)
+            .and_then(|store| store.latest())
+            .expect("snapshot store")
+            .map(|snapshot| snapshot.position)
+    }
+
     /// Stops the partition and opens it again from its log and latest snapshot: the in-memory
     /// state is lost, as RocksDB's is on a crash (it runs without its own WAL).
     pub fn restart(&mut self, partition: u16) {
