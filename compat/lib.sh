@@ -60,3 +60,20 @@ stop_beeline() {
   rm -rf "${BEELINE_DATA:-/nonexistent}"
   return "$status"
 }
+
+# log_tail: the end of the broker's log, to show after a failed check.
+log_tail() {
+  echo "---- the broker's log ends:"
+  tail -30 "$BEELINE_LOG_FILE"
+}
+
+# finish <suite>: stops the broker (its clean SIGTERM exit is one more check) and ends the
+# script, failing if any check failed (the caller counts them in `failures`).
+finish() {
+  if stop_beeline; then echo "ok    SIGTERM stops the node cleanly"; else failures=$((failures + 1)); fi
+  if [ "${failures:-0}" -gt 0 ]; then
+    echo "$1 suite failed"
+    exit 1
+  fi
+  echo "all $1 checks passed"
+}

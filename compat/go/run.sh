@@ -32,10 +32,4 @@ failures=0
 if ! BEELINE_ADDRESS="$BEELINE_ADDRESS" "$bin_dir/compat-go"; then failures=$((failures + 1)); fi
 rm -rf "$bin_dir"
 
-if stop_beeline; then echo "ok    SIGTERM stops the node cleanly"; else failures=$((failures + 1)); fi
-
-if [ "$failures" -gt 0 ]; then
-  echo "the Go client suite failed"
-  exit 1
-fi
-echo "all Go client checks passed"
+finish "Go client"

@@ -44,14 +44,7 @@ start_beeline 26601 --partitions "$partitions"
 failures=0
 if ! "$java" -cp "$classpath" beeline.compat.JavaClientCompat "$BEELINE_ADDRESS" "$partitions"; then
   failures=$((failures + 1))
-  echo "      the broker's log ends:"
-  tail -30 "$BEELINE_LOG_FILE" | sed 's/^/        /'
+  log_tail
 fi
 
-if stop_beeline; then echo "ok    SIGTERM stops the node cleanly"; else failures=$((failures + 1)); fi
-
-if [ "$failures" -gt 0 ]; then
-  echo "the Java client suite failed"
-  exit 1
-fi
-echo "all Java client checks passed"
+finish "Java client"

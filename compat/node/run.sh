@@ -33,14 +33,7 @@ NODE_PATH="$sdk/node_modules" \
   ZEEBE_CLIENT_LOG_LEVEL=NONE \
   node check.js || {
   failures=$((failures + 1))
-  echo "---- the broker's log ends:"
-  tail -30 "$BEELINE_LOG_FILE"
+  log_tail
 }
 
-if stop_beeline; then echo "ok    SIGTERM stops the node cleanly"; else failures=$((failures + 1)); fi
-
-if [ "$failures" -gt 0 ]; then
-  echo "Node SDK suite failed"
-  exit 1
-fi
-echo "all Node SDK checks passed"
+finish "Node SDK"

@@ -27,14 +27,7 @@ start_beeline 26603 --partitions "$BEELINE_PARTITIONS"
 failures=0
 BEELINE_ADDRESS="$BEELINE_ADDRESS" "$venv/bin/python" check.py || {
   failures=$((failures + 1))
-  echo "---- the broker's log ends:"
-  tail -30 "$BEELINE_LOG_FILE"
+  log_tail
 }
 
-if stop_beeline; then echo "ok    SIGTERM stops the node cleanly"; else failures=$((failures + 1)); fi
-
-if [ "$failures" -gt 0 ]; then
-  echo "pyzeebe suite failed"
-  exit 1
-fi
-echo "all pyzeebe checks passed"
+finish "pyzeebe"

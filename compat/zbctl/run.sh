@@ -174,10 +174,4 @@ expect "evaluate decision: by key" '"decisionOutput": "10"' evaluate decision "$
 expect "evaluate decision: an unknown decision is NOT_FOUND" "NotFound" evaluate decision \
   zbctl-no-such-decision
 
-if stop_beeline; then echo "ok    SIGTERM stops the node cleanly"; else failures=$((failures + 1)); fi
-
-if [ "$failures" -gt 0 ]; then
-  echo "$failures check(s) failed"
-  exit 1
-fi
-echo "all zbctl checks passed"
+finish "zbctl"

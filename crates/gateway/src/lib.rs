@@ -41,7 +41,7 @@ use tonic::transport::server::TcpIncoming;
 pub use cluster::{Cluster, NodeInfo, PartitionSlot};
 pub use config::{DEFAULT_MAX_MESSAGE_SIZE, GatewayConfig};
 pub use error::GatewayError;
-pub use metrics::GatewayMetrics;
+pub use metrics::{GatewayMetrics, code_name};
 
 use dispatch::Dispatcher;
 use health::HealthService;

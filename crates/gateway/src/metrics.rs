@@ -77,8 +77,8 @@ impl RequestMetrics {
     }
 }
 
-/// gRPC's names of status codes, as Zeebe's metrics label them.
-fn code_name(code: tonic::Code) -> &'static str {
+/// gRPC's names of status codes, as the gRPC spec spells them (and Zeebe's metrics label them).
+pub fn code_name(code: tonic::Code) -> &'static str {
     use tonic::Code::*;
     match code {
         Ok => "OK",
