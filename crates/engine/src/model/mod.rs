@@ -12,7 +12,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use beeline_bpmn::{ElementData, ElementIndex, ExpressionId, Process};
+use beeline_bpmn::{Element, ElementData, ElementIndex, EventDefinition, ExpressionId, Process};
 use beeline_feel::Expression;
 use beeline_protocol::value::ProcessInstanceRecord;
 
@@ -39,6 +39,32 @@ impl DeployedProcess {
     pub fn element(&self, id: &str) -> Option<ElementIndex> {
         self.model.element_by_id(id).map(|(index, _)| index)
     }
+
+    /// Whether an event (a message, timer or signal start event) can start instances: only
+    /// such an instance holds a start trigger, or a message's correlation key.
+    pub fn started_by_events(&self) -> bool {
+        let Some(scope) = &self.model.root().scope else {
+            return false;
+        };
+        scope.start_events.iter().any(|start| {
+            self.model[*start]
+                .event_definition()
+                .is_some_and(|event| !matches!(event, EventDefinition::None))
+        })
+    }
+}
+
+/// Whether an event can wait for an instance of this element (a PROCESS_EVENT TRIGGERING
+/// targets it): start, boundary and intermediate catch events and receive tasks. Instances of
+/// other elements never hold a trigger and need not look for one.
+pub(crate) fn can_be_triggered(element: &Element) -> bool {
+    matches!(
+        element.data,
+        ElementData::StartEvent(_)
+            | ElementData::BoundaryEvent(_)
+            | ElementData::IntermediateCatchEvent(_)
+            | ElementData::ReceiveTask(_)
+    )
 }
 
 /// Parsed decision requirements graphs by key, filled lazily like processes.

@@ -5,7 +5,7 @@ use beeline_protocol::value::ProcessInstanceRecord;
 
 use crate::appliers::EventApplier;
 use crate::error::ProcessingError;
-use crate::model::deployed_element;
+use crate::model::{can_be_triggered, deployed_element};
 use crate::processing::value_of;
 use crate::state::EngineState;
 
@@ -25,8 +25,10 @@ impl EventApplier for ElementEndedApplier {
         }
         state.variables_mut().remove_scope(event.key)?;
         // An event for this instance that it ended before catching.
-        state.event_triggers_mut().remove(event.key)?;
-        if record.flow_scope_key <= 0 {
+        if can_be_triggered(element) {
+            state.event_triggers_mut().remove(event.key)?;
+        }
+        if record.flow_scope_key <= 0 && process.started_by_events() {
             // A process instance a message started frees its correlation key.
             state.messages_mut().release_correlation_key(event.key)?;
         }

@@ -16,6 +16,7 @@ use super::variables::{self, eval};
 use super::{Bpmn, ErrorType, Step, events, flow, jobs, lifecycle, subscriptions};
 use crate::error::ProcessingError;
 use crate::expression::{EvalFailure, ScopeVariables, wrong_type};
+use crate::model::can_be_triggered;
 use crate::processing::decision_evaluation::evaluate_decision;
 use crate::processing::message::correlate;
 
@@ -73,7 +74,11 @@ pub(super) fn activate(bpmn: &mut Bpmn<'_, '_, '_>) -> Result<(), ProcessingErro
         ElementData::Process => {
             bpmn.write(PI::ElementActivated)?;
             let process = bpmn.process.clone();
-            if let Some((key, start)) = events::triggered_start(bpmn.ctx, &process, bpmn.key)? {
+            let started_at = match process.started_by_events() {
+                true => events::triggered_start(bpmn.ctx, &process, bpmn.key)?,
+                false => None,
+            };
+            if let Some((key, start)) = started_at {
                 let record = bpmn.record_of(start, bpmn.key);
                 bpmn.ctx.append_command(key, PI::ActivateElement, record);
                 return Ok(());
@@ -205,6 +210,9 @@ fn flow_scope_accepts_children(bpmn: &Bpmn<'_, '_, '_>) -> Result<bool, Processi
 /// Takes the event this instance catches, if one waits for it (PROCESS_EVENT TRIGGERED): its
 /// variables become what the instance completes with.
 fn take_trigger(bpmn: &mut Bpmn<'_, '_, '_>) -> Result<bool, ProcessingError> {
+    if !can_be_triggered(bpmn.element()) {
+        return Ok(false);
+    }
     let Some(event) = bpmn.ctx.state().event_triggers().get(bpmn.key)? else {
         return Ok(false);
     };

@@ -11,6 +11,7 @@ use super::{Bpmn, Step};
 use crate::error::ProcessingError;
 use crate::expression::{EvalFailure, ScopeVariables, evaluate};
 use crate::processing::ProcessingContext;
+use crate::state::values::StoredVariable;
 
 /// What a variable record says about where it belongs.
 #[derive(Debug, Clone)]
@@ -41,8 +42,20 @@ pub(crate) fn set_local(
     value: &Json,
     owner: &VariableOwner,
 ) -> Result<(), ProcessingError> {
-    let text = value.to_string();
     let existing = ctx.state().variables().get_local(scope, name)?;
+    write(ctx, scope, name, value, existing, owner)
+}
+
+/// Sets `name` in `scope`, which holds `existing` under that name now.
+fn write(
+    ctx: &mut ProcessingContext<'_, '_>,
+    scope: i64,
+    name: &str,
+    value: &Json,
+    existing: Option<StoredVariable>,
+    owner: &VariableOwner,
+) -> Result<(), ProcessingError> {
+    let text = value.to_string();
     let (key, intent) = match existing {
         Some(variable) if variable.value == text => return Ok(()),
         Some(variable) => (variable.key, VariableIntent::Updated),
@@ -77,6 +90,20 @@ pub(crate) fn merge_local(
     Ok(())
 }
 
+/// Creates every variable of `document` in `scope`, a scope this command made (it holds no
+/// variable yet, so nothing is looked up).
+pub(crate) fn create_local(
+    ctx: &mut ProcessingContext<'_, '_>,
+    new_scope: i64,
+    document: &Map<String, Json>,
+    owner: &VariableOwner,
+) -> Result<(), ProcessingError> {
+    for (name, value) in document {
+        write(ctx, new_scope, name, value, None, owner)?;
+    }
+    Ok(())
+}
+
 /// Zeebe's propagation: each variable goes to the nearest scope, from `scope` up, that already
 /// has a variable of that name, or to the root scope (the process instance) if none has.
 pub(crate) fn merge_propagating(
@@ -88,14 +115,15 @@ pub(crate) fn merge_propagating(
     let chain = ctx.state().variables().scope_chain(scope)?;
     let root = *chain.last().unwrap_or(&scope);
     for (name, value) in document {
-        let mut target = root;
+        // The chain ends at the root: a name found nowhere is new there.
+        let mut target = (root, None);
         for s in &chain {
-            if ctx.state().variables().get_local(*s, name)?.is_some() {
-                target = *s;
+            if let Some(existing) = ctx.state().variables().get_local(*s, name)? {
+                target = (*s, Some(existing));
                 break;
             }
         }
-        set_local(ctx, target, name, value, owner)?;
+        write(ctx, target.0, name, value, target.1, owner)?;
     }
     Ok(())
 }

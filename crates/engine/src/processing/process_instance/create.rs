@@ -4,7 +4,7 @@ use beeline_protocol::value::{ProcessInstanceCreationRecord, ProcessInstanceReco
 use beeline_protocol::{Intent, Record, RejectionType};
 
 use crate::error::ProcessingError;
-use crate::processing::bpmn::variables::{VariableOwner, merge_local, parse_document};
+use crate::processing::bpmn::variables::{VariableOwner, create_local, parse_document};
 use crate::processing::{CommandProcessor, ProcessingContext, value_of};
 use crate::transient::AwaitingResult;
 
@@ -128,7 +128,7 @@ impl CommandProcessor for ProcessInstanceCreateProcessor {
 
         let instance_key = ctx.next_key()?;
         let record = super::root_record(&process, instance_key);
-        merge_local(ctx, instance_key, &variables, &VariableOwner::of(&record))?;
+        create_local(ctx, instance_key, &variables, &VariableOwner::of(&record))?;
         if start_elements.is_empty() {
             ctx.append_command(
                 instance_key,
