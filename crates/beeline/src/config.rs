@@ -54,8 +54,9 @@ pub struct BrokerConfig {
     #[arg(long, env = "BEELINE_MONITORING_PORT", default_value_t = 9600)]
     pub monitoring_port: u16,
 
-    /// Memory for state (RocksDB block cache, memtables, indexes and filters), shared by all
-    /// partitions: a size like 256MiB, 1GiB or 500MB.
+    /// Memory of the whole node: a size like 256MiB, 1GiB or 500MB. Half of it is the state's
+    /// (one RocksDB cache for blocks, indexes, filters and memtables, shared by all
+    /// partitions); the rest is headroom for requests in flight, queues and the allocator.
     #[arg(long, env = "BEELINE_MEMORY_LIMIT", default_value = "256MiB", value_parser = parse_size)]
     pub memory_limit: u64,
 
@@ -80,6 +81,13 @@ pub struct BrokerConfig {
 }
 
 impl BrokerConfig {
+    /// The state's share of the memory limit (RocksDB's cache and memtables). The other half
+    /// covers the process itself, which holds about 20 MiB idle and grows with requests in
+    /// flight, which backpressure bounds.
+    pub fn state_memory(&self) -> u64 {
+        self.memory_limit / 2
+    }
+
     pub fn threads(&self) -> usize {
         self.threads
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()))

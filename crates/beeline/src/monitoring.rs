@@ -171,7 +171,7 @@ async fn metrics(State(state): State<Arc<NodeState>>) -> Response {
     let gauges = [
         (
             "beeline_rocksdb_memory_limit_bytes",
-            "The state memory budget.",
+            "The state's memory budget: half of --memory-limit.",
             state.budget.limit() as u64,
         ),
         (

@@ -87,7 +87,10 @@ pub async fn run(config: BrokerConfig) -> Result<(), NodeError> {
     let state = Arc::new(NodeState {
         partitions: RwLock::new(vec![PartitionSlot::Opening; usize::from(config.partitions)]),
         started: false.into(),
-        budget: MemoryBudget::new(config.memory_limit as usize, usize::from(config.partitions)),
+        budget: MemoryBudget::new(
+            config.state_memory() as usize,
+            usize::from(config.partitions),
+        ),
         gateway: std::sync::OnceLock::new(),
     });
     let address = std::net::SocketAddr::new(config.host, config.monitoring_port);
