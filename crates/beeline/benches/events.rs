@@ -25,7 +25,7 @@ use beeline_protocol::value::{
     ProcessInstanceRecord, TimerRecord,
 };
 use beeline_protocol::{Intent, Record, RecordType};
-use beeline_rocksdb::{MemoryBudget, RocksDbStore, RocksDbStoreConfig};
+use beeline_rocksdb::{MemoryBudget, RocksDbStoreConfig, open_partition_store};
 use beeline_state::Store;
 use beeline_state::snapshot::SnapshotStore;
 use beeline_stream::{LocalRouter, Partition, PartitionConfig, PartitionHandle, SystemClock};
@@ -159,7 +159,7 @@ fn main() {
         budget: budget.clone(),
     };
     let opener = move |checkpoint: Option<&Path>| -> beeline_state::Result<Arc<dyn Store>> {
-        Ok(Arc::new(RocksDbStore::open(&store_config, checkpoint)?))
+        Ok(Arc::new(open_partition_store(&store_config, checkpoint)?))
     };
     let router = LocalRouter::new();
     let handle = {

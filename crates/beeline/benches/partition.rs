@@ -12,7 +12,7 @@ use beeline_log::{FileJournal, FileJournalConfig, Flusher, Journal};
 use beeline_protocol::Record;
 use beeline_protocol::intent::MessageIntent;
 use beeline_protocol::value::MessageRecord;
-use beeline_rocksdb::{MemoryBudget, RocksDbStore, RocksDbStoreConfig};
+use beeline_rocksdb::{MemoryBudget, RocksDbStoreConfig, open_partition_store};
 use beeline_state::Store;
 use beeline_state::snapshot::SnapshotStore;
 use beeline_stream::{Partition, PartitionConfig, PartitionMetrics, SystemClock};
@@ -108,7 +108,7 @@ fn bench_processing(base: &Path, seconds: u64, clients: u64) {
         budget: budget.clone(),
     };
     let opener = move |checkpoint: Option<&Path>| -> beeline_state::Result<Arc<dyn Store>> {
-        Ok(Arc::new(RocksDbStore::open(&store_config, checkpoint)?))
+        Ok(Arc::new(open_partition_store(&store_config, checkpoint)?))
     };
     let handle = {
         let _guard = runtime.enter();

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use beeline_gateway::{Cluster, Gateway, GatewayConfig, NodeInfo};
 use beeline_log::{FileJournal, FileJournalConfig, Recovery};
-use beeline_rocksdb::{MemoryBudget, RocksDbStore, RocksDbStoreConfig};
+use beeline_rocksdb::{MemoryBudget, RocksDbStoreConfig, open_partition_store};
 use beeline_state::Store;
 use beeline_state::snapshot::SnapshotStore;
 use beeline_stream::{
@@ -250,7 +250,7 @@ fn open_partition(
         budget,
     };
     let opener = move |checkpoint: Option<&Path>| -> beeline_state::Result<Arc<dyn Store>> {
-        Ok(Arc::new(RocksDbStore::open(&store_config, checkpoint)?))
+        Ok(Arc::new(open_partition_store(&store_config, checkpoint)?))
     };
     let mut partition_config = PartitionConfig::new(partition);
     partition_config.partition_count = config.partitions;

@@ -20,7 +20,7 @@ use beeline_protocol::codec::decode_batch;
 use beeline_protocol::intent::MessageIntent;
 use beeline_protocol::value::MessageRecord;
 use beeline_protocol::{Record, RecordType};
-use beeline_rocksdb::{MemoryBudget, RocksDbStore, RocksDbStoreConfig};
+use beeline_rocksdb::{MemoryBudget, PartitionStore, RocksDbStoreConfig, open_partition_store};
 use beeline_state::snapshot::SnapshotStore;
 use beeline_state::{MemStore, Store};
 use beeline_stream::{Partition, PartitionConfig, PartitionHandle, SystemClock};
@@ -30,7 +30,7 @@ const CHILD_ROUND: &str = "BEELINE_CRASH_CHILD_ROUND";
 const ROUNDS: u64 = 5;
 const CLIENTS: u64 = 8;
 
-fn open_partition(dir: &Path, opened: Arc<Mutex<Option<Arc<RocksDbStore>>>>) -> PartitionHandle {
+fn open_partition(dir: &Path, opened: Arc<Mutex<Option<Arc<PartitionStore>>>>) -> PartitionHandle {
     let journal = FileJournal::open(
         dir.join("log"),
         FileJournalConfig {
@@ -45,7 +45,7 @@ fn open_partition(dir: &Path, opened: Arc<Mutex<Option<Arc<RocksDbStore>>>>) -> 
         budget: MemoryBudget::new(32 << 20, 1),
     };
     let opener = move |checkpoint: Option<&Path>| -> beeline_state::Result<Arc<dyn Store>> {
-        let store = Arc::new(RocksDbStore::open(&store_config, checkpoint)?);
+        let store = Arc::new(open_partition_store(&store_config, checkpoint)?);
         *opened.lock().unwrap() = Some(store.clone());
         Ok(store)
     };
@@ -439,7 +439,7 @@ fn a_damaged_snapshot_is_refused_with_file_and_offset() {
         budget: MemoryBudget::new(32 << 20, 1),
     };
     let opener = move |checkpoint: Option<&Path>| -> beeline_state::Result<Arc<dyn Store>> {
-        Ok(Arc::new(RocksDbStore::open(&store_config, checkpoint)?))
+        Ok(Arc::new(open_partition_store(&store_config, checkpoint)?))
     };
     let _guard = runtime.enter();
     let error = match Partition::open(

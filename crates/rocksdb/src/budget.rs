@@ -1,37 +1,50 @@
 use rocksdb::{Cache, WriteBufferManager};
 
-/// The node's RocksDB memory: one cache for blocks, indexes, filters and (charged through the
-/// write buffer manager) memtables, shared by every partition.
+/// The node's state memory: each partition's write-back buffer (committed writes not yet in
+/// RocksDB, `beeline_state::Overlay`) and one RocksDB cache for blocks, indexes, filters and
+/// (charged through the write buffer manager) memtables, shared by every partition.
 #[derive(Clone)]
 pub struct MemoryBudget {
     pub(crate) cache: Cache,
     pub(crate) write_buffers: WriteBufferManager,
     pub(crate) memtable_size: usize,
+    pub(crate) write_back: usize,
     limit: usize,
 }
 
 impl MemoryBudget {
-    /// A budget of `limit` bytes shared by `partitions` databases. A quarter of it may hold
-    /// memtables; each memtable is sized so every partition can keep two of them.
+    /// A budget of `limit` bytes shared by `partitions` partitions. A sixteenth of it (1 to 16
+    /// MiB a partition) buffers committed writes; of the rest, RocksDB's cache, a quarter may
+    /// hold memtables, each sized so every partition can keep two of them.
     pub fn new(limit: usize, partitions: usize) -> Self {
         let limit = limit.max(8 * 1024 * 1024);
-        let cache = Cache::new_lru_cache(limit);
-        let memtables = limit / 4;
+        let partitions = partitions.max(1);
+        let write_back = (limit / 16 / partitions).clamp(1024 * 1024, 16 * 1024 * 1024);
+        let cache_limit = limit
+            .saturating_sub(write_back * partitions)
+            .max(4 * 1024 * 1024);
+        let cache = Cache::new_lru_cache(cache_limit);
+        let memtables = cache_limit / 4;
         // Stalling writes when memtables exceed their share keeps the bound hard.
         let write_buffers =
             WriteBufferManager::new_write_buffer_manager_with_cache(memtables, true, cache.clone());
-        let memtable_size =
-            (memtables / partitions.max(1) / 2).clamp(1024 * 1024, 64 * 1024 * 1024);
+        let memtable_size = (memtables / partitions / 2).clamp(1024 * 1024, 64 * 1024 * 1024);
         Self {
             cache,
             write_buffers,
             memtable_size,
+            write_back,
             limit,
         }
     }
 
     pub fn limit(&self) -> usize {
         self.limit
+    }
+
+    /// Bytes of committed writes each partition buffers before they go to RocksDB.
+    pub fn write_back(&self) -> usize {
+        self.write_back
     }
 
     /// Bytes the cache holds now (blocks, indexes, filters and charged memtables).

@@ -9,6 +9,9 @@
 //!   the log is replayed on top.
 //! - **Queue scans** (`Store::scan_queue`) seek where the live entries of a prefix begin
 //!   instead of stepping over the tombstones its consumed front left (`queue_hints.rs`).
+//! - **Write-back**: a partition's store ([`PartitionStore`]) keeps committed writes in memory
+//!   (`beeline_state::Overlay`) and writes them to RocksDB when they fill their share of the
+//!   budget, so short-lived state (most of a running instance) never reaches RocksDB.
 //! - **Snapshots** are RocksDB checkpoints (memtables flushed, SST files hard-linked).
 
 mod budget;
@@ -16,4 +19,4 @@ mod queue_hints;
 mod store;
 
 pub use budget::MemoryBudget;
-pub use store::{RocksDbStore, RocksDbStoreConfig};
+pub use store::{PartitionStore, RocksDbStore, RocksDbStoreConfig, open_partition_store};

@@ -1,7 +1,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
-use beeline_state::{Error, Result, ScanIter, Store, WriteBatch};
+use beeline_state::{Error, Overlay, Result, ScanIter, Store, WriteBatch};
 use rocksdb::checkpoint::Checkpoint;
 use rocksdb::{
     BlockBasedOptions, DB, DBCompressionType, Direction, IteratorMode, Options, ReadOptions,
@@ -16,6 +16,22 @@ pub struct RocksDbStoreConfig {
     /// Where the live database lives; replaced on every open.
     pub runtime_dir: PathBuf,
     pub budget: MemoryBudget,
+}
+
+/// A partition's state as the node keeps it: RocksDB under a write-back buffer, so state that
+/// lives shorter than the buffer takes to fill never reaches RocksDB.
+pub type PartitionStore = Overlay<RocksDbStore>;
+
+/// Opens a partition's state (see [`RocksDbStore::open`]) with its share of the budget as the
+/// write-back buffer.
+pub fn open_partition_store(
+    config: &RocksDbStoreConfig,
+    checkpoint: Option<&Path>,
+) -> Result<PartitionStore> {
+    Overlay::new(
+        RocksDbStore::open(config, checkpoint)?,
+        config.budget.write_back(),
+    )
 }
 
 /// A partition's state in RocksDB.
@@ -166,6 +182,19 @@ impl Store for RocksDbStore {
             Some(Err(_)) => {}
         }
         Box::new(first.into_iter().chain(entries))
+    }
+
+    fn last_key(&self, prefix: &[u8]) -> Result<Option<Vec<u8>>> {
+        let mut read = ReadOptions::default();
+        read.set_iterate_lower_bound(prefix.to_vec());
+        if let Some(end) = prefix_end(prefix) {
+            read.set_iterate_upper_bound(end);
+        }
+        match self.db.iterator_opt(IteratorMode::End, read).next() {
+            Some(Ok((key, _))) => Ok(Some(key.into_vec())),
+            Some(Err(e)) => Err(store_error(&self.path, e)),
+            None => Ok(None),
+        }
     }
 
     fn write(&self, batch: &WriteBatch) -> Result<()> {

@@ -15,6 +15,7 @@ pub fn run<S: Store, C: Store>(
     scans_stay_in_their_prefix_and_order(new_store());
     transactions_merge_with_stored_entries(new_store());
     queue_scans_see_what_plain_scans_see(new_store());
+    last_key_is_the_greatest_with_its_prefix(new_store());
     checkpoints_hold_everything_written(new_store(), &open_checkpoint);
 }
 
@@ -34,6 +35,29 @@ fn scan_all(store: &dyn Store, prefix: &[u8], start: &[u8]) -> Vec<(Vec<u8>, Vec
         .scan(prefix, start)
         .map(|r| r.expect("scan"))
         .collect()
+}
+
+fn last_key_is_the_greatest_with_its_prefix<S: Store>(store: S) {
+    assert_eq!(store.last_key(b"b").expect("last key"), None);
+    store
+        .write(&batch(&[
+            (b"a9", Some(b"x")),
+            (b"b1", Some(b"x")),
+            (b"b3", Some(b"x")),
+            (b"b2", Some(b"x")),
+            (b"c0", Some(b"x")),
+        ]))
+        .expect("write");
+    assert_eq!(
+        store.last_key(b"b").expect("last key"),
+        Some(b"b3".to_vec())
+    );
+    store.write(&batch(&[(b"b3", None)])).expect("write");
+    assert_eq!(
+        store.last_key(b"b").expect("last key"),
+        Some(b"b2".to_vec())
+    );
+    assert_eq!(store.last_key(b"d").expect("last key"), None);
 }
 
 fn reads_what_was_written<S: Store>(store: S) {

@@ -11,6 +11,9 @@
 //! - [`snapshot`]: checkpoints of a store at a log position, verified on restore, with
 //!   retention.
 //!
+//! - [`Overlay`]: committed writes held in memory until they add up to a limit, so
+//!   short-lived state never reaches the backend.
+//!
 //! The engine sees only these traits; RocksDB lives in `beeline-rocksdb`, and [`MemStore`]
 //! serves tests and harnesses.
 
@@ -19,6 +22,8 @@ pub mod conformance;
 mod error;
 mod key;
 mod mem;
+mod merge;
+mod overlay;
 pub mod snapshot;
 mod store;
 mod txn;
@@ -27,5 +32,6 @@ pub use cf::ColumnFamily;
 pub use error::{Error, Result};
 pub use key::{KeyBuilder, KeyReader};
 pub use mem::MemStore;
+pub use overlay::Overlay;
 pub use store::{ScanIter, Store, WriteBatch};
 pub use txn::Transaction;

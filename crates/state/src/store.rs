@@ -23,6 +23,15 @@ pub trait Store: Send + Sync + 'static {
         self.scan(prefix, start)
     }
 
+    /// The greatest key starting with `prefix`.
+    fn last_key(&self, prefix: &[u8]) -> Result<Option<Vec<u8>>> {
+        let mut last = None;
+        for entry in self.scan(prefix, prefix) {
+            last = Some(entry?.0);
+        }
+        Ok(last)
+    }
+
     /// Applies every write of `batch` at once, or none of them.
     fn write(&self, batch: &WriteBatch) -> Result<()>;
 

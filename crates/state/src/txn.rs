@@ -1,9 +1,9 @@
 //! A transaction: the writes of one processing batch, buffered over a store.
 
 use std::collections::BTreeMap;
-use std::iter::Peekable;
 
 use crate::Result;
+use crate::merge::Merge;
 use crate::store::{ScanIter, Store, WriteBatch};
 
 /// Reads see the transaction's own writes; nothing reaches the store until [`commit`].
@@ -99,17 +99,16 @@ impl<'s> Transaction<'s> {
 
     /// The store's entries from `start` with this transaction's writes over them.
     fn merged<'a>(&'a self, stored: ScanIter<'a>, prefix: &[u8], start: &[u8]) -> ScanIter<'a> {
-        let stored = stored.peekable();
         if self.writes.is_empty() {
-            return Box::new(stored);
+            return stored;
         }
         let prefix = prefix.to_vec();
         let pending = self
             .writes
             .range(start.to_vec()..)
             .take_while(move |(k, _)| k.starts_with(&prefix))
-            .peekable();
-        Box::new(Merge { stored, pending })
+            .map(|(k, pending)| (k.as_slice(), pending.value().map(Vec::as_slice)));
+        Box::new(Merge::new(stored, pending))
     }
 
     pub fn is_empty(&self) -> bool {
@@ -136,39 +135,6 @@ impl<'s> Transaction<'s> {
             return Ok(());
         }
         self.store.write(&batch)
-    }
-}
-
-/// Merges the store's entries with pending writes; a pending write wins, a pending delete hides.
-struct Merge<'a, P: Iterator<Item = (&'a Vec<u8>, &'a Pending)>> {
-    stored: Peekable<ScanIter<'a>>,
-    pending: Peekable<P>,
-}
-
-impl<'a, P: Iterator<Item = (&'a Vec<u8>, &'a Pending)>> Iterator for Merge<'a, P> {
-    type Item = Result<(Vec<u8>, Vec<u8>)>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        loop {
-            let order = match (self.stored.peek(), self.pending.peek()) {
-                (None, None) => return None,
-                (Some(Err(_)), _) => return self.stored.next(),
-                (Some(Ok((stored, _))), Some((pending, _))) => stored.cmp(pending),
-                (Some(_), None) => std::cmp::Ordering::Less,
-                (None, Some(_)) => std::cmp::Ordering::Greater,
-            };
-            let (key, value) = match order {
-                std::cmp::Ordering::Less => return self.stored.next(),
-                std::cmp::Ordering::Equal => {
-                    self.stored.next();
-                    self.pending.next()?
-                }
-                std::cmp::Ordering::Greater => self.pending.next()?,
-            };
-            if let Some(value) = value.value() {
-                return Some(Ok((key.clone(), value.clone())));
-            }
-        }
     }
 }
 
