@@ -13,13 +13,15 @@ pub struct MemoryBudget {
 }
 
 impl MemoryBudget {
-    /// A budget of `limit` bytes shared by `partitions` partitions. A sixteenth of it (1 to 16
-    /// MiB a partition) buffers committed writes; of the rest, RocksDB's cache, a quarter may
-    /// hold memtables, each sized so every partition can keep two of them.
+    /// A budget of `limit` bytes shared by `partitions` partitions. A 128th of it (256 KiB to
+    /// 4 MiB a partition) buffers committed writes: enough for the instances in flight, small
+    /// enough that long-lived state moves on to RocksDB soon and in short writes. Of the rest,
+    /// RocksDB's cache, a quarter may hold memtables, each sized so every partition can keep
+    /// two of them.
     pub fn new(limit: usize, partitions: usize) -> Self {
         let limit = limit.max(8 * 1024 * 1024);
         let partitions = partitions.max(1);
-        let write_back = (limit / 16 / partitions).clamp(1024 * 1024, 16 * 1024 * 1024);
+        let write_back = (limit / 128 / partitions).clamp(256 * 1024, 4 * 1024 * 1024);
         let cache_limit = limit
             .saturating_sub(write_back * partitions)
             .max(4 * 1024 * 1024);

@@ -1,5 +1,5 @@
-//! A write-back layer over a store: committed batches stay in memory, and reach the store in
-//! one write when they add up to a limit (or before a checkpoint). State that lives shorter
+//! A write-back layer over a store: committed batches stay in memory, and reach the store
+//! when they add up to a limit (an eighth of the limit at a time), or before a checkpoint. State that lives shorter
 //! than that (an instance that starts and completes between two flushes) never reaches the
 //! store, and reading it never leaves memory.
 //!
@@ -31,6 +31,8 @@ const FAMILY: usize = 2;
 const ENTITY_END: usize = 10;
 /// What one buffered entry costs beyond its key and value (map node, vectors).
 const ENTRY_OVERHEAD: usize = 64;
+/// A full buffer is written in this many slices, one each time a write goes over the limit.
+const FLUSH_SLICES: usize = 8;
 
 pub struct Overlay<S: Store> {
     inner: S,
@@ -38,7 +40,6 @@ pub struct Overlay<S: Store> {
     state: Mutex<Buffered>,
 }
 
-#[derive(Default)]
 struct Buffered {
     /// Committed writes the store has not seen: a value, or `None` for a delete of a key the
     /// store may hold.
@@ -48,6 +49,19 @@ struct Buffered {
     /// Per column family, the greatest entity part of any key the store holds; a family
     /// missing here has no key in the store.
     high_water: HashMap<[u8; FAMILY], Vec<u8>>,
+    /// Where the last partial flush stopped; the next one goes on from there.
+    flushed_up_to: Bound<Vec<u8>>,
+}
+
+impl Default for Buffered {
+    fn default() -> Self {
+        Self {
+            entries: BTreeMap::new(),
+            bytes: 0,
+            high_water: HashMap::new(),
+            flushed_up_to: Bound::Unbounded,
+        }
+    }
 }
 
 /// The entity part of a key or prefix: the bytes the high water is compared with.
@@ -188,25 +202,47 @@ impl<S: Store> Overlay<S> {
 
     /// Writes everything buffered to the store in one batch.
     fn flush(&self, buffered: &mut Buffered) -> Result<()> {
-        if buffered.entries.is_empty() {
+        self.flush_some(buffered, usize::MAX)
+    }
+
+    /// Writes buffered entries worth at least `bytes` (or all of them) to the store in one
+    /// batch, going round the key space from where the last such write stopped: writing a
+    /// full buffer at once would stall processing for as long.
+    fn flush_some(&self, buffered: &mut Buffered, bytes: usize) -> Result<()> {
+        let mut batch = WriteBatch::default();
+        let mut taken = 0;
+        let after = std::mem::replace(&mut buffered.flushed_up_to, Bound::Unbounded);
+        let wrapped = buffered.entries.iter();
+        for (key, value) in buffered
+            .entries
+            .range((after.clone(), Bound::Unbounded))
+            .chain(wrapped)
+        {
+            if taken >= bytes || batch.writes.first().is_some_and(|(first, _)| first == key) {
+                break;
+            }
+            taken += cost(key, value);
+            batch.writes.push((key.clone(), value.clone()));
+        }
+        if batch.is_empty() {
             return Ok(());
         }
-        let batch = WriteBatch {
-            writes: buffered
-                .entries
-                .iter()
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
-        };
-        // On failure the entries stay buffered: nothing is lost, and the next flush retries.
-        self.inner.write(&batch)?;
+        // On failure the entries stay buffered: nothing is lost, and a later flush retries.
+        if let Err(e) = self.inner.write(&batch) {
+            buffered.flushed_up_to = after;
+            return Err(e);
+        }
         for (key, value) in &batch.writes {
             if value.is_some() {
                 buffered.raise_high_water(key);
             }
+            if let Some(old) = buffered.entries.remove(key) {
+                buffered.bytes -= cost(key, &old);
+            }
         }
-        buffered.entries.clear();
-        buffered.bytes = 0;
+        if let Some((last, _)) = batch.writes.last() {
+            buffered.flushed_up_to = Bound::Excluded(last.clone());
+        }
         Ok(())
     }
 
@@ -266,8 +302,9 @@ impl<S: Store> Store for Overlay<S> {
         for (key, value) in &batch.writes {
             state.apply(key, value);
         }
-        if state.bytes > self.limit {
-            self.flush(&mut state)?;
+        // A slice at a time, keeping each stall short, until back under the limit.
+        while state.bytes > self.limit {
+            self.flush_some(&mut state, (self.limit / FLUSH_SLICES).max(1))?;
         }
         Ok(())
     }
