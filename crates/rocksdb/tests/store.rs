@@ -1,8 +1,10 @@
-use beeline_rocksdb::{MemoryBudget, RocksDbStore, RocksDbStoreConfig, open_partition_store};
-use beeline_state::conformance;
+use std::path::Path;
 
-#[test]
-fn rocksdb_store_keeps_the_store_contract() {
+use beeline_rocksdb::{MemoryBudget, RocksDbStore, RocksDbStoreConfig, open_partition_store};
+use beeline_state::{Store, conformance};
+
+/// Runs the store contract on stores `open` makes in fresh runtime directories.
+fn keeps_the_contract<S: Store>(open: impl Fn(&RocksDbStoreConfig, Option<&Path>) -> S) {
     let dir = tempfile::tempdir().expect("tempdir");
     let budget = MemoryBudget::new(32 * 1024 * 1024, 2);
     let mut n = 0;
@@ -13,38 +15,26 @@ fn rocksdb_store_keeps_the_store_contract() {
                 runtime_dir: dir.path().join(format!("runtime-{n}")),
                 budget: budget.clone(),
             };
-            RocksDbStore::open(&config, None).expect("open")
+            open(&config, None)
         },
         |checkpoint| {
             let config = RocksDbStoreConfig {
                 runtime_dir: checkpoint.with_extension("restored"),
                 budget: budget.clone(),
             };
-            RocksDbStore::open(&config, Some(checkpoint)).expect("open from checkpoint")
+            open(&config, Some(checkpoint))
         },
     );
 }
 
 #[test]
+fn rocksdb_store_keeps_the_store_contract() {
+    keeps_the_contract(|config, checkpoint| RocksDbStore::open(config, checkpoint).expect("open"));
+}
+
+#[test]
 fn the_partition_store_keeps_the_store_contract() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let budget = MemoryBudget::new(32 * 1024 * 1024, 2);
-    let mut n = 0;
-    conformance::run(
-        || {
-            n += 1;
-            let config = RocksDbStoreConfig {
-                runtime_dir: dir.path().join(format!("runtime-{n}")),
-                budget: budget.clone(),
-            };
-            open_partition_store(&config, None).expect("open")
-        },
-        |checkpoint| {
-            let config = RocksDbStoreConfig {
-                runtime_dir: checkpoint.with_extension("restored"),
-                budget: budget.clone(),
-            };
-            open_partition_store(&config, Some(checkpoint)).expect("open from checkpoint")
-        },
-    );
+    keeps_the_contract(|config, checkpoint| {
+        open_partition_store(config, checkpoint).expect("open")
+    });
 }
