@@ -55,8 +55,9 @@ pub struct BrokerConfig {
     pub monitoring_port: u16,
 
     /// Memory of the whole node: a size like 256MiB, 1GiB or 500MB. Half of it is the state's
-    /// (one RocksDB cache for blocks, indexes, filters and memtables, shared by all
-    /// partitions); the rest is headroom for requests in flight, queues and the allocator.
+    /// (each partition's write-back buffer, and one RocksDB cache for blocks, indexes, filters
+    /// and memtables shared by all partitions); the rest is headroom for requests in flight,
+    /// queues and the allocator.
     #[arg(long, env = "BEELINE_MEMORY_LIMIT", default_value = "256MiB", value_parser = parse_size)]
     pub memory_limit: u64,
 
@@ -81,7 +82,8 @@ pub struct BrokerConfig {
 }
 
 impl BrokerConfig {
-    /// The state's share of the memory limit (RocksDB's cache and memtables). The other half
+    /// The state's share of the memory limit (write-back buffers, RocksDB's cache and
+    /// memtables). The other half
     /// covers the process itself, which holds about 20 MiB idle and grows with requests in
     /// flight, which backpressure bounds.
     pub fn state_memory(&self) -> u64 {
