@@ -31,7 +31,7 @@ struct AfterCommit {
 }
 
 enum SideEffect {
-    Respond(Responder, Record),
+    Respond(Responder, Result<Record, PartitionError>),
     Send(u16, Record),
     JobsAvailable(String),
 }
@@ -433,33 +433,37 @@ where
                 )
             })?;
             let index = self.last_written;
+            // Everything a batch causes goes out once it is committed, its sends before its
+            // answer: whoever waits for the answer then finds the consequences on their way
+            // (the routed-commands count never drops to zero while a chain goes on).
+            for (partition, command) in std::mem::take(&mut result.sends) {
+                self.after(index, SideEffect::Send(partition, command));
+            }
             if let Some(responder) = self.waiting.remove(&command.position) {
                 match result.response {
                     Some(Response::Written(at)) if at < result.records.len() => {
                         let answer = result.records[at].clone();
-                        self.after(index, SideEffect::Respond(responder, answer));
+                        self.after(index, SideEffect::Respond(responder, Ok(answer)));
                     }
                     Some(Response::Later) => {
                         self.awaiting.insert(command.position, responder);
                     }
                     _ => {
-                        let _ = responder.send(Err(PartitionError::Unavailable {
+                        let no_answer = PartitionError::Unavailable {
                             partition: self.config.partition_id,
                             reason: format!(
                                 "command at position {} produced no answer",
                                 command.position
                             ),
-                        }));
+                        };
+                        self.after(index, SideEffect::Respond(responder, Err(no_answer)));
                     }
                 }
             }
             for (request, answer) in std::mem::take(&mut result.answers) {
                 if let Some(responder) = self.awaiting.remove(&request) {
-                    self.after(index, SideEffect::Respond(responder, answer));
+                    self.after(index, SideEffect::Respond(responder, Ok(answer)));
                 }
-            }
-            for (partition, command) in std::mem::take(&mut result.sends) {
-                self.after(index, SideEffect::Send(partition, command));
             }
             let mut job_types: Vec<&str> = result
                 .records
@@ -533,8 +537,13 @@ where
         self.flushing = Some(tokio::task::spawn_blocking(move || flusher.flush()));
     }
 
+    /// Runs `effect` once the journal entry at `index` is committed (at once when it is:
+    /// a batch that wrote nothing leaves `index` at an entry committed before).
     fn after(&mut self, index: u64, effect: SideEffect) {
         self.after_commit.push_back(AfterCommit { index, effect });
+        if index <= self.commit.get() {
+            self.commit_up_to(index);
+        }
     }
 
     /// Advances the commit index and runs what waited for it.
@@ -551,7 +560,7 @@ where
             };
             match pending.effect {
                 SideEffect::Respond(responder, answer) => {
-                    let _ = responder.send(Ok(answer));
+                    let _ = responder.send(answer);
                 }
                 SideEffect::Send(partition, command) => self.route(partition, command),
                 SideEffect::JobsAvailable(job_type) => {

@@ -18,7 +18,9 @@ pub trait CommandRouter: Send + Sync + 'static {
 #[derive(Default)]
 pub struct LocalRouter {
     partitions: RwLock<Vec<Option<PartitionHandle>>>,
-    /// Commands routed and not processed (or refused) yet.
+    /// Commands routed and not answered yet. A partition answers once the command's batch is
+    /// committed, after routing what the batch sends, so the count stays above zero while a
+    /// chain of commands between partitions goes on.
     in_flight: Arc<AtomicUsize>,
     /// Partitions cut off: what is routed to them is lost (tests of the resending).
     cut_off: RwLock<Vec<u16>>,
@@ -39,7 +41,7 @@ impl LocalRouter {
         partitions[index] = Some(handle);
     }
 
-    /// Commands on their way: routed, and not yet processed or refused by their partition.
+    /// Commands on their way: routed, and not yet answered by their partition.
     pub fn in_flight(&self) -> usize {
         self.in_flight.load(Ordering::Acquire)
     }

@@ -447,3 +447,51 @@ fn commands_a_crash_left_without_results_are_processed_on_recovery() {
         printer::compact_log(&records)
     );
 }
+
+/// What a routed command causes is on its way before its sender hears back: a partition answers
+/// only once the batch is committed, and sends the batch's commands first. (Answering at once
+/// let the count of routed commands drop to zero while a confirmation was still to be sent,
+/// and tests waiting for quiet read the log too early.)
+#[test]
+fn a_routed_command_is_answered_after_its_commit_and_after_what_it_sends() {
+    use beeline_protocol::intent::MessageSubscriptionIntent;
+    use beeline_protocol::value::MessageSubscriptionRecord;
+    use beeline_stream::FlushPolicy;
+    use std::time::Duration;
+
+    // Commits only when the test syncs.
+    let harness = Harness::with_config(1, |config| {
+        config.flush = FlushPolicy::Delayed(Duration::from_secs(3600));
+    });
+    let open = Record::command(
+        -1,
+        MessageSubscriptionIntent::Create,
+        MessageSubscriptionRecord {
+            process_instance_key: beeline_protocol::key::encode(1, 100),
+            element_instance_key: beeline_protocol::key::encode(1, 101),
+            bpmn_process_id: "order".into(),
+            message_name: "paid".into(),
+            correlation_key: "o-1".into(),
+            ..Default::default()
+        },
+    );
+    let mut answer = harness.submit(1, open);
+    // Processed at once, committed never: the sender hears nothing.
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(answer.try_take().is_none(), "answered before its commit");
+    assert_eq!(harness.routed_in_flight(), 0);
+
+    harness.sync(1);
+    let answered = answer.wait(&harness);
+    assert!(answered.is_err(), "a subscription's opening has no answer");
+    assert_eq!(
+        harness.routed_in_flight(),
+        1,
+        "the confirmation was sent before the answer"
+    );
+    harness
+        .records()
+        .with_intent(beeline_protocol::intent::ProcessMessageSubscriptionIntent::Create)
+        .with_type(RecordType::Command)
+        .expect_one();
+}

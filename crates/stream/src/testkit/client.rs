@@ -16,10 +16,14 @@ use super::Harness;
 use super::bpmn::ProcessBuilder;
 use crate::error::PartitionError;
 
-/// An answer still to come (a creation with result).
+/// An answer still to come (a creation with result, a command sent without waiting).
 pub struct PendingAnswer(oneshot::Receiver<Result<Record, PartitionError>>);
 
 impl PendingAnswer {
+    pub(super) fn new(answer: oneshot::Receiver<Result<Record, PartitionError>>) -> Self {
+        Self(answer)
+    }
+
     /// Waits up to 10 s for the answer.
     pub fn wait(self, harness: &Harness) -> Result<Record, PartitionError> {
         harness.runtime.block_on(async move {
@@ -155,7 +159,7 @@ impl Harness {
         self.runtime.spawn(async move {
             let _ = tx.send(handle.execute(command).await);
         });
-        PendingAnswer(rx)
+        PendingAnswer::new(rx)
     }
 
     /// Activates up to `max` jobs of a type for 60 s: (key, job with its variables).

@@ -155,6 +155,28 @@ impl Harness {
         })
     }
 
+    /// Writes `command` to `partition` without waiting: the answer comes when it comes.
+    pub fn submit(&self, partition: u16, command: Record) -> PendingAnswer {
+        let answer = self
+            .partition(partition)
+            .submit(command)
+            .expect("the partition takes the command");
+        PendingAnswer::new(answer)
+    }
+
+    /// Commits what `partition` has written so far (and runs what waited for the commit).
+    pub fn sync(&self, partition: u16) {
+        let handle = self.partition(partition).clone();
+        self.runtime
+            .block_on(async move { handle.sync().await })
+            .expect("partition syncs");
+    }
+
+    /// Commands partitions sent each other and are not answered yet.
+    pub fn routed_in_flight(&self) -> usize {
+        self.router.in_flight()
+    }
+
     pub fn publish_message(
         &self,
         name: &str,
@@ -275,8 +297,11 @@ impl Harness {
     /// Waits until no partition has work left from what happened so far: every command routed
     /// between partitions is processed, and everything written is committed.
     pub fn settle(&self) {
-        for _ in 0..10_000 {
-            while self.router.in_flight() > 0 {
+        // A partition answers a routed command once its batch is committed, after sending
+        // what the batch sends: no commands on their way right after every partition committed
+        // everything means nothing more is coming.
+        for attempt in 0..10_000 {
+            if attempt > 0 {
                 std::thread::sleep(Duration::from_millis(1));
             }
             for member in &self.members {
