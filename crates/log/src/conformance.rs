@@ -197,7 +197,11 @@ fn committed_entries_cannot_be_truncated<J: Journal>(mut journal: J) {
 fn compaction_keeps_the_requested_index<J: Journal>(mut journal: J) {
     append_n(&mut journal, 1, 500, 100);
     commit_all(&journal);
-    journal.compact(400).expect("compact");
+    journal
+        .compact(400)
+        .expect("compact")
+        .finish()
+        .expect("delete");
     assert!(
         journal.first_index() <= 400,
         "compaction never drops the given index"

@@ -1,5 +1,7 @@
 //! The storage contract every log implementation keeps (file, memory, and later Raft).
 
+use std::collections::VecDeque;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -48,8 +50,65 @@ pub trait Journal: Send + 'static {
     /// Removes every entry after `index` (a replicated log's conflict resolution).
     fn truncate_after(&mut self, index: u64) -> Result<()>;
     /// Allows removing entries below `index`; implementations free whole segments only,
-    /// so entries below `index` may survive, but `index` itself always does.
-    fn compact(&mut self, index: u64) -> Result<()>;
+    /// so entries below `index` may survive, but `index` itself always does. The entries are
+    /// gone from the journal at once; the returned [`Compaction`] deletes their files.
+    fn compact(&mut self, index: u64) -> Result<Compaction>;
+}
+
+/// Files a compaction took out of the journal, still to be deleted. Deleting large files can
+/// take a while (the file system frees their blocks), so the caller may run
+/// [`finish`](Compaction::finish) away from its hot path. Dropped unfinished, it deletes them
+/// then.
+///
+/// Files go oldest first and stop at the first failure, so what stays on disk is always a
+/// contiguous run of segments that recovery can read.
+#[must_use = "dropping a compaction deletes its files on the spot"]
+#[derive(Default)]
+pub struct Compaction {
+    /// Oldest first: the file, and what keeps it open until it is deleted.
+    files: VecDeque<(PathBuf, Box<dyn Send>)>,
+}
+
+impl Compaction {
+    pub(crate) fn push(&mut self, path: PathBuf, open: Box<dyn Send>) {
+        self.files.push_back((path, open));
+    }
+
+    /// Nothing to delete.
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+
+    /// Deletes the files, oldest first. A file already gone counts as deleted.
+    pub fn finish(mut self) -> Result<()> {
+        self.delete()
+    }
+
+    fn delete(&mut self) -> Result<()> {
+        while let Some((path, open)) = self.files.pop_front() {
+            match std::fs::remove_file(&path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => {
+                    // Keep the rest: deleting newer files past a failure would leave a gap.
+                    self.files.clear();
+                    return Err(crate::Error::io(&path, e));
+                }
+            }
+            // The blocks are freed once the last handle on the unlinked file closes.
+            drop(open);
+            tracing::debug!(path = %path.display(), "compacted journal segment");
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Compaction {
+    fn drop(&mut self) {
+        if let Err(error) = self.delete() {
+            tracing::warn!(%error, "cannot delete a compacted journal segment");
+        }
+    }
 }
 
 /// Makes what was appended so far durable.

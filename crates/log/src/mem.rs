@@ -3,7 +3,7 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
-use crate::journal::{CommitIndex, Entry, Flusher, Journal, JournalReader};
+use crate::journal::{CommitIndex, Compaction, Entry, Flusher, Journal, JournalReader};
 use crate::{Error, Result};
 
 #[derive(Debug, Default)]
@@ -120,13 +120,13 @@ impl Journal for MemJournal {
         Ok(())
     }
 
-    fn compact(&mut self, index: u64) -> Result<()> {
+    fn compact(&mut self, index: u64) -> Result<Compaction> {
         let mut entries = self.write();
         while entries.first_index < index && !entries.entries.is_empty() {
             entries.entries.pop_front();
             entries.first_index += 1;
         }
-        Ok(())
+        Ok(Compaction::default())
     }
 }
 

@@ -221,17 +221,40 @@ fn compaction_removes_whole_segments_only() {
     let dir = tempfile::tempdir().expect("tempdir");
     write_entries(dir.path(), 600);
     let mut journal = FileJournal::open(dir.path(), small_segments()).expect("open");
-    let before = std::fs::read_dir(dir.path()).expect("list").count();
-    journal.compact(400).expect("compact");
-    let after = std::fs::read_dir(dir.path()).expect("list").count();
-    assert!(after < before, "segments below 400 were removed");
+    let files = || std::fs::read_dir(dir.path()).expect("list").count();
+    let before = files();
+    let compaction = journal.compact(400).expect("compact");
     assert!(journal.first_index() > 1 && journal.first_index() <= 400);
+    assert_eq!(files(), before, "the files go when the compaction finishes");
+    compaction.finish().expect("delete");
+    assert!(files() < before, "segments below 400 were removed");
     drop(journal);
     let journal = FileJournal::open(dir.path(), small_segments()).expect("reopen");
     let mut reader = journal.reader();
     reader.seek(400).expect("seek");
     let entry = reader.next_entry().expect("entry").expect("read");
     assert_eq!((entry.index, entry.data), (400, payload(400)));
+}
+
+#[test]
+fn a_compaction_cut_short_by_a_crash_leaves_a_readable_journal() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_entries(dir.path(), 600);
+    let mut journal = FileJournal::open(dir.path(), small_segments()).expect("open");
+    let files = || std::fs::read_dir(dir.path()).expect("list").count();
+    let before = files();
+    // The journal let go of the old segments, and the process died before deleting them.
+    std::mem::forget(journal.compact(400).expect("compact"));
+    drop(journal);
+    assert_eq!(files(), before);
+    let mut journal = FileJournal::open(dir.path(), small_segments()).expect("reopen");
+    assert_eq!(journal.first_index(), 1, "the old segments are read again");
+    let mut reader = journal.reader();
+    reader.seek(1).expect("seek");
+    assert_eq!(reader.next_entry().expect("entry").expect("read").index, 1);
+    // Dropped unfinished, a compaction deletes its files all the same.
+    drop(journal.compact(400).expect("compact"));
+    assert!(files() < before);
 }
 
 // ---- failing writes -------------------------------------------------------------------------

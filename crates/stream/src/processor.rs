@@ -59,6 +59,9 @@ pub(crate) struct StreamProcessor<J: Journal> {
     /// Journal index of the newest entry written.
     last_written: u64,
     flushing: Option<JoinHandle<Result<u64, beeline_log::Error>>>,
+    /// Deleting the log segments the last snapshot made obsolete, off the loop: freeing
+    /// gigabytes of files can take the file system a second.
+    compacting: Option<JoinHandle<()>>,
     next_flush_at: Option<tokio::time::Instant>,
     commit: Arc<CommitIndex>,
     encode_buffer: Vec<u8>,
@@ -128,6 +131,7 @@ where
             jobs_available: recovered.jobs_available,
             after_commit: VecDeque::new(),
             flushing: None,
+            compacting: None,
             next_flush_at: None,
             commit,
             encode_buffer: Vec::new(),
@@ -192,7 +196,11 @@ where
             Stop::Failed(reason) => PartitionStatus::Failed(reason.clone()),
             _ => PartitionStatus::Stopped,
         });
-        // Release the journal and the store before saying so: whoever asked may reopen them.
+        // Release the journal and the store before saying so: whoever asked may reopen them
+        // (and find no segment files still being deleted).
+        if let Some(compacting) = self.compacting.take() {
+            let _ = compacting.await;
+        }
         drop(self);
         if let Stop::Requested(done) = stop {
             let _ = done.send(());
@@ -689,6 +697,33 @@ where
     }
 
     /// Snapshots the state once everything it reflects is committed; compacts the log below.
+    /// Lets the log go below `index`; its files are deleted in the background, one compaction
+    /// at a time (while one runs, the next snapshot compacts what this one would have).
+    fn compact(&mut self, index: u64) -> Result<(), String> {
+        if self.compacting.as_ref().is_some_and(|c| !c.is_finished()) {
+            tracing::debug!(
+                partition = self.config.partition_id,
+                "the last log compaction still runs; compacting at the next snapshot"
+            );
+            return Ok(());
+        }
+        let compaction = self
+            .journal
+            .compact(index)
+            .map_err(|e| format!("cannot compact the log: {e}"))?;
+        if compaction.is_empty() {
+            return Ok(());
+        }
+        let partition = self.config.partition_id;
+        self.compacting = Some(tokio::task::spawn_blocking(move || {
+            if let Err(error) = compaction.finish() {
+                // The segments stay on disk (readable, only taking space) until the next try.
+                tracing::warn!(partition, %error, "cannot delete compacted log segments");
+            }
+        }));
+        Ok(())
+    }
+
     fn take_snapshot(&mut self) -> Result<Option<i64>, String> {
         let position = self
             .engine
@@ -697,6 +732,7 @@ where
         if position < 0 {
             return Ok(None);
         }
+        let started = Instant::now();
         // The state may hold results not yet durable in the log: make them durable first, or a
         // crash could leave a snapshot ahead of the log.
         self.commit_everything()?;
@@ -711,13 +747,12 @@ where
             .seek_to_asqn((position + 1) as u64)
             .map_err(|e| e.to_string())?;
         if let Some(Ok(entry)) = reader.next_entry() {
-            self.journal
-                .compact(entry.index)
-                .map_err(|e| format!("cannot compact the log: {e}"))?;
+            self.compact(entry.index)?;
         }
         tracing::info!(
             partition = self.config.partition_id,
             position = snapshot.position,
+            millis = started.elapsed().as_millis() as u64,
             "took snapshot"
         );
         Ok(Some(snapshot.position))

@@ -16,7 +16,7 @@ pub use reader::FileReader;
 pub use recovery::{Recovery, RecoveryReport};
 use segment::{IndexPoint, Segment};
 
-use crate::journal::{CommitIndex, Flusher, Journal};
+use crate::journal::{CommitIndex, Compaction, Flusher, Journal};
 use crate::{Error, Result};
 
 #[derive(Debug, Clone)]
@@ -361,7 +361,7 @@ impl Journal for FileJournal {
         sync_dir(&self.shared.dir)
     }
 
-    fn compact(&mut self, index: u64) -> Result<()> {
+    fn compact(&mut self, index: u64) -> Result<Compaction> {
         let removable: Vec<Arc<Segment>> = {
             let mut segments = self.shared.segments_mut();
             // A segment can go when the next one starts at or below `index`: all of its entries
@@ -372,12 +372,12 @@ impl Journal for FileJournal {
             }
             segments.drain(..count).collect()
         };
+        // Readers that still hold a segment keep reading it; unlinking only frees the name.
+        let mut compaction = Compaction::default();
         for segment in removable {
-            // Readers that still hold the file keep reading it; unlinking only frees the name.
-            std::fs::remove_file(&segment.path).map_err(|e| Error::io(&segment.path, e))?;
-            tracing::debug!(path = %segment.path.display(), "compacted journal segment");
+            compaction.push(segment.path.clone(), Box::new(segment));
         }
-        Ok(())
+        Ok(compaction)
     }
 }
 
