@@ -168,6 +168,7 @@ async fn metrics(State(state): State<Arc<NodeState>>) -> Response {
             u8::from(healthy)
         );
     }
+    let allocator = allocator_stats();
     let gauges = [
         (
             "beeline_rocksdb_memory_limit_bytes",
@@ -189,6 +190,17 @@ async fn metrics(State(state): State<Arc<NodeState>>) -> Response {
             "Resident set size.",
             resident_bytes(),
         ),
+        (
+            "beeline_allocator_allocated_bytes",
+            "Bytes the program holds from the allocator (jemalloc serves Rust and RocksDB alike).",
+            allocator.allocated,
+        ),
+        (
+            "beeline_allocator_resident_bytes",
+            "Bytes of the allocator's pages resident in memory: what it holds, its metadata, and \
+             freed pages not yet returned to the system.",
+            allocator.resident,
+        ),
     ];
     for (name, help, value) in gauges {
         let _ = writeln!(
@@ -200,6 +212,27 @@ async fn metrics(State(state): State<Arc<NodeState>>) -> Response {
         gateway.render(&mut out);
     }
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], out).into_response()
+}
+
+struct AllocatorStats {
+    allocated: u64,
+    resident: u64,
+}
+
+/// jemalloc's own figures, refreshed now (zeros where unavailable).
+fn allocator_stats() -> AllocatorStats {
+    use tikv_jemalloc_ctl::{epoch, stats};
+    // The statistics are a snapshot taken at the last epoch advance.
+    if epoch::advance().is_err() {
+        return AllocatorStats {
+            allocated: 0,
+            resident: 0,
+        };
+    }
+    AllocatorStats {
+        allocated: stats::allocated::read().unwrap_or(0) as u64,
+        resident: stats::resident::read().unwrap_or(0) as u64,
+    }
 }
 
 /// The process's resident set size, from /proc (0 where unavailable).

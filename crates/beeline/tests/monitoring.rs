@@ -75,10 +75,19 @@ fn metrics_name_partitions_gateway_backpressure_and_memory() {
             "missing {line} in:\n{body}"
         );
     }
-    let rss: u64 = body
-        .lines()
-        .find_map(|l| l.strip_prefix("process_resident_memory_bytes "))
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no process_resident_memory_bytes in:\n{body}"));
+    let gauge = |name: &str| -> u64 {
+        body.lines()
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(' '))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no {name} in:\n{body}"))
+    };
+    let rss = gauge("process_resident_memory_bytes");
+    let allocated = gauge("beeline_allocator_allocated_bytes");
+    let resident = gauge("beeline_allocator_resident_bytes");
     assert!(rss > 0, "process_resident_memory_bytes {rss}");
+    // The allocator's figures are its own, not copies of the process's.
+    assert!(
+        0 < allocated && allocated <= resident && resident <= rss,
+        "allocated {allocated}, allocator resident {resident}, RSS {rss}"
+    );
 }
