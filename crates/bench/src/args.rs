@@ -104,6 +104,10 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 4)]
     pub search_steps: u32,
 
+    /// Highest rate a --find-max search tries (it stops doubling there).
+    #[arg(long, default_value_t = 1_000_000.0)]
+    pub max_rate: f64,
+
     /// Broker process to sample each second (/proc/PID/status VmRSS, /proc/PID/stat CPU).
     #[arg(long, value_name = "PID")]
     pub broker_pid: Option<u32>,

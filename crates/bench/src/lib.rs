@@ -134,6 +134,11 @@ pub async fn run_until(
     if !(0.0..=1.0).contains(&args.max_backpressure) {
         return Err(BenchError::Args("--max-backpressure must be 0 to 1".into()));
     }
+    if !(args.max_rate > 0.0 && args.max_rate >= args.rate) {
+        return Err(BenchError::Args(
+            "--max-rate must be positive and at least --rate".into(),
+        ));
+    }
     if args.workers == Some(0) {
         return Err(BenchError::Args("--workers must be at least 1".into()));
     }
@@ -324,7 +329,7 @@ async fn drive(
             max_backpressure: args.max_backpressure,
             p99_target: args.p99_target(),
         };
-        let mut search = Search::new(args.rate, args.search_steps, 1_000_000.0);
+        let mut search = Search::new(args.rate, args.search_steps, args.max_rate);
         while let Some(rate) = search.next_rate() {
             eprintln!(
                 "beeline bench: find-max step at {rate:.1}/s for {:?}",
@@ -334,6 +339,11 @@ async fn drive(
             let summary = stats.summary(Instant::now());
             let verdict = find_max::judge(&summary, &criteria);
             search.record(rate, verdict.is_ok());
+            if verdict.is_err() {
+                // An overloaded engine still works off the instances it accepted: a lower step
+                // started on top of that backlog would be judged by it.
+                wait_for_backlog(ctx, &stats, BACKLOG_WAIT.max(args.duration * 4)).await;
+            }
             let broker = sampler.map(|s| s.report(s.began_s(stats.began)));
             let mut p = progress(shared);
             if verdict.is_ok() && search.best() == Some(rate) {
@@ -427,6 +437,29 @@ async fn restart(cmd: &str, sampler: Option<&Sampler>) -> bool {
             false
         }
     }
+}
+
+/// The least a find-max search waits for the backlog of a step that failed.
+const BACKLOG_WAIT: Duration = Duration::from_secs(60);
+
+/// Waits up to `limit` for the instances a phase started to complete (its figures are taken).
+async fn wait_for_backlog(ctx: &Ctx, stats: &PhaseStats, limit: Duration) {
+    let outstanding = ctx.starts_in_flight() as u64 + stats.outstanding();
+    if outstanding == 0 {
+        return;
+    }
+    eprintln!(
+        "beeline bench: waiting up to {limit:?} for the {outstanding} instances still running"
+    );
+    let began = Instant::now();
+    while began.elapsed() < limit && (ctx.starts_in_flight() > 0 || stats.outstanding() > 0) {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let left = ctx.starts_in_flight() as u64 + stats.outstanding();
+    eprintln!(
+        "beeline bench: {left} still running after {:.1} s; next step",
+        began.elapsed().as_secs_f64()
+    );
 }
 
 /// Starts instances at `rate` for `length`, then waits up to `drain` for them to complete.

@@ -1,0 +1,152 @@
+//! `beeline bench` against a running broker, as a user runs it: it deploys its model, starts
+//! instances at the asked rate, completes their jobs, and reports what it measured.
+
+mod common;
+
+use std::process::Command;
+
+use common::Broker;
+
+/// Runs `beeline bench` with `args` (split at spaces) and `--json`: (its output, the report).
+fn bench(args: &str) -> (String, serde_json::Value) {
+    let output = Command::new(env!("CARGO_BIN_EXE_beeline"))
+        .arg("bench")
+        .args(args.split_whitespace())
+        .arg("--json")
+        .output()
+        .expect("beeline bench runs");
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "beeline bench failed ({}):\n{stdout}\n{stderr}",
+        output.status
+    );
+    let last = stdout.lines().last().unwrap_or_default();
+    let report = serde_json::from_str(last)
+        .unwrap_or_else(|e| panic!("the last line is not JSON ({e}):\n{stdout}"));
+    (stdout, report)
+}
+
+fn number(report: &serde_json::Value, path: &[&str]) -> f64 {
+    let mut value = report;
+    for key in path {
+        value = &value[*key];
+    }
+    value
+        .as_f64()
+        .unwrap_or_else(|| panic!("no number at {path:?} in {report}"))
+}
+
+#[test]
+fn a_run_reports_throughput_latency_and_the_brokers_memory() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let broker = Broker::start(&dir.path().join("data"), &[]);
+    let gateway = format!("127.0.0.1:{}", broker.grpc);
+    let pid = broker.pid();
+    let (text, report) = bench(&format!(
+        "--gateway {gateway} --rate 100 --duration 3s --payload 1KiB --broker-pid {pid}"
+    ));
+    // Every instance started was completed by the tool's workers, at about the asked rate.
+    assert_eq!(
+        number(&report, &["started"]),
+        300.0,
+        "100/s for 3 s:\n{text}"
+    );
+    assert_eq!(number(&report, &["completed"]), 300.0, "{text}");
+    let completed_per_s = number(&report, &["completed_per_s"]);
+    assert!((80.0..=110.0).contains(&completed_per_s), "{text}");
+    // Latencies are measured, ordered, and small for so light a load.
+    let p50 = number(&report, &["p50_ms"]);
+    let p99 = number(&report, &["p99_ms"]);
+    assert!(0.0 < p50 && p50 <= p99 && p99 < 5_000.0, "{text}");
+    assert!(
+        number(&report, &["job_activation", "p50_ms"]) > 0.0,
+        "{text}"
+    );
+    assert_eq!(number(&report, &["backpressure_ratio"]), 0.0, "{text}");
+    assert_eq!(report["errors"], serde_json::json!({}), "{text}");
+    // The broker on this machine was sampled.
+    let rss = number(&report, &["broker", "peak_rss_mib"]);
+    assert!(1.0 < rss && rss < 1024.0, "{text}");
+}
+
+#[test]
+fn find_max_steps_up_and_reports_the_highest_rate_that_held() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let broker = Broker::start(&dir.path().join("data"), &[]);
+    let gateway = format!("127.0.0.1:{}", broker.grpc);
+    let (text, report) = bench(&format!(
+        "--gateway {gateway} --find-max --rate 40 --max-rate 80 --duration 2s"
+    ));
+    let search = &report["find_max"];
+    let steps = search["steps"].as_array().expect("steps");
+    let rates: Vec<f64> = steps.iter().map(|s| number(s, &["rate"])).collect();
+    assert_eq!(rates, [40.0, 80.0], "it doubles up to --max-rate:\n{text}");
+    assert!(steps.iter().all(|s| s["held"] == true), "{text}");
+    assert_eq!(number(search, &["max_sustained_rate"]), 80.0, "{text}");
+    // The report's figures are those of the best step.
+    assert_eq!(number(&report, &["started"]), 160.0, "{text}");
+}
+
+#[test]
+fn find_max_searches_below_a_first_step_that_fails() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let broker = Broker::start(&dir.path().join("data"), &[]);
+    let gateway = format!("127.0.0.1:{}", broker.grpc);
+    // No instance of the one-task model (a start, a job hand-off, a completion) is done within
+    // a millisecond here: every step fails.
+    let (text, report) = bench(&format!(
+        "--gateway {gateway} --find-max --rate 40 --p99-target 1ms --search-steps 1 --duration 1s"
+    ));
+    let search = &report["find_max"];
+    let steps = search["steps"].as_array().expect("steps");
+    let rates: Vec<f64> = steps.iter().map(|s| number(s, &["rate"])).collect();
+    assert_eq!(rates, [40.0, 20.0], "{text}");
+    assert!(steps.iter().all(|s| s["held"] == false), "{text}");
+    assert!(
+        steps[0]["reason"]
+            .as_str()
+            .is_some_and(|r| r.starts_with("p99")),
+        "{text}"
+    );
+    assert!(search["max_sustained_rate"].is_null(), "{text}");
+}
+
+#[test]
+fn a_soak_runs_its_restart_command_and_keeps_the_brokers_memory_over_time() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let broker = Broker::start(&dir.path().join("data"), &[]);
+    let gateway = format!("127.0.0.1:{}", broker.grpc);
+    let pid = broker.pid();
+    // A restart command that leaves the broker running, notes that it ran, and names the
+    // broker's PID on its last line as a real one would.
+    let marker = dir.path().join("restarts");
+    let script = dir.path().join("restart.sh");
+    std::fs::write(
+        &script,
+        format!("#!/bin/sh\necho ran >> {}\necho {pid}\n", marker.display()),
+    )
+    .expect("script");
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("executable");
+    let (text, report) = bench(&format!(
+        "--gateway {gateway} --rate 50 --soak 5s --sample-every 1s --restart-every 2s \
+         --rss-limit 1GiB --broker-pid {pid} --restart-cmd {}",
+        script.display()
+    ));
+    let soak = &report["soak"];
+    let restarts = number(soak, &["restarts"]);
+    assert!(restarts >= 2.0, "{text}");
+    assert_eq!(number(soak, &["restart_failures"]), 0.0, "{text}");
+    let ran = std::fs::read_to_string(&marker).expect("the restart command ran");
+    assert_eq!(ran.lines().count() as f64, restarts, "{text}");
+    assert_eq!(soak["stayed_under_limit"], true, "{text}");
+    let timeline = soak["timeline"].as_array().expect("timeline");
+    assert!(timeline.len() >= 4, "a line a second:\n{text}");
+    assert!(
+        timeline.iter().all(|line| number(line, &["rss_mib"]) > 1.0),
+        "{text}"
+    );
+    assert_eq!(number(&report, &["started"]), 250.0, "{text}");
+}
