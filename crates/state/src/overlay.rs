@@ -8,12 +8,13 @@
 //! A checkpoint flushes first, so snapshots hold everything.
 //!
 //! What the store cannot hold: a key starts with its column family (2 bytes) and, in most
-//! families, an entity key generated in increasing order (8 bytes). The layer keeps, per
-//! family, the greatest of those 8 bytes among the keys it ever wrote to the store (read from
-//! the store when it opens): its high water. A key, or a scan prefix, above the high water is
-//! not in the store, so looking up a new entity, or scanning its scope, is answered from
-//! memory alone, and deleting such a key leaves nothing to write. The test is sound for any
-//! key layout; it only pays off for increasing keys.
+//! families, goes on with an entity key generated in increasing order (8 bytes), or with a
+//! name and then such a key (a job type, then the job). The layer keeps, per family, the
+//! greatest key it ever wrote to the store (read from the store when it opens): its high water.
+//! A key, or a scan prefix, above the high water is not in the store, so looking up a new
+//! entity, or scanning its scope, is answered from memory alone, and deleting such a key
+//! leaves nothing to write. The test is sound for any key layout; it pays off for keys that
+//! grow.
 
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Bound;
@@ -27,8 +28,6 @@ use crate::store::{ScanIter, Store, WriteBatch};
 
 /// Bytes of a key's column family.
 const FAMILY: usize = 2;
-/// Bytes of a key's family and entity part, the part the high water covers.
-const ENTITY_END: usize = 10;
 /// What one buffered entry costs beyond its key and value (map node, vectors).
 const ENTRY_OVERHEAD: usize = 64;
 /// A full buffer is written in this many slices, one each time a write goes over the limit.
@@ -46,7 +45,7 @@ struct Buffered {
     entries: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
     /// What `entries` costs, as counted against the limit.
     bytes: usize,
-    /// Per column family, the greatest entity part of any key the store holds; a family
+    /// Per column family, the greatest key the store holds (without the family); a family
     /// missing here has no key in the store.
     high_water: HashMap<[u8; FAMILY], Vec<u8>>,
     /// Where the last partial flush stopped; the next one goes on from there.
@@ -64,9 +63,9 @@ impl Default for Buffered {
     }
 }
 
-/// The entity part of a key or prefix: the bytes the high water is compared with.
-fn entity(key: &[u8]) -> &[u8] {
-    &key[FAMILY.min(key.len())..ENTITY_END.min(key.len())]
+/// A key or prefix without its family: the bytes the high water is compared with.
+fn in_family(key: &[u8]) -> &[u8] {
+    &key[FAMILY.min(key.len())..]
 }
 
 fn family(key: &[u8]) -> Option<[u8; FAMILY]> {
@@ -79,22 +78,22 @@ fn cost(key: &[u8], value: &Option<Vec<u8>>) -> usize {
 
 impl Buffered {
     /// Whether the store may hold `key`, or a key starting with the prefix `key`. Every key
-    /// the store holds has an entity part at most the family's high water, and a key starting
-    /// with `key` has one at least `entity(key)`.
+    /// the store holds is at most the family's high water, and a prefix above the high water
+    /// (which then cannot be a prefix of it) has every key starting with it above it too.
     fn store_may_hold(&self, key: &[u8]) -> bool {
         let Some(family) = family(key) else {
             return true;
         };
         self.high_water
             .get(&family)
-            .is_some_and(|high| entity(key) <= high.as_slice())
+            .is_some_and(|high| in_family(key) <= high.as_slice())
     }
 
     fn raise_high_water(&mut self, key: &[u8]) {
         let Some(family) = family(key) else {
             return;
         };
-        let part = entity(key);
+        let part = in_family(key);
         match self.high_water.get_mut(&family) {
             Some(high) if part <= high.as_slice() => {}
             Some(high) => *high = part.to_vec(),
@@ -391,6 +390,10 @@ mod tests {
         let state = overlay.lock();
         assert!(state.store_may_hold(&old));
         assert!(state.store_may_hold(&key(ColumnFamily::Variables, 99, "y")));
+        assert!(
+            !state.store_may_hold(&key(ColumnFamily::Variables, 100, "y")),
+            "the whole key counts, not only its entity"
+        );
         assert!(state.store_may_hold(&KeyBuilder::new(ColumnFamily::Variables).i64(100).build()));
         assert!(!state.store_may_hold(&key(ColumnFamily::Variables, 101, "x")));
         assert!(!state.store_may_hold(&KeyBuilder::new(ColumnFamily::Variables).i64(101).build()));
