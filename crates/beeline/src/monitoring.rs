@@ -186,6 +186,12 @@ async fn metrics(State(state): State<Arc<NodeState>>) -> Response {
             state.budget.memtable_usage() as u64,
         ),
         (
+            "beeline_state_write_back_bytes",
+            "Committed state changes the partitions hold in memory, not yet written to RocksDB \
+             (part of the state's budget).",
+            state.budget.write_back_usage() as u64,
+        ),
+        (
             "process_resident_memory_bytes",
             "Resident set size.",
             resident_bytes(),

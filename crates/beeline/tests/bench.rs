@@ -38,6 +38,17 @@ fn number(report: &serde_json::Value, path: &[&str]) -> f64 {
         .unwrap_or_else(|| panic!("no number at {path:?} in {report}"))
 }
 
+/// A find-max report's steps: their rates, and whether each held.
+fn steps(report: &serde_json::Value) -> (Vec<f64>, Vec<bool>) {
+    let steps = report["find_max"]["steps"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no find-max steps in {report}"));
+    steps
+        .iter()
+        .map(|step| (number(step, &["rate"]), step["held"] == true))
+        .unzip()
+}
+
 #[test]
 fn a_run_reports_throughput_latency_and_the_brokers_memory() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -69,6 +80,15 @@ fn a_run_reports_throughput_latency_and_the_brokers_memory() {
     // The broker on this machine was sampled.
     let rss = number(&report, &["broker", "peak_rss_mib"]);
     assert!(1.0 < rss && rss < 1024.0, "{text}");
+    // What the run left in the state (the deployment, counters) sits in the partition's
+    // write-back buffer, and the broker says how much.
+    let (_, metrics) = common::get(broker.monitoring, "/metrics").expect("metrics");
+    let buffered: u64 = metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("beeline_state_write_back_bytes "))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no beeline_state_write_back_bytes in:\n{metrics}"));
+    assert!(0 < buffered && buffered <= 4 << 20, "{buffered}");
 }
 
 #[test]
@@ -79,12 +99,14 @@ fn find_max_steps_up_and_reports_the_highest_rate_that_held() {
     let (text, report) = bench(&format!(
         "--gateway {gateway} --find-max --rate 40 --max-rate 80 --duration 2s"
     ));
-    let search = &report["find_max"];
-    let steps = search["steps"].as_array().expect("steps");
-    let rates: Vec<f64> = steps.iter().map(|s| number(s, &["rate"])).collect();
+    let (rates, held) = steps(&report);
     assert_eq!(rates, [40.0, 80.0], "it doubles up to --max-rate:\n{text}");
-    assert!(steps.iter().all(|s| s["held"] == true), "{text}");
-    assert_eq!(number(search, &["max_sustained_rate"]), 80.0, "{text}");
+    assert_eq!(held, [true, true], "{text}");
+    assert_eq!(
+        number(&report, &["find_max", "max_sustained_rate"]),
+        80.0,
+        "{text}"
+    );
     // The report's figures are those of the best step.
     assert_eq!(number(&report, &["started"]), 160.0, "{text}");
 }
@@ -99,13 +121,12 @@ fn find_max_searches_below_a_first_step_that_fails() {
     let (text, report) = bench(&format!(
         "--gateway {gateway} --find-max --rate 40 --p99-target 1ms --search-steps 1 --duration 1s"
     ));
-    let search = &report["find_max"];
-    let steps = search["steps"].as_array().expect("steps");
-    let rates: Vec<f64> = steps.iter().map(|s| number(s, &["rate"])).collect();
+    let (rates, held) = steps(&report);
     assert_eq!(rates, [40.0, 20.0], "{text}");
-    assert!(steps.iter().all(|s| s["held"] == false), "{text}");
+    assert_eq!(held, [false, false], "{text}");
+    let search = &report["find_max"];
     assert!(
-        steps[0]["reason"]
+        search["steps"][0]["reason"]
             .as_str()
             .is_some_and(|r| r.starts_with("p99")),
         "{text}"

@@ -23,6 +23,8 @@ fn metrics_name_partitions_gateway_backpressure_and_memory() {
         "beeline_backpressure_dropped_total{partition=\"1\"} 0",
         // The state takes half of the node's memory limit.
         "beeline_rocksdb_memory_limit_bytes 52428800",
+        // Nothing processed yet, nothing buffered.
+        "beeline_state_write_back_bytes 0",
         "# TYPE beeline_gateway_requests_total counter",
         "# TYPE beeline_gateway_request_duration_seconds histogram",
     ] {

@@ -1,3 +1,4 @@
+use beeline_state::BufferedBytes;
 use rocksdb::{Cache, WriteBufferManager};
 
 /// The node's state memory: each partition's write-back buffer (committed writes not yet in
@@ -9,6 +10,8 @@ pub struct MemoryBudget {
     pub(crate) write_buffers: WriteBufferManager,
     pub(crate) memtable_size: usize,
     pub(crate) write_back: usize,
+    /// What the partitions' write-back buffers hold now.
+    pub(crate) buffered: BufferedBytes,
     limit: usize,
 }
 
@@ -36,6 +39,7 @@ impl MemoryBudget {
             write_buffers,
             memtable_size,
             write_back,
+            buffered: BufferedBytes::default(),
             limit,
         }
     }
@@ -47,6 +51,11 @@ impl MemoryBudget {
     /// Bytes of committed writes each partition buffers before they go to RocksDB.
     pub fn write_back(&self) -> usize {
         self.write_back
+    }
+
+    /// Bytes of committed writes the partitions buffer now, not yet in RocksDB.
+    pub fn write_back_usage(&self) -> usize {
+        self.buffered.get()
     }
 
     /// Bytes the cache holds now (blocks, indexes, filters and charged memtables).

@@ -28,10 +28,11 @@ pub fn open_partition_store(
     config: &RocksDbStoreConfig,
     checkpoint: Option<&Path>,
 ) -> Result<PartitionStore> {
-    Overlay::new(
+    let overlay = Overlay::new(
         RocksDbStore::open(config, checkpoint)?,
         config.budget.write_back(),
-    )
+    )?;
+    Ok(overlay.counted_in(config.budget.buffered.clone()))
 }
 
 /// A partition's state in RocksDB.

@@ -32,6 +32,6 @@ pub use cf::ColumnFamily;
 pub use error::{Error, Result};
 pub use key::{KeyBuilder, KeyReader};
 pub use mem::MemStore;
-pub use overlay::Overlay;
+pub use overlay::{BufferedBytes, Overlay};
 pub use store::{ScanIter, Store, WriteBatch};
 pub use txn::Transaction;

@@ -19,7 +19,8 @@
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Bound;
 use std::path::Path;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use crate::Result;
 use crate::cf::ColumnFamily;
@@ -39,6 +40,24 @@ pub struct Overlay<S: Store> {
     state: Mutex<Buffered>,
 }
 
+/// The bytes buffered by every overlay counted in it (a node's partitions), for monitoring.
+#[derive(Debug, Clone, Default)]
+pub struct BufferedBytes(Arc<AtomicUsize>);
+
+impl BufferedBytes {
+    pub fn get(&self) -> usize {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    fn add(&self, bytes: usize) {
+        self.0.fetch_add(bytes, Ordering::Relaxed);
+    }
+
+    fn sub(&self, bytes: usize) {
+        self.0.fetch_sub(bytes, Ordering::Relaxed);
+    }
+}
+
 struct Buffered {
     /// Committed writes the store has not seen: a value, or `None` for a delete of a key the
     /// store may hold.
@@ -50,6 +69,8 @@ struct Buffered {
     high_water: HashMap<[u8; FAMILY], Vec<u8>>,
     /// Where the last partial flush stopped; the next one goes on from there.
     flushed_up_to: Bound<Vec<u8>>,
+    /// Where `bytes` is counted too.
+    gauge: BufferedBytes,
 }
 
 impl Default for Buffered {
@@ -59,7 +80,14 @@ impl Default for Buffered {
             bytes: 0,
             high_water: HashMap::new(),
             flushed_up_to: Bound::Unbounded,
+            gauge: BufferedBytes::default(),
         }
+    }
+}
+
+impl Drop for Buffered {
+    fn drop(&mut self) {
+        self.gauge.sub(self.bytes);
     }
 }
 
@@ -89,6 +117,16 @@ impl Buffered {
             .is_some_and(|high| in_family(key) <= high.as_slice())
     }
 
+    fn add_bytes(&mut self, bytes: usize) {
+        self.bytes += bytes;
+        self.gauge.add(bytes);
+    }
+
+    fn sub_bytes(&mut self, bytes: usize) {
+        self.bytes -= bytes;
+        self.gauge.sub(bytes);
+    }
+
     fn raise_high_water(&mut self, key: &[u8]) {
         let Some(family) = family(key) else {
             return;
@@ -112,13 +150,13 @@ impl Buffered {
         };
         let old = match entry {
             Some(entry) => {
-                self.bytes += cost(key, &entry);
+                self.add_bytes(cost(key, &entry));
                 self.entries.insert(key.to_vec(), entry)
             }
             None => self.entries.remove(key),
         };
         if let Some(old) = old {
-            self.bytes -= cost(key, &old);
+            self.sub_bytes(cost(key, &old));
         }
     }
 }
@@ -185,6 +223,17 @@ impl<S: Store> Overlay<S> {
         })
     }
 
+    /// Counts this overlay's buffered bytes in `gauge` from now on (as long as it lives).
+    pub fn counted_in(self, gauge: BufferedBytes) -> Self {
+        {
+            let mut state = self.lock();
+            state.gauge.sub(state.bytes);
+            gauge.add(state.bytes);
+            state.gauge = gauge;
+        }
+        self
+    }
+
     pub fn inner(&self) -> &S {
         &self.inner
     }
@@ -236,7 +285,7 @@ impl<S: Store> Overlay<S> {
                 buffered.raise_high_water(key);
             }
             if let Some(old) = buffered.entries.remove(key) {
-                buffered.bytes -= cost(key, &old);
+                buffered.sub_bytes(cost(key, &old));
             }
         }
         if let Some((last, _)) = batch.writes.last() {
@@ -379,6 +428,30 @@ mod tests {
         delete(&overlay, &k);
         assert_eq!(overlay.get(&k).unwrap(), None);
         assert_eq!(overlay.inner().get(&k).unwrap(), None);
+    }
+
+    #[test]
+    fn a_shared_gauge_counts_what_every_overlay_buffers() {
+        let gauge = BufferedBytes::default();
+        let one = Overlay::new(MemStore::new(), 1 << 20)
+            .unwrap()
+            .counted_in(gauge.clone());
+        let two = Overlay::new(MemStore::new(), 1 << 20)
+            .unwrap()
+            .counted_in(gauge.clone());
+        put(&one, &key(ColumnFamily::Jobs, 1, "a"), b"value");
+        put(&two, &key(ColumnFamily::Jobs, 1, "b"), b"value");
+        put(&two, &key(ColumnFamily::Jobs, 2, "c"), b"value");
+        assert!(one.buffered_bytes() > 0);
+        assert_eq!(gauge.get(), one.buffered_bytes() + two.buffered_bytes());
+        delete(&two, &key(ColumnFamily::Jobs, 2, "c"));
+        assert_eq!(gauge.get(), one.buffered_bytes() + two.buffered_bytes());
+        let dir = tempfile::tempdir().unwrap();
+        one.checkpoint(&dir.path().join("checkpoint")).unwrap();
+        assert_eq!(one.buffered_bytes(), 0);
+        assert_eq!(gauge.get(), two.buffered_bytes());
+        drop(two);
+        assert_eq!(gauge.get(), 0, "a closed overlay holds nothing");
     }
 
     #[test]
