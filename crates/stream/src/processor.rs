@@ -696,7 +696,6 @@ where
         self.take_snapshot()
     }
 
-    /// Snapshots the state once everything it reflects is committed; compacts the log below.
     /// Lets the log go below `index`; its files are deleted in the background, one compaction
     /// at a time (while one runs, the next snapshot compacts what this one would have).
     fn compact(&mut self, index: u64) -> Result<(), String> {
@@ -717,13 +716,15 @@ where
         let partition = self.config.partition_id;
         self.compacting = Some(tokio::task::spawn_blocking(move || {
             if let Err(error) = compaction.finish() {
-                // The segments stay on disk (readable, only taking space) until the next try.
+                // The segments stay on disk, readable and only taking space, until the journal
+                // is opened again: it finds them, and the next compaction deletes them.
                 tracing::warn!(partition, %error, "cannot delete compacted log segments");
             }
         }));
         Ok(())
     }
 
+    /// Snapshots the state once everything it reflects is committed; compacts the log below.
     fn take_snapshot(&mut self) -> Result<Option<i64>, String> {
         let position = self
             .engine
