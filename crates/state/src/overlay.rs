@@ -69,8 +69,10 @@ struct Buffered {
     high_water: HashMap<[u8; FAMILY], Vec<u8>>,
     /// Where the last partial flush stopped; the next one goes on from there.
     flushed_up_to: Bound<Vec<u8>>,
-    /// Where `bytes` is counted too.
+    /// Where `bytes` is counted too, as of the end of the last write or flush (`published`):
+    /// one update per batch, not one per key.
     gauge: BufferedBytes,
+    published: usize,
 }
 
 impl Default for Buffered {
@@ -81,13 +83,14 @@ impl Default for Buffered {
             high_water: HashMap::new(),
             flushed_up_to: Bound::Unbounded,
             gauge: BufferedBytes::default(),
+            published: 0,
         }
     }
 }
 
 impl Drop for Buffered {
     fn drop(&mut self) {
-        self.gauge.sub(self.bytes);
+        self.gauge.sub(self.published);
     }
 }
 
@@ -117,14 +120,14 @@ impl Buffered {
             .is_some_and(|high| in_family(key) <= high.as_slice())
     }
 
-    fn add_bytes(&mut self, bytes: usize) {
-        self.bytes += bytes;
-        self.gauge.add(bytes);
-    }
-
-    fn sub_bytes(&mut self, bytes: usize) {
-        self.bytes -= bytes;
-        self.gauge.sub(bytes);
+    /// Brings the gauge up to date with `bytes`.
+    fn publish(&mut self) {
+        if self.bytes > self.published {
+            self.gauge.add(self.bytes - self.published);
+        } else {
+            self.gauge.sub(self.published - self.bytes);
+        }
+        self.published = self.bytes;
     }
 
     fn raise_high_water(&mut self, key: &[u8]) {
@@ -150,13 +153,13 @@ impl Buffered {
         };
         let old = match entry {
             Some(entry) => {
-                self.add_bytes(cost(key, &entry));
+                self.bytes += cost(key, &entry);
                 self.entries.insert(key.to_vec(), entry)
             }
             None => self.entries.remove(key),
         };
         if let Some(old) = old {
-            self.sub_bytes(cost(key, &old));
+            self.bytes -= cost(key, &old);
         }
     }
 }
@@ -227,8 +230,9 @@ impl<S: Store> Overlay<S> {
     pub fn counted_in(self, gauge: BufferedBytes) -> Self {
         {
             let mut state = self.lock();
-            state.gauge.sub(state.bytes);
-            gauge.add(state.bytes);
+            state.publish();
+            state.gauge.sub(state.published);
+            gauge.add(state.published);
             state.gauge = gauge;
         }
         self
@@ -249,8 +253,11 @@ impl<S: Store> Overlay<S> {
     }
 
     /// Writes everything buffered to the store in one batch.
-    fn flush(&self, buffered: &mut Buffered) -> Result<()> {
-        self.flush_some(buffered, usize::MAX)
+    fn flush_all(&self) -> Result<()> {
+        let mut state = self.lock();
+        let flushed = self.flush_some(&mut state, usize::MAX);
+        state.publish();
+        flushed
     }
 
     /// Writes buffered entries worth at least `bytes` (or all of them) to the store in one
@@ -285,7 +292,7 @@ impl<S: Store> Overlay<S> {
                 buffered.raise_high_water(key);
             }
             if let Some(old) = buffered.entries.remove(key) {
-                buffered.sub_bytes(cost(key, &old));
+                buffered.bytes -= cost(key, &old);
             }
         }
         if let Some((last, _)) = batch.writes.last() {
@@ -340,8 +347,7 @@ impl<S: Store> Store for Overlay<S> {
     }
 
     fn last_key(&self, prefix: &[u8]) -> Result<Option<Vec<u8>>> {
-        let mut state = self.lock();
-        self.flush(&mut state)?;
+        self.flush_all()?;
         self.inner.last_key(prefix)
     }
 
@@ -351,15 +357,16 @@ impl<S: Store> Store for Overlay<S> {
             state.apply(key, value);
         }
         // A slice at a time, keeping each stall short, until back under the limit.
-        while state.bytes > self.limit {
-            self.flush_some(&mut state, (self.limit / FLUSH_SLICES).max(1))?;
+        let mut flushed = Ok(());
+        while state.bytes > self.limit && flushed.is_ok() {
+            flushed = self.flush_some(&mut state, (self.limit / FLUSH_SLICES).max(1));
         }
-        Ok(())
+        state.publish();
+        flushed
     }
 
     fn checkpoint(&self, dir: &Path) -> Result<()> {
-        let mut state = self.lock();
-        self.flush(&mut state)?;
+        self.flush_all()?;
         self.inner.checkpoint(dir)
     }
 }
