@@ -7,6 +7,13 @@ use std::process::Command;
 
 use common::Broker;
 
+/// A broker on its defaults, with its data in a directory that lives as long as the test.
+fn broker() -> (tempfile::TempDir, Broker) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let broker = Broker::start(&dir.path().join("data"), &[]);
+    (dir, broker)
+}
+
 /// Runs `beeline bench` with `args` (split at spaces) and `--json`: (its output, the report).
 fn bench(args: &str) -> (String, serde_json::Value) {
     let output = Command::new(env!("CARGO_BIN_EXE_beeline"))
@@ -51,9 +58,8 @@ fn steps(report: &serde_json::Value) -> (Vec<f64>, Vec<bool>) {
 
 #[test]
 fn a_run_reports_throughput_latency_and_the_brokers_memory() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let broker = Broker::start(&dir.path().join("data"), &[]);
-    let gateway = format!("127.0.0.1:{}", broker.grpc);
+    let (_dir, broker) = broker();
+    let gateway = broker.gateway();
     let pid = broker.pid();
     let (text, report) = bench(&format!(
         "--gateway {gateway} --rate 100 --duration 3s --payload 1KiB --broker-pid {pid}"
@@ -93,9 +99,8 @@ fn a_run_reports_throughput_latency_and_the_brokers_memory() {
 
 #[test]
 fn find_max_steps_up_and_reports_the_highest_rate_that_held() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let broker = Broker::start(&dir.path().join("data"), &[]);
-    let gateway = format!("127.0.0.1:{}", broker.grpc);
+    let (_dir, broker) = broker();
+    let gateway = broker.gateway();
     let (text, report) = bench(&format!(
         "--gateway {gateway} --find-max --rate 40 --max-rate 80 --duration 2s"
     ));
@@ -113,9 +118,8 @@ fn find_max_steps_up_and_reports_the_highest_rate_that_held() {
 
 #[test]
 fn find_max_searches_below_a_first_step_that_fails() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let broker = Broker::start(&dir.path().join("data"), &[]);
-    let gateway = format!("127.0.0.1:{}", broker.grpc);
+    let (_dir, broker) = broker();
+    let gateway = broker.gateway();
     // No instance of the one-task model (a start, a job hand-off, a completion) is done within
     // a millisecond here: every step fails.
     let (text, report) = bench(&format!(
@@ -136,9 +140,8 @@ fn find_max_searches_below_a_first_step_that_fails() {
 
 #[test]
 fn a_soak_runs_its_restart_command_and_keeps_the_brokers_memory_over_time() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let broker = Broker::start(&dir.path().join("data"), &[]);
-    let gateway = format!("127.0.0.1:{}", broker.grpc);
+    let (dir, broker) = broker();
+    let gateway = broker.gateway();
     let pid = broker.pid();
     // A restart command that leaves the broker running, notes that it ran, and names the
     // broker's PID on its last line as a real one would.

@@ -64,6 +64,11 @@ impl Broker {
         broker
     }
 
+    /// Its gRPC gateway, as `beeline bench --gateway` takes it.
+    pub fn gateway(&self) -> String {
+        format!("127.0.0.1:{}", self.grpc)
+    }
+
     pub fn pid(&self) -> u32 {
         self.child.id()
     }
