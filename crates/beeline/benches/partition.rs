@@ -1,25 +1,33 @@
 //! Figures for the durable partition, printed, not asserted: journal appends and syncs per
-//! second, and commands per second through the whole processing loop (journal, engine, RocksDB)
-//! for a trivial command, with latency percentiles and the process's memory.
+//! second, commands per second through the whole processing loop (journal, engine, RocksDB)
+//! for a trivial command, with latency percentiles and the process's memory, and `beeline
+//! bench`'s one-task instances through the same loop without the gateway, with the CPU time
+//! each one costs.
 //!
-//! `cargo bench -p beeline --bench partition [-- --seconds N --clients N]`
+//! `cargo bench -p beeline --bench partition [-- --seconds N --clients N --only SECTION]`
+//! (sections: `journal`, `processing`, `instances`)
 
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use beeline_log::{FileJournal, FileJournalConfig, Flusher, Journal};
-use beeline_protocol::Record;
-use beeline_protocol::intent::MessageIntent;
-use beeline_protocol::value::MessageRecord;
+use beeline_protocol::intent::{
+    DeploymentIntent, JobBatchIntent, JobIntent, MessageIntent, ProcessInstanceCreationIntent,
+};
+use beeline_protocol::value::{
+    DeploymentRecord, DeploymentResource, JobBatchRecord, JobRecord, MessageRecord,
+    ProcessInstanceCreationRecord,
+};
+use beeline_protocol::{Record, RecordType};
 use beeline_rocksdb::{MemoryBudget, RocksDbStoreConfig, open_partition_store};
 use beeline_state::Store;
 use beeline_state::snapshot::SnapshotStore;
-use beeline_stream::{Partition, PartitionConfig, PartitionMetrics, SystemClock};
+use beeline_stream::{Partition, PartitionConfig, PartitionHandle, PartitionMetrics, SystemClock};
 
 mod common;
 
-use common::{arg, status_kib};
+use common::{arg, option, status_kib};
 
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
@@ -96,34 +104,159 @@ fn publish(i: u64) -> Record {
     )
 }
 
-fn bench_processing(base: &Path, seconds: u64, clients: u64) {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime");
+/// One partition on the real stack (file journal, RocksDB with a 128 MiB budget) in `dir`.
+fn open_partition(
+    runtime: &tokio::runtime::Runtime,
+    dir: &Path,
+) -> (PartitionHandle, MemoryBudget) {
     let budget = MemoryBudget::new(128 << 20, 1);
     let store_config = RocksDbStoreConfig {
-        runtime_dir: base.join("partition/runtime"),
+        runtime_dir: dir.join("runtime"),
         budget: budget.clone(),
     };
     let opener = move |checkpoint: Option<&Path>| -> beeline_state::Result<Arc<dyn Store>> {
         Ok(Arc::new(open_partition_store(&store_config, checkpoint)?))
     };
-    let handle = {
-        let _guard = runtime.enter();
-        let mut config = PartitionConfig::new(1);
-        config.snapshot_period = None;
-        Partition::open(
-            config,
-            journal(&base.join("partition/log")),
-            SnapshotStore::open(base.join("partition/snapshots"), 2).expect("snapshots"),
-            &opener,
-            Arc::new(SystemClock),
-            None,
-        )
-        .expect("partition")
+    let _guard = runtime.enter();
+    let mut config = PartitionConfig::new(1);
+    config.snapshot_period = None;
+    let handle = Partition::open(
+        config,
+        journal(&dir.join("log")),
+        SnapshotStore::open(dir.join("snapshots"), 2).expect("snapshots"),
+        &opener,
+        Arc::new(SystemClock),
+        None,
+    )
+    .expect("partition");
+    (handle, budget)
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
+/// CPU time (user + system) this process has used so far.
+fn cpu_time() -> Duration {
+    // SAFETY: getrusage only writes the struct it is given.
+    let usage = unsafe {
+        let mut usage = std::mem::zeroed::<libc::rusage>();
+        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+        usage
     };
+    let time = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    time(usage.ru_utime) + time(usage.ru_stime)
+}
+
+fn event(answer: Result<Record, beeline_stream::PartitionError>, what: &str) -> Record {
+    match answer {
+        Ok(record) if record.record_type == RecordType::Event => record,
+        other => panic!("{what}: {other:?}"),
+    }
+}
+
+/// `beeline bench`'s one-task instances with a 1 KiB payload, without the gateway: each client
+/// creates an instance, activates one job and completes it with the payload, over and over.
+/// The CPU time per instance is the engine's, the journal's and RocksDB's (and the clients'
+/// few channel sends): what a gRPC request adds on top is not in it.
+fn bench_instances(base: &Path, seconds: u64, clients: u64) {
+    let runtime = runtime();
+    let (handle, _budget) = open_partition(&runtime, &base.join("instances"));
+    let model = beeline_bench::Model::new(beeline_bench::ProcessKind::OneTask);
+    let payload = beeline_bench::payload(1024);
+    let deployed = runtime.block_on(handle.execute(Record::command(
+        -1,
+        DeploymentIntent::Create,
+        DeploymentRecord {
+            resources: vec![DeploymentResource {
+                resource: model.xml.clone().into_bytes(),
+                resource_name: model.resource_name.clone(),
+            }],
+            ..Default::default()
+        },
+    )));
+    event(deployed, "the deployment");
+    let started = Instant::now();
+    let cpu_before = cpu_time();
+    let deadline = started + Duration::from_secs(seconds);
+    let completed: u64 = runtime.block_on(async {
+        let mut tasks = Vec::new();
+        for client in 0..clients {
+            let handle = handle.clone();
+            let process = model.bpmn_process_id.clone();
+            let payload = payload.clone();
+            tasks.push(tokio::spawn(async move {
+                let mut completed = 0u64;
+                let mut seq = 0u64;
+                while Instant::now() < deadline {
+                    seq += 1;
+                    let fields = [("benchKey", format!("\"{client}-{seq}\""))];
+                    let creation = ProcessInstanceCreationRecord {
+                        bpmn_process_id: process.clone(),
+                        version: -1,
+                        variables: beeline_bench::with_fields(&fields, &payload).into_bytes(),
+                        ..Default::default()
+                    };
+                    let command =
+                        Record::command(-1, ProcessInstanceCreationIntent::Create, creation);
+                    event(handle.execute(command).await, "the creation");
+                    let activation = JobBatchRecord {
+                        r#type: beeline_bench::JOB_TYPE.to_string(),
+                        worker: "bench".to_string(),
+                        timeout: 60_000,
+                        max_jobs_to_activate: 1,
+                        ..Default::default()
+                    };
+                    let command = Record::command(-1, JobBatchIntent::Activate, activation);
+                    let batch = event(handle.execute(command).await, "the activation");
+                    let keys = batch
+                        .value_as::<JobBatchRecord>()
+                        .map(|b| b.job_keys.clone())
+                        .unwrap_or_default();
+                    for key in keys {
+                        let completion = JobRecord {
+                            variables: beeline_bench::with_fields(&[], &payload).into_bytes(),
+                            ..Default::default()
+                        };
+                        let command = Record::command(key, JobIntent::Complete, completion);
+                        event(handle.execute(command).await, "the completion");
+                        completed += 1;
+                    }
+                }
+                completed
+            }));
+        }
+        let mut all = 0;
+        for task in tasks {
+            all += task.await.expect("client");
+        }
+        all
+    });
+    let elapsed = started.elapsed().as_secs_f64();
+    let cpu = (cpu_time() - cpu_before).as_secs_f64();
+    let metrics = handle.metrics();
+    let per_instance = |n: u64| n as f64 / completed.max(1) as f64;
+    println!(
+        "instances: {:>8.0} one-task instances/s ({clients} clients, 1 KiB payload, no gateway)",
+        completed as f64 / elapsed
+    );
+    println!(
+        "instances: {:>8.1} µs CPU per instance ({:.0}% of a core), {:.1} records, {:.2} fsyncs",
+        cpu * 1e6 / completed.max(1) as f64,
+        100.0 * cpu / elapsed,
+        per_instance(PartitionMetrics::get(&metrics.records_written)),
+        per_instance(PartitionMetrics::get(&metrics.flushes)),
+    );
+    runtime.block_on(handle.shutdown());
+}
+
+fn bench_processing(base: &Path, seconds: u64, clients: u64) {
+    let runtime = runtime();
+    let (handle, budget) = open_partition(&runtime, &base.join("partition"));
     let deadline = Instant::now() + Duration::from_secs(seconds);
     let started = Instant::now();
     let latencies = runtime.block_on(async {
@@ -196,8 +329,17 @@ fn main() {
         "# beeline partition benchmark (in {})",
         base.path().display()
     );
-    bench_journal(base.path());
-    bench_processing(base.path(), seconds, clients);
+    let only = option("--only");
+    let runs = |section: &str| only.as_deref().is_none_or(|o| o == section);
+    if runs("journal") {
+        bench_journal(base.path());
+    }
+    if runs("processing") {
+        bench_processing(base.path(), seconds, clients);
+    }
+    if runs("instances") {
+        bench_instances(base.path(), seconds, clients);
+    }
     println!(
         "memory: RSS {} KiB now, peak {} KiB",
         status_kib("VmRSS:"),

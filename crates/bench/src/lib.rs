@@ -45,13 +45,14 @@ use tokio::sync::watch;
 
 pub use args::{BenchArgs, ProcessKind, parse_duration, parse_size};
 pub use broker::BrokerReport;
+pub use models::{JOB_TYPE, Model};
+pub use payload::{payload, with_fields};
 pub use report::{FindMaxReport, Report, SoakLine, SoakReport, StepReport};
 pub use stats::{Percentiles, PhaseSummary};
 
 use broker::Sampler;
 use find_max::{Criteria, Search};
 use load::{Ctx, JobSource};
-use models::Model;
 use schedule::Schedule;
 use stats::{PhaseStats, Registry};
 
