@@ -1,5 +1,8 @@
 //! Element instances, their children by flow scope, and tokens waiting at joining gateways.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+
 use beeline_protocol::value::ProcessInstanceRecord;
 use beeline_state::{ColumnFamily, KeyBuilder, KeyReader, Result, Transaction};
 
@@ -33,20 +36,94 @@ fn read_count(bytes: Option<Vec<u8>>) -> u32 {
         .unwrap_or(0)
 }
 
+/// The batch's element instances, each decoded once and encoded once per batch.
+///
+/// A batch reads and changes the same few instances many times (a scope's counters change with
+/// every child that comes and goes): the instances it touched stay decoded here, and
+/// [`flush`](InstanceCache::flush) writes those it changed to the transaction when the batch
+/// ends. The ElementInstances column family is read and written only through it.
+#[derive(Default)]
+pub(super) struct InstanceCache {
+    entries: RefCell<HashMap<i64, Cached>>,
+}
+
+struct Cached {
+    value: Option<ElementInstance>,
+    change: Change,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Change {
+    Unchanged,
+    /// Created in this batch: the store does not hold it.
+    Created,
+    Changed,
+    Removed,
+}
+
+impl InstanceCache {
+    fn get(&self, txn: &Transaction<'_>, key: i64) -> Result<Option<ElementInstance>> {
+        if let Some(cached) = self.entries.borrow().get(&key) {
+            return Ok(cached.value.clone());
+        }
+        let value: Option<ElementInstance> = txn
+            .get(&instance(key))?
+            .map(|bytes| decode(ColumnFamily::ElementInstances, &bytes))
+            .transpose()?;
+        self.entries.borrow_mut().insert(
+            key,
+            Cached {
+                value: value.clone(),
+                change: Change::Unchanged,
+            },
+        );
+        Ok(value)
+    }
+
+    fn set(&self, key: i64, value: Option<ElementInstance>, created: bool) {
+        let mut entries = self.entries.borrow_mut();
+        let before = entries.get(&key).map(|c| c.change);
+        let change = match (before, created, value.is_some()) {
+            // Gone before the store ever saw it: nothing to write.
+            (Some(Change::Created), _, false) => Change::Unchanged,
+            (Some(Change::Created), _, true) => Change::Created,
+            (_, _, false) => Change::Removed,
+            // A new key (never seen, or not in the store): the store does not hold it.
+            (None, true, true) => Change::Created,
+            (Some(_), _, true) | (None, false, true) => Change::Changed,
+        };
+        entries.insert(key, Cached { value, change });
+    }
+
+    /// Writes the changed instances to the transaction, and forgets them all.
+    pub(super) fn flush(&mut self, txn: &mut Transaction<'_>) {
+        for (key, cached) in self.entries.get_mut().drain() {
+            match (cached.change, cached.value) {
+                (Change::Created, Some(value)) => {
+                    txn.insert(instance(key), prost::Message::encode_to_vec(&value))
+                }
+                (Change::Changed, Some(value)) => {
+                    txn.put(instance(key), prost::Message::encode_to_vec(&value))
+                }
+                (Change::Removed, _) => txn.delete(instance(key)),
+                _ => {}
+            }
+        }
+    }
+}
+
 pub struct ElementInstanceState<'t> {
     txn: &'t Transaction<'t>,
+    cache: &'t InstanceCache,
 }
 
 impl<'t> ElementInstanceState<'t> {
-    pub(super) fn new(txn: &'t Transaction<'t>) -> Self {
-        Self { txn }
+    pub(super) fn new(txn: &'t Transaction<'t>, cache: &'t InstanceCache) -> Self {
+        Self { txn, cache }
     }
 
     pub fn get(&self, key: i64) -> Result<Option<ElementInstance>> {
-        self.txn
-            .get(&instance(key))?
-            .map(|bytes| decode(ColumnFamily::ElementInstances, &bytes))
-            .transpose()
+        self.cache.get(self.txn, key)
     }
 
     /// Keys of the active children of a scope, oldest first.
@@ -72,20 +149,16 @@ impl<'t> ElementInstanceState<'t> {
 
 pub struct MutableElementInstanceState<'t, 's> {
     txn: &'t mut Transaction<'s>,
+    cache: &'t InstanceCache,
 }
 
 impl<'t, 's> MutableElementInstanceState<'t, 's> {
-    pub(super) fn new(txn: &'t mut Transaction<'s>) -> Self {
-        Self { txn }
+    pub(super) fn new(txn: &'t mut Transaction<'s>, cache: &'t InstanceCache) -> Self {
+        Self { txn, cache }
     }
 
     fn get(&self, key: i64) -> Result<Option<ElementInstance>> {
-        ElementInstanceState::new(self.txn).get(key)
-    }
-
-    fn put(&mut self, value: &ElementInstance) {
-        self.txn
-            .put(instance(value.key), prost::Message::encode_to_vec(value));
+        self.cache.get(self.txn, key)
     }
 
     /// Creates an instance in `state`, as a child of its flow scope.
@@ -96,8 +169,7 @@ impl<'t, 's> MutableElementInstanceState<'t, 's> {
             state,
             ..Default::default()
         };
-        self.txn
-            .insert(instance(key), prost::Message::encode_to_vec(&value));
+        self.cache.set(key, Some(value), true);
         if record.flow_scope_key > 0 {
             self.txn
                 .insert(child(record.flow_scope_key, key), Vec::new());
@@ -110,7 +182,7 @@ impl<'t, 's> MutableElementInstanceState<'t, 's> {
     pub fn update(&mut self, key: i64, change: impl FnOnce(&mut ElementInstance)) -> Result<()> {
         if let Some(mut value) = self.get(key)? {
             change(&mut value);
-            self.put(&value);
+            self.cache.set(key, Some(value), false);
         }
         Ok(())
     }
@@ -120,7 +192,7 @@ impl<'t, 's> MutableElementInstanceState<'t, 's> {
         let Some(value) = self.get(key)? else {
             return Ok(());
         };
-        self.txn.delete(instance(key));
+        self.cache.set(key, None, false);
         let flow_scope = value.record().flow_scope_key;
         if flow_scope > 0 {
             self.txn.delete(child(flow_scope, key));
@@ -182,5 +254,105 @@ impl<'t, 's> MutableElementInstanceState<'t, 's> {
             self.txn.delete(key);
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use beeline_state::{MemStore, Store, WriteBatch};
+
+    use super::*;
+
+    fn record(flow_scope_key: i64) -> ProcessInstanceRecord {
+        ProcessInstanceRecord {
+            flow_scope_key,
+            element_id: "task".into(),
+            ..Default::default()
+        }
+    }
+
+    /// The batch's writes after `change` ran over a store holding instance 1 (with child 2).
+    fn writes(change: impl FnOnce(&mut MutableElementInstanceState<'_, '_>)) -> WriteBatch {
+        let store = MemStore::new();
+        let mut seed = Transaction::new(&store);
+        let mut cache = InstanceCache::default();
+        {
+            let mut state = MutableElementInstanceState::new(&mut seed, &cache);
+            state.create(1, &record(-1), 0).unwrap();
+            state.create(2, &record(1), 0).unwrap();
+        }
+        cache.flush(&mut seed);
+        seed.commit().unwrap();
+
+        let mut txn = Transaction::new(&store);
+        let cache = InstanceCache::default();
+        change(&mut MutableElementInstanceState::new(&mut txn, &cache));
+        let mut cache = cache;
+        cache.flush(&mut txn);
+        txn.take_batch()
+    }
+
+    fn instance_writes(batch: &WriteBatch) -> Vec<(i64, bool)> {
+        batch
+            .writes
+            .iter()
+            .filter(|(key, _)| key.starts_with(&instance(0)[..2]))
+            .map(|(key, value)| {
+                let mut reader = KeyReader::new(ColumnFamily::ElementInstances, key).unwrap();
+                (reader.i64().unwrap(), value.is_some())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_batch_writes_each_changed_instance_once_with_its_last_value() {
+        let batch = writes(|state| {
+            state.update(1, |s| s.active_flows = 5).unwrap();
+            state.update(1, |s| s.active_flows += 1).unwrap();
+        });
+        assert_eq!(instance_writes(&batch), vec![(1, true)]);
+        let store = MemStore::new();
+        store.write(&batch).unwrap();
+        let txn = Transaction::new(&store);
+        let cache = InstanceCache::default();
+        let scope = ElementInstanceState::new(&txn, &cache)
+            .get(1)
+            .unwrap()
+            .unwrap();
+        assert_eq!(scope.active_flows, 6);
+    }
+
+    #[test]
+    fn an_instance_created_and_removed_in_one_batch_leaves_no_write() {
+        let batch = writes(|state| {
+            state.create(3, &record(1), 0).unwrap();
+            state.update(3, |s| s.state = 2).unwrap();
+            state.remove(3).unwrap();
+        });
+        assert_eq!(
+            instance_writes(&batch),
+            vec![(1, true)],
+            "only the scope's counters change; no tombstone for 3"
+        );
+    }
+
+    #[test]
+    fn reads_in_a_batch_see_its_changes_and_removals() {
+        let store = MemStore::new();
+        let mut txn = Transaction::new(&store);
+        let cache = InstanceCache::default();
+        let mut state = MutableElementInstanceState::new(&mut txn, &cache);
+        state.create(1, &record(-1), 0).unwrap();
+        state.create(2, &record(1), 0).unwrap();
+        assert_eq!(state.get(1).unwrap().unwrap().active_children, 1);
+        state.remove(2).unwrap();
+        assert!(state.get(2).unwrap().is_none());
+        assert_eq!(state.get(1).unwrap().unwrap().active_children, 0);
+        let batch = writes(|state| state.remove(2).unwrap());
+        assert_eq!(
+            instance_writes(&batch),
+            vec![(1, true), (2, false)],
+            "a stored instance removed leaves a delete"
+        );
     }
 }

@@ -47,6 +47,7 @@ use crate::transient::Transient;
 
 pub struct EngineState<'s> {
     txn: Transaction<'s>,
+    instances: element_instance::InstanceCache,
     partition_id: u16,
     caches: &'s Caches,
     transient: &'s Transient,
@@ -61,6 +62,7 @@ impl<'s> EngineState<'s> {
     ) -> Self {
         Self {
             txn: Transaction::new(store),
+            instances: Default::default(),
             partition_id,
             caches,
             transient,
@@ -117,11 +119,11 @@ impl<'s> EngineState<'s> {
     }
 
     pub fn element_instances(&self) -> ElementInstanceState<'_> {
-        ElementInstanceState::new(&self.txn)
+        ElementInstanceState::new(&self.txn, &self.instances)
     }
 
     pub fn element_instances_mut(&mut self) -> MutableElementInstanceState<'_, 's> {
-        MutableElementInstanceState::new(&mut self.txn)
+        MutableElementInstanceState::new(&mut self.txn, &self.instances)
     }
 
     pub fn event_triggers(&self) -> EventTriggerState<'_> {
@@ -202,6 +204,7 @@ impl<'s> EngineState<'s> {
 
     /// The batch's writes, to be stored once the batch is in the log.
     pub fn into_writes(mut self) -> WriteBatch {
+        self.instances.flush(&mut self.txn);
         self.txn.take_batch()
     }
 }
