@@ -398,12 +398,24 @@ where
 
     /// Positions `records` and appends them as one journal entry.
     fn append(&mut self, records: &mut [Record]) -> Result<(), String> {
+        self.encode(records);
+        self.append_encoded(records)
+    }
+
+    /// Encodes `records` as one batch into the encode buffer; its length in bytes.
+    fn encode(&mut self, records: &[Record]) -> usize {
+        self.encode_buffer.clear();
+        encode_batch(records.iter(), &mut self.encode_buffer);
+        self.encode_buffer.len()
+    }
+
+    /// Positions `records` and appends the encode buffer, which holds them, as one journal
+    /// entry (positions are not part of the encoding: they follow from the entry's first).
+    fn append_encoded(&mut self, records: &mut [Record]) -> Result<(), String> {
         let first = self.next_position;
         for (i, record) in records.iter_mut().enumerate() {
             record.position = first + i as i64;
         }
-        self.encode_buffer.clear();
-        encode_batch(records.iter(), &mut self.encode_buffer);
         let index = self
             .journal
             .append(first as u64, &self.encode_buffer)
@@ -415,7 +427,6 @@ where
         Ok(())
     }
 
-    /// Processes every queued command, each as one batch.
     fn process_queue(&mut self) -> Result<(), String> {
         while let Some(command) = self.queue.pop_front() {
             let started = Instant::now();
@@ -424,8 +435,8 @@ where
                 .process(self.store.as_ref(), &command)
                 .map_err(|e| e.to_string())?;
             if !result.records.is_empty() {
-                self.check_batch_size(&mut result, &command)?;
-                self.append(&mut result.records)?;
+                self.encode_within_limit(&mut result, &command)?;
+                self.append_encoded(&mut result.records)?;
                 for record in &result.records {
                     if record.is_command() && !record.processed {
                         self.queue.push_back(record.clone());
@@ -493,15 +504,15 @@ where
         Ok(())
     }
 
-    /// Replaces a result too large for one log entry by a rejection of its command.
-    fn check_batch_size(
+    /// Encodes a result into the encode buffer, replacing one too large for one log entry by
+    /// a rejection of its command.
+    fn encode_within_limit(
         &mut self,
         result: &mut ProcessingResult,
         command: &Record,
     ) -> Result<(), String> {
-        self.encode_buffer.clear();
-        encode_batch(result.records.iter(), &mut self.encode_buffer);
-        if self.encode_buffer.len() <= self.config.max_batch_bytes {
+        let bytes = self.encode(&result.records);
+        if bytes <= self.config.max_batch_bytes {
             return Ok(());
         }
         let reason = format!(
@@ -509,7 +520,7 @@ where
              maximum batch size of {} bytes",
             command.value_type().name(),
             command.intent.name(),
-            self.encode_buffer.len(),
+            bytes,
             self.config.max_batch_bytes
         );
         *result = self
@@ -521,6 +532,7 @@ where
                 reason,
             )
             .map_err(|e| e.to_string())?;
+        self.encode(&result.records);
         Ok(())
     }
 
