@@ -38,7 +38,7 @@ pub use process_message_subscription::{
 };
 pub use signal_subscription::{MutableSignalSubscriptionState, SignalSubscriptionState};
 pub use timer::{MutableTimerState, TimerState};
-pub use variable::{MutableVariableState, VariableState};
+pub use variable::{MutableVariableState, VariableState, document};
 
 use beeline_state::{Store, Transaction, WriteBatch};
 

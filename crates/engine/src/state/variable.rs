@@ -18,6 +18,37 @@ fn parent(scope: i64) -> Vec<u8> {
         .build()
 }
 
+/// A JSON object of stored variables, in name order (the last of a repeated name wins).
+///
+/// Stored values are JSON text already, printed compactly when they were set: they are copied
+/// as they are, not parsed and printed again. A value that is not JSON (damaged state) reads as
+/// null.
+pub fn document<'a>(variables: impl IntoIterator<Item = (&'a str, &'a str)>) -> Vec<u8> {
+    let sorted: std::collections::BTreeMap<&str, &str> = variables.into_iter().collect();
+    let mut out = Vec::with_capacity(
+        2 + sorted
+            .iter()
+            .map(|(n, v)| n.len() + v.len() + 4)
+            .sum::<usize>(),
+    );
+    out.push(b'{');
+    for (i, (name, value)) in sorted.into_iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        // Writing a string into a Vec cannot fail.
+        let _ = serde_json::to_writer(&mut out, name);
+        out.push(b':');
+        if serde_json::from_str::<serde::de::IgnoredAny>(value).is_ok() {
+            out.extend_from_slice(value.as_bytes());
+        } else {
+            out.extend_from_slice(b"null");
+        }
+    }
+    out.push(b'}');
+    out
+}
+
 /// Deepest scope chain followed; guards against a cycle in damaged state.
 const MAX_SCOPE_DEPTH: usize = 1024;
 
@@ -156,5 +187,41 @@ impl<'t, 's> MutableVariableState<'t, 's> {
         }
         self.txn.delete(parent(scope));
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::document;
+    use serde_json::{Map, Value as Json};
+
+    #[test]
+    fn a_document_is_what_printing_the_parsed_values_gives() {
+        // Values as `write` stores them: compact JSON text.
+        let values = [
+            ("zeta", r#""plain""#),
+            (
+                "a\"quoted\"",
+                r#"{"nested":[1,2.5,null,true],"s":"\u0001 é \"x\""}"#,
+            ),
+            ("b", "-12"),
+            ("émoji 🐝", r#"["🐝"]"#),
+            ("empty", r#""""#),
+        ];
+        let mut expected = Map::new();
+        for (name, value) in values {
+            expected.insert(name.to_string(), serde_json::from_str(value).unwrap());
+        }
+        assert_eq!(
+            String::from_utf8(document(values)).unwrap(),
+            Json::Object(expected).to_string()
+        );
+    }
+
+    #[test]
+    fn a_damaged_value_reads_as_null_and_a_repeated_name_keeps_the_last() {
+        let doc = document([("b", "{broken"), ("a", "1"), ("a", "2")]);
+        assert_eq!(String::from_utf8(doc).unwrap(), r#"{"a":2,"b":null}"#);
+        assert_eq!(document([]), b"{}");
     }
 }

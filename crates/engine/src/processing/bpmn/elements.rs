@@ -19,6 +19,7 @@ use crate::expression::{EvalFailure, ScopeVariables, wrong_type};
 use crate::model::can_be_triggered;
 use crate::processing::decision_evaluation::evaluate_decision;
 use crate::processing::message::correlate;
+use crate::state::document;
 
 /// `ACTIVATE_ELEMENT`: ELEMENT_ACTIVATING, input mappings, what the kind does, and
 /// ELEMENT_ACTIVATED (unless an incident stops it, or the element waits for a job).
@@ -349,19 +350,13 @@ fn throw_signal(
         Ok(name) => name,
         Err(message) => return bpmn.incident(ErrorType::ExtractValueError, message),
     };
-    let mut document = Map::new();
-    for (variable, value) in bpmn.ctx.state().variables().local(bpmn.key)? {
-        document.insert(
-            variable,
-            serde_json::from_str(&value.value).unwrap_or(Json::Null),
-        );
-    }
+    let local = bpmn.ctx.state().variables().local(bpmn.key)?;
     bpmn.ctx.append_command(
         -1,
         SignalIntent::Broadcast,
         SignalRecord {
             signal_name: name,
-            variables: Json::Object(document).to_string().into_bytes(),
+            variables: document(local.iter().map(|(n, v)| (n.as_str(), v.value.as_str()))),
             tenant_id: bpmn.record.tenant_id.clone(),
         },
     );
@@ -652,25 +647,20 @@ fn start_next_buffered(
 fn result_variables(bpmn: &Bpmn<'_, '_, '_>, fetch: &[String]) -> Result<Vec<u8>, ProcessingError> {
     let variables = bpmn.ctx.state().variables();
     let scope = bpmn.record.process_instance_key;
-    let mut document = Map::new();
-    if fetch.is_empty() {
-        for (name, variable) in variables.local(scope)? {
-            document.insert(
-                name,
-                serde_json::from_str(&variable.value).unwrap_or(Json::Null),
-            );
-        }
+    let found = if fetch.is_empty() {
+        variables.local(scope)?
     } else {
+        let mut found = Vec::new();
         for name in fetch {
             if let Some(variable) = variables.get_local(scope, name)? {
-                document.insert(
-                    name.clone(),
-                    serde_json::from_str(&variable.value).unwrap_or(Json::Null),
-                );
+                found.push((name.clone(), variable));
             }
         }
-    }
-    Ok(Json::Object(document).to_string().into_bytes())
+        found
+    };
+    Ok(document(
+        found.iter().map(|(n, v)| (n.as_str(), v.value.as_str())),
+    ))
 }
 
 /// `TERMINATE_ELEMENT`: ELEMENT_TERMINATING, cancel the job and resolve the incidents, end

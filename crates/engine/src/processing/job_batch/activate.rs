@@ -1,7 +1,7 @@
+use crate::state::document;
 use beeline_protocol::intent::JobBatchIntent;
 use beeline_protocol::value::JobBatchRecord;
 use beeline_protocol::{Record, RejectionType};
-use serde_json::{Map, Value as Json};
 
 use crate::error::ProcessingError;
 use crate::processing::{CommandProcessor, ProcessingContext, value_of};
@@ -91,20 +91,17 @@ fn variables_for(
     fetch: &[String],
 ) -> Result<Vec<u8>, ProcessingError> {
     let variables = ctx.state().variables();
-    let mut document = Map::new();
     if fetch.is_empty() {
-        for (name, value) in variables.visible(scope)? {
-            document.insert(name, serde_json::from_str(&value).unwrap_or(Json::Null));
-        }
-    } else {
-        for name in fetch {
-            if let Some((_, variable)) = variables.get_visible(scope, name)? {
-                document.insert(
-                    name.clone(),
-                    serde_json::from_str(&variable.value).unwrap_or(Json::Null),
-                );
-            }
+        let visible = variables.visible(scope)?;
+        return Ok(document(
+            visible.iter().map(|(n, v)| (n.as_str(), v.as_str())),
+        ));
+    }
+    let mut found = Vec::new();
+    for name in fetch {
+        if let Some((_, variable)) = variables.get_visible(scope, name)? {
+            found.push((name.as_str(), variable.value));
         }
     }
-    Ok(Json::Object(document).to_string().into_bytes())
+    Ok(document(found.iter().map(|(n, v)| (*n, v.as_str()))))
 }
