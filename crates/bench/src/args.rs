@@ -57,8 +57,10 @@ pub struct BenchArgs {
     #[arg(long)]
     pub workers: Option<usize>,
 
-    /// Jobs one worker holds at a time (activated and not yet completed).
-    #[arg(long, default_value_t = 32)]
+    /// Jobs one worker holds at a time (activated and not yet completed). The workers complete
+    /// at most (workers × capacity) / (one job's round trip) jobs per second, so a window too
+    /// small for the rate turns a slow second into a backlog the run never recovers from.
+    #[arg(long, default_value_t = 128)]
     pub worker_capacity: usize,
 
     /// Workers receive jobs through StreamActivatedJobs (with a slow ActivateJobs sweep for

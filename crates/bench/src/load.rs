@@ -47,7 +47,8 @@ pub fn connect(url: &str) -> Result<Client, String> {
         .http2_keep_alive_interval(Duration::from_secs(30))
         .keep_alive_while_idle(true);
     Ok(GatewayClient::new(endpoint.connect_lazy())
-        // Activated jobs carry the payload; 32 jobs of a large payload exceed tonic's 4 MiB default.
+        // Activated jobs carry the payload; a batch of them with a large payload exceeds tonic's
+        // 4 MiB default.
         .max_decoding_message_size(256 << 20)
         .max_encoding_message_size(256 << 20))
 }
