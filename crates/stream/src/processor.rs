@@ -427,6 +427,7 @@ where
         Ok(())
     }
 
+    /// Processes every queued command, each as one batch.
     fn process_queue(&mut self) -> Result<(), String> {
         while let Some(command) = self.queue.pop_front() {
             let started = Instant::now();

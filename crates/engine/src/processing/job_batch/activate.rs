@@ -1,10 +1,10 @@
-use crate::state::document;
 use beeline_protocol::intent::JobBatchIntent;
 use beeline_protocol::value::JobBatchRecord;
 use beeline_protocol::{Record, RejectionType};
 
 use crate::error::ProcessingError;
 use crate::processing::{CommandProcessor, ProcessingContext, value_of};
+use crate::state::document;
 
 /// `JOB_BATCH ACTIVATE`: hands activatable jobs of a type to a worker for `timeout` ms, each
 /// with its variables (those asked for, or all visible from the job's element).
