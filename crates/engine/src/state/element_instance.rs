@@ -2,6 +2,7 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::rc::Rc;
 
 use beeline_protocol::value::ProcessInstanceRecord;
 use beeline_state::{ColumnFamily, KeyBuilder, KeyReader, Result, Transaction};
@@ -48,7 +49,7 @@ pub(super) struct InstanceCache {
 }
 
 struct Cached {
-    value: Option<ElementInstance>,
+    value: Option<Rc<ElementInstance>>,
     change: Change,
 }
 
@@ -62,13 +63,13 @@ enum Change {
 }
 
 impl InstanceCache {
-    fn get(&self, txn: &Transaction<'_>, key: i64) -> Result<Option<ElementInstance>> {
+    fn get(&self, txn: &Transaction<'_>, key: i64) -> Result<Option<Rc<ElementInstance>>> {
         if let Some(cached) = self.entries.borrow().get(&key) {
             return Ok(cached.value.clone());
         }
-        let value: Option<ElementInstance> = txn
+        let value: Option<Rc<ElementInstance>> = txn
             .get(&instance(key))?
-            .map(|bytes| decode(ColumnFamily::ElementInstances, &bytes))
+            .map(|bytes| decode(ColumnFamily::ElementInstances, &bytes).map(Rc::new))
             .transpose()?;
         self.entries.borrow_mut().insert(
             key,
@@ -80,7 +81,7 @@ impl InstanceCache {
         Ok(value)
     }
 
-    fn set(&self, key: i64, value: Option<ElementInstance>, created: bool) {
+    fn set(&self, key: i64, value: Option<Rc<ElementInstance>>, created: bool) {
         let mut entries = self.entries.borrow_mut();
         let before = entries.get(&key).map(|c| c.change);
         let change = match (before, created, value.is_some()) {
@@ -100,10 +101,10 @@ impl InstanceCache {
         for (key, cached) in self.entries.get_mut().drain() {
             match (cached.change, cached.value) {
                 (Change::Created, Some(value)) => {
-                    txn.insert(instance(key), prost::Message::encode_to_vec(&value))
+                    txn.insert(instance(key), prost::Message::encode_to_vec(&*value))
                 }
                 (Change::Changed, Some(value)) => {
-                    txn.put(instance(key), prost::Message::encode_to_vec(&value))
+                    txn.put(instance(key), prost::Message::encode_to_vec(&*value))
                 }
                 (Change::Removed, _) => txn.delete(instance(key)),
                 _ => {}
@@ -122,7 +123,8 @@ impl<'t> ElementInstanceState<'t> {
         Self { txn, cache }
     }
 
-    pub fn get(&self, key: i64) -> Result<Option<ElementInstance>> {
+    /// The instance as the batch sees it (shared: reading it copies nothing).
+    pub fn get(&self, key: i64) -> Result<Option<Rc<ElementInstance>>> {
         self.cache.get(self.txn, key)
     }
 
@@ -157,7 +159,7 @@ impl<'t, 's> MutableElementInstanceState<'t, 's> {
         Self { txn, cache }
     }
 
-    fn get(&self, key: i64) -> Result<Option<ElementInstance>> {
+    fn get(&self, key: i64) -> Result<Option<Rc<ElementInstance>>> {
         self.cache.get(self.txn, key)
     }
 
@@ -169,7 +171,7 @@ impl<'t, 's> MutableElementInstanceState<'t, 's> {
             state,
             ..Default::default()
         };
-        self.cache.set(key, Some(value), true);
+        self.cache.set(key, Some(Rc::new(value)), true);
         if record.flow_scope_key > 0 {
             self.txn
                 .insert(child(record.flow_scope_key, key), Vec::new());
@@ -180,9 +182,11 @@ impl<'t, 's> MutableElementInstanceState<'t, 's> {
 
     /// Changes an instance, if it exists.
     pub fn update(&mut self, key: i64, change: impl FnOnce(&mut ElementInstance)) -> Result<()> {
-        if let Some(mut value) = self.get(key)? {
+        if let Some(value) = self.get(key)? {
+            // The cache's copy is the only one unless a caller still holds what it read.
+            let mut value = Rc::unwrap_or_clone(value);
             change(&mut value);
-            self.cache.set(key, Some(value), false);
+            self.cache.set(key, Some(Rc::new(value)), false);
         }
         Ok(())
     }

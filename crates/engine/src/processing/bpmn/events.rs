@@ -5,6 +5,8 @@
 //! element will get (or has, for a waiting catch event); that element takes it with
 //! PROCESS_EVENT TRIGGERED when it runs, and completes with the event's variables.
 
+use std::rc::Rc;
+
 use beeline_bpmn::{Element, ElementData, ElementIndex, EventDefinition, ExprOrStatic, Process};
 use beeline_protocol::intent::{ProcessEventIntent, ProcessInstanceIntent as PI};
 use beeline_protocol::value::ProcessEventRecord;
@@ -20,22 +22,22 @@ use crate::state::values::ElementInstance;
 pub(crate) enum Catch {
     /// A boundary event on an active activity.
     Boundary {
-        attached: ElementInstance,
+        attached: Rc<ElementInstance>,
         boundary: ElementIndex,
         interrupting: bool,
     },
     /// An event sub-process of an active scope.
     EventSubProcess {
-        scope: ElementInstance,
+        scope: Rc<ElementInstance>,
         sub_process: ElementIndex,
         interrupting: bool,
     },
     /// An element that waits for the event itself: an intermediate catch event, a receive
     /// task.
-    Waiting { instance: ElementInstance },
+    Waiting { instance: Rc<ElementInstance> },
     /// One of the events after an event-based gateway: the first one wins.
     Gateway {
-        gateway: ElementInstance,
+        gateway: Rc<ElementInstance>,
         event: ElementIndex,
     },
 }
@@ -79,7 +81,7 @@ impl Catch {
 /// (the subscription's target): `None` when `target` is not one of its catch elements.
 pub(crate) fn catch_of(
     process: &DeployedProcess,
-    instance: &ElementInstance,
+    instance: &Rc<ElementInstance>,
     target: &str,
 ) -> Option<Catch> {
     let model = &process.model;

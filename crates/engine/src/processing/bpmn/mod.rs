@@ -138,7 +138,7 @@ impl<'c, 'a, 's> Bpmn<'c, 'a, 's> {
         &self.process.model[self.index]
     }
 
-    pub fn instance(&self) -> Result<Option<ElementInstance>, ProcessingError> {
+    pub fn instance(&self) -> Result<Option<std::rc::Rc<ElementInstance>>, ProcessingError> {
         Ok(self.ctx.state().element_instances().get(self.key)?)
     }
 
