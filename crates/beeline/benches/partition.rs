@@ -194,7 +194,10 @@ fn bench_instances(base: &Path, seconds: u64, clients: u64) {
                 let mut seq = 0u64;
                 while Instant::now() < deadline {
                     seq += 1;
-                    let fields = [("benchKey", format!("\"{client}-{seq}\""))];
+                    let fields = [
+                        ("benchKey", format!("\"{client}-{seq}\"")),
+                        ("benchJobT", "0".to_string()),
+                    ];
                     let creation = ProcessInstanceCreationRecord {
                         bpmn_process_id: process.clone(),
                         version: -1,
@@ -218,8 +221,10 @@ fn bench_instances(base: &Path, seconds: u64, clients: u64) {
                         .map(|b| b.job_keys.clone())
                         .unwrap_or_default();
                     for key in keys {
+                        // As the tool's workers do: the payload and a changed `benchJobT`.
+                        let fields = [("benchJobT", seq.to_string())];
                         let completion = JobRecord {
-                            variables: beeline_bench::with_fields(&[], &payload).into_bytes(),
+                            variables: beeline_bench::with_fields(&fields, &payload).into_bytes(),
                             ..Default::default()
                         };
                         let command = Record::command(key, JobIntent::Complete, completion);
