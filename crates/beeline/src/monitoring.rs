@@ -150,6 +150,11 @@ async fn metrics(State(state): State<Arc<NodeState>>) -> Response {
          divided by commands processed, the mean processing latency.",
         &|m| PartitionMetrics::get(&m.processing_micros) as f64 / 1e6,
     );
+    counter(
+        "beeline_jobs_pushed_total",
+        "Jobs handed to a job stream (StreamActivatedJobs) as they were created.",
+        &|m| PartitionMetrics::get(&m.jobs_pushed) as f64,
+    );
     counter("beeline_snapshots_total", "Snapshots taken.", &|m| {
         PartitionMetrics::get(&m.snapshots) as f64
     });

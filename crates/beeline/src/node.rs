@@ -11,7 +11,8 @@ use beeline_rocksdb::{MemoryBudget, RocksDbStoreConfig, open_partition_store};
 use beeline_state::Store;
 use beeline_state::snapshot::SnapshotStore;
 use beeline_stream::{
-    LocalRouter, Partition, PartitionConfig, PartitionHandle, PartitionStatus, SystemClock,
+    JobStreams, LocalRouter, Partition, PartitionConfig, PartitionHandle, PartitionStatus,
+    SystemClock,
 };
 
 use crate::config::BrokerConfig;
@@ -114,15 +115,18 @@ pub async fn run(config: BrokerConfig) -> Result<(), NodeError> {
             source,
         })?;
 
-    // Partitions reach each other (deployment distribution) through the router.
+    // Partitions reach each other (deployment distribution) through the router, and push new
+    // jobs to the gateway's job streams through the registry.
     let router = LocalRouter::new();
+    let job_streams = JobStreams::new();
     let mut opening = Vec::new();
     for partition in 1..=config.partitions {
         let config = config.clone();
         let budget = state.budget.clone();
         let router = router.clone();
+        let job_streams = job_streams.clone();
         opening.push(tokio::task::spawn_blocking(move || {
-            open_partition(&config, partition, budget, router)
+            open_partition(&config, partition, budget, router, job_streams)
         }));
     }
     for (index, task) in opening.into_iter().enumerate() {
@@ -139,7 +143,7 @@ pub async fn run(config: BrokerConfig) -> Result<(), NodeError> {
         };
         state.partitions.write().unwrap_or_else(|e| e.into_inner())[index] = slot;
     }
-    let gateway = gateway(&config, &state.slots());
+    let gateway = gateway(&config, &state.slots(), job_streams);
     let _ = state.gateway.set(gateway.metrics());
     let (stop_gateway, gateway_stopped) = tokio::sync::oneshot::channel::<()>();
     let serving = tokio::spawn(async move {
@@ -183,7 +187,11 @@ pub async fn run(config: BrokerConfig) -> Result<(), NodeError> {
 
 /// The gateway over the node's partitions: open ones are served, the others answered
 /// UNAVAILABLE with the reason they did not open.
-fn gateway(config: &BrokerConfig, slots: &[PartitionSlot]) -> Gateway {
+fn gateway(
+    config: &BrokerConfig,
+    slots: &[PartitionSlot],
+    job_streams: Arc<JobStreams>,
+) -> Gateway {
     let partitions = slots
         .iter()
         .map(|slot| match slot {
@@ -208,7 +216,7 @@ fn gateway(config: &BrokerConfig, slots: &[PartitionSlot]) -> Gateway {
         version: env!("CARGO_PKG_VERSION").to_owned(),
     };
     Gateway::new(
-        Cluster::single_node(node, partitions),
+        Cluster::single_node(node, partitions).with_job_streams(job_streams),
         GatewayConfig {
             max_message_size: usize::try_from(config.grpc_max_message_size)
                 .unwrap_or(beeline_gateway::DEFAULT_MAX_MESSAGE_SIZE),
@@ -223,6 +231,7 @@ fn open_partition(
     partition: u16,
     budget: MemoryBudget,
     router: Arc<LocalRouter>,
+    job_streams: Arc<JobStreams>,
 ) -> Result<PartitionHandle, String> {
     let dir = config
         .data_dir
@@ -257,6 +266,7 @@ fn open_partition(
     partition_config.max_batch_bytes = max_entry_size;
     partition_config.flush = config.log_flush;
     partition_config.snapshot_period = config.snapshot_period.0;
+    partition_config.job_streams = Some(job_streams);
     Partition::open(
         partition_config,
         journal,

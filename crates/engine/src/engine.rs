@@ -1,6 +1,7 @@
 //! The engine's entry points: process a command as one batch, replay events, find due work.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 use beeline_protocol::intent::{
     ErrorIntent, JobBatchIntent, JobIntent, MessageIntent, MessageSubscriptionIntent,
@@ -17,6 +18,7 @@ pub use crate::processing::Response;
 use crate::processing::bpmn::subscriptions;
 use crate::processing::message::correlate;
 use crate::processing::{Output, ProcessingContext, Processors};
+use crate::push::{JobPush, Push};
 use crate::state::EngineState;
 use crate::state::values::{JobLifecycle, SubscriptionLifecycle};
 use crate::transient::Transient;
@@ -33,6 +35,9 @@ pub struct EngineConfig {
     /// Most records one batch may hold; follow-up commands beyond it are written unprocessed
     /// and run in later batches. Default 1000.
     pub max_batch_records: usize,
+    /// Open job streams new jobs are pushed to (see [`crate::push`]). Default none: every job
+    /// waits to be activated.
+    pub job_push: Option<Arc<dyn JobPush>>,
 }
 
 impl EngineConfig {
@@ -41,6 +46,7 @@ impl EngineConfig {
             partition_id,
             partition_count: 1,
             max_batch_records: 1000,
+            job_push: None,
         }
     }
 }
@@ -58,6 +64,8 @@ pub struct ProcessingResult {
     pub answers: Vec<(i64, Record)>,
     /// Commands for other partitions: (partition, command).
     pub sends: Vec<(u16, Record)>,
+    /// Jobs activated for job streams, to push once the batch is committed.
+    pub pushes: Vec<Push>,
     /// The batch's state changes, including the last processed position and key generator.
     pub writes: WriteBatch,
 }
@@ -136,6 +144,7 @@ impl Engine {
                     response: output.response,
                     answers: output.answers,
                     sends: output.sends,
+                    pushes: output.pushes,
                     writes: state.into_writes(),
                 })
             }
@@ -174,6 +183,7 @@ impl Engine {
                 records,
                 follow_ups: &mut follow_ups,
                 output,
+                job_push: self.config.job_push.as_deref(),
             };
             match self.processors.get(current.intent) {
                 Some(processor) => processor.process(&current, &mut ctx)?,

@@ -17,10 +17,12 @@ mod error;
 mod expression;
 pub mod model;
 mod processing;
+pub mod push;
 pub mod state;
 mod transient;
 
 pub use engine::{Engine, EngineConfig, ProcessingResult, ReplayProgress, Response};
 pub use error::{FatalError, ProcessingError};
 pub use processing::ProcessingContext;
+pub use push::{JobPush, Push, PushSlot};
 pub use state::EngineState;

@@ -1,7 +1,9 @@
 //! What the gateway knows of the cluster: this node and its partitions. A single node for now
 //! (every partition led here, replication factor 1); the cluster crate will feed it a topology.
 
-use beeline_stream::{PartitionHandle, PartitionStatus};
+use std::sync::Arc;
+
+use beeline_stream::{JobStreams, PartitionHandle, PartitionStatus};
 
 /// The node as the topology reports it.
 #[derive(Debug, Clone)]
@@ -43,11 +45,24 @@ impl PartitionSlot {
 pub struct Cluster {
     pub node: NodeInfo,
     pub partitions: Vec<PartitionSlot>,
+    /// The registry the partitions push new jobs to (their `PartitionConfig::job_streams`);
+    /// without it, job streams activate jobs themselves, as long polls do.
+    pub job_streams: Option<Arc<JobStreams>>,
 }
 
 impl Cluster {
     /// A cluster of this node's open partitions, numbered from 1.
     pub fn single_node(node: NodeInfo, partitions: Vec<PartitionSlot>) -> Self {
-        Self { node, partitions }
+        Self {
+            node,
+            partitions,
+            job_streams: None,
+        }
+    }
+
+    /// Job streams register in `streams`, which the partitions push new jobs to.
+    pub fn with_job_streams(mut self, streams: Arc<JobStreams>) -> Self {
+        self.job_streams = Some(streams);
+        self
     }
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use beeline_engine::Engine;
 use beeline_protocol::{Intent, Record, RecordType};
-use beeline_stream::{PartitionError, PartitionStatus};
+use beeline_stream::{JobStreams, PartitionError, PartitionStatus};
 use tokio::sync::{broadcast, watch};
 
 use crate::backpressure::PartitionLimiter;
@@ -34,6 +34,8 @@ pub(crate) struct Dispatcher {
     pub job_activation: RoundRobin,
     /// Job types with new activatable jobs (see `Gateway::jobs_available`).
     pub jobs_available: broadcast::Sender<String>,
+    /// Where job streams register to have new jobs pushed to them.
+    pub job_streams: Option<Arc<JobStreams>>,
     /// Becomes true when the gateway shuts down: waiting calls end.
     pub stopping: watch::Receiver<bool>,
     pub metrics: RequestMetrics,
@@ -66,6 +68,7 @@ impl Dispatcher {
             new_instances: RoundRobin::default(),
             job_activation: RoundRobin::default(),
             jobs_available: broadcast::channel(1024).0,
+            job_streams: cluster.job_streams,
             stopping,
             metrics: RequestMetrics::default(),
         }

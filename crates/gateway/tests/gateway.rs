@@ -25,7 +25,8 @@ use beeline_state::snapshot::SnapshotStore;
 use beeline_state::{MemStore, Store};
 use beeline_stream::testkit::bpmn::ProcessBuilder;
 use beeline_stream::{
-    FlushPolicy, LocalRouter, Partition, PartitionConfig, PartitionHandle, SystemClock,
+    FlushPolicy, JobStreams, LocalRouter, Partition, PartitionConfig, PartitionHandle,
+    PartitionMetrics, SystemClock,
 };
 use bytes::Bytes;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -56,18 +57,24 @@ impl Node {
     ) -> Self {
         let dir = tempfile::tempdir().expect("temporary directory");
         let router = LocalRouter::new();
+        // Wired as the node wires them: partitions push new jobs to the gateway's streams.
+        let job_streams = JobStreams::new();
         let mut slots = Vec::new();
         for id in 1..=partitions {
-            let handle = open_partition(dir.path(), id, partitions, &router, &configure);
+            let handle = open_partition(dir.path(), id, partitions, &router, &|config| {
+                config.job_streams = Some(job_streams.clone());
+                configure(config);
+            });
             router.set_partition(handle.clone());
             slots.push(PartitionSlot::Open(handle));
         }
-        Self::serve(slots, config, dir).await
+        Self::serve(slots, config, Some(job_streams), dir).await
     }
 
     async fn serve(
         slots: Vec<PartitionSlot>,
         config: GatewayConfig,
+        job_streams: Option<Arc<JobStreams>>,
         dir: tempfile::TempDir,
     ) -> Self {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
@@ -87,7 +94,11 @@ impl Node {
             port: address.port(),
             version: "0.1.0-test".into(),
         };
-        let gateway = Gateway::new(Cluster::single_node(node, slots), config);
+        let mut cluster = Cluster::single_node(node, slots);
+        if let Some(streams) = job_streams {
+            cluster = cluster.with_job_streams(streams);
+        }
+        let gateway = Gateway::new(cluster, config);
         let metrics = gateway.metrics();
         let (stop, stopped) = oneshot::channel::<()>();
         let server = tokio::spawn(async move {
@@ -695,7 +706,7 @@ async fn a_partition_that_did_not_open_is_unavailable_and_dead_in_the_topology()
     let slots = vec![PartitionSlot::Unavailable(
         "corrupt log segment 3 at offset 4096".into(),
     )];
-    let node = Node::serve(slots, GatewayConfig::default(), dir).await;
+    let node = Node::serve(slots, GatewayConfig::default(), None, dir).await;
     let status = node
         .client()
         .publish_message(message("paid", "k", ""))
@@ -1360,6 +1371,11 @@ async fn decisions_are_evaluated() {
 async fn a_job_stream_pushes_jobs_as_they_are_created() {
     let node = Node::start(1).await;
     node.deploy("order.bpmn", &order_process()).await;
+    // Created before the stream opened: the stream activates it itself.
+    let waiting = node
+        .create("order", r#"{"i": -1}"#)
+        .await
+        .process_instance_key;
     let mut stream = node
         .client()
         .stream_activated_jobs(StreamActivatedJobsRequest {
@@ -1381,7 +1397,7 @@ async fn a_job_stream_pushes_jobs_as_they_are_created() {
         );
     }
     let mut pushed = Vec::new();
-    while pushed.len() < 3 {
+    while pushed.len() < 4 {
         let job = tokio::time::timeout(Duration::from_secs(10), stream.message())
             .await
             .expect("a job within 10 s")
@@ -1397,9 +1413,13 @@ async fn a_job_stream_pushes_jobs_as_they_are_created() {
             .expect("completed");
         pushed.push(job.process_instance_key);
     }
+    created.push(waiting);
     pushed.sort_unstable();
     created.sort_unstable();
     assert_eq!(pushed, created);
+    // The three created while the stream was open went without an activation command.
+    let metrics = node.partitions[0].metrics();
+    assert_eq!(PartitionMetrics::get(&metrics.jobs_pushed), 3);
 }
 
 #[tokio::test]

@@ -1,4 +1,7 @@
+use std::sync::Arc;
 use std::time::Duration;
+
+use crate::job_streams::JobStreams;
 
 /// When appended entries are synced to disk. Answers always wait for the sync they depend on,
 /// so only `None` can lose acknowledged work (on a power loss, not on a process crash).
@@ -30,6 +33,9 @@ pub struct PartitionConfig {
     pub snapshot_period: Option<Duration>,
     /// Due commands written per scheduler run. Default 100.
     pub scheduler_batch: usize,
+    /// The node's open job streams, which new jobs are pushed to. Default none: jobs wait to
+    /// be activated.
+    pub job_streams: Option<Arc<JobStreams>>,
 }
 
 impl PartitionConfig {
@@ -43,6 +49,7 @@ impl PartitionConfig {
             flush: FlushPolicy::Immediate,
             snapshot_period: Some(Duration::from_secs(300)),
             scheduler_batch: 100,
+            job_streams: None,
         }
     }
 }

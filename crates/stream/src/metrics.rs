@@ -9,6 +9,8 @@ pub struct PartitionMetrics {
     pub flushes: AtomicU64,
     pub rejected_overload: AtomicU64,
     pub snapshots: AtomicU64,
+    /// Jobs handed to a job stream when they were created (see `JobStreams`).
+    pub jobs_pushed: AtomicU64,
     /// Sum and count of processing latencies (command appended to results stored), in µs.
     pub processing_micros: AtomicU64,
 }

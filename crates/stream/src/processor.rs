@@ -5,9 +5,11 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use beeline_engine::{Engine, ProcessingResult, Response};
+use beeline_engine::{Engine, ProcessingResult, Push, Response};
 use beeline_log::{CommitIndex, Flusher, Journal, JournalReader};
 use beeline_protocol::codec::{self, encode_batch};
+use beeline_protocol::intent::JobIntent;
+use beeline_protocol::value::JobRecord;
 use beeline_protocol::{Record, RejectionType};
 use beeline_state::Store;
 use beeline_state::snapshot::SnapshotStore;
@@ -34,6 +36,7 @@ enum SideEffect {
     Respond(Responder, Result<Record, PartitionError>),
     Send(u16, Record),
     JobsAvailable(String),
+    Push(Push),
 }
 
 pub(crate) struct StreamProcessor<J: Journal> {
@@ -71,6 +74,8 @@ pub(crate) struct StreamProcessor<J: Journal> {
     next_due_stale: bool,
     /// A request that did not fit the last command entry; it opens the next one.
     held_back: Option<CommandRequest>,
+    /// Pushed jobs whose stream closed before they could be handed over: they are yielded.
+    unpushed: Vec<i64>,
     /// Due commands the scheduler wrote, by (key, intent), with when.
     recently_scheduled: HashMap<(i64, beeline_protocol::Intent), i64>,
     /// When everything due was written recently (and is waiting out its retry delay), the
@@ -136,6 +141,7 @@ where
             commit,
             encode_buffer: Vec::new(),
             held_back: None,
+            unpushed: Vec::new(),
             next_due: None,
             next_due_stale: true,
             recently_scheduled: HashMap::new(),
@@ -234,6 +240,9 @@ where
             if let Some(request) = self.held_back.take()
                 && let Err(reason) = self.write_commands(request, commands)
             {
+                return Stop::Failed(reason);
+            }
+            if let Err(reason) = self.yield_unpushed() {
                 return Stop::Failed(reason);
             }
             if let Err(reason) = self.process_queue() {
@@ -427,6 +436,28 @@ where
         Ok(())
     }
 
+    /// Writes a `JOB YIELD` for each job that was activated for a stream that closed before
+    /// the job could be pushed, so that the job is activatable again at once.
+    fn yield_unpushed(&mut self) -> Result<(), String> {
+        if self.unpushed.is_empty() {
+            return Ok(());
+        }
+        let now = self.clock.now_ms();
+        let mut commands: Vec<Record> = self
+            .unpushed
+            .drain(..)
+            .map(|key| {
+                let mut command = Record::command(key, JobIntent::Yield, JobRecord::default());
+                command.timestamp = now;
+                command.partition_id = self.config.partition_id;
+                command
+            })
+            .collect();
+        self.append(&mut commands)?;
+        self.queue.extend(commands);
+        Ok(())
+    }
+
     /// Processes every queued command, each as one batch.
     fn process_queue(&mut self) -> Result<(), String> {
         while let Some(command) = self.queue.pop_front() {
@@ -459,6 +490,11 @@ where
             for (partition, command) in std::mem::take(&mut result.sends) {
                 self.after(index, SideEffect::Send(partition, command));
             }
+            // Jobs pushed to a stream are not available to anyone else: nobody is woken for them.
+            let pushed: Vec<i64> = result.pushes.iter().map(|push| push.key).collect();
+            for push in std::mem::take(&mut result.pushes) {
+                self.after(index, SideEffect::Push(push));
+            }
             if let Some(responder) = self.waiting.remove(&command.position) {
                 match result.response {
                     Some(Response::Written(at)) if at < result.records.len() => {
@@ -488,6 +524,7 @@ where
             let mut job_types: Vec<&str> = result
                 .records
                 .iter()
+                .filter(|r| !pushed.contains(&r.key))
                 .filter_map(|r| self.engine.activatable_job_type(r))
                 .collect();
             job_types.sort_unstable();
@@ -587,6 +624,13 @@ where
                 SideEffect::JobsAvailable(job_type) => {
                     // Nobody listening is fine: workers poll as well.
                     let _ = self.jobs_available.send(job_type);
+                }
+                SideEffect::Push(Push { slot, key, job }) => {
+                    if slot.push(key, job) {
+                        PartitionMetrics::add(&self.metrics.jobs_pushed, 1);
+                    } else {
+                        self.unpushed.push(key);
+                    }
                 }
             }
         }

@@ -4,7 +4,7 @@ use std::collections::VecDeque;
 use std::path::Path;
 use std::sync::Arc;
 
-use beeline_engine::{Engine, EngineConfig, ReplayProgress};
+use beeline_engine::{Engine, EngineConfig, JobPush, ReplayProgress};
 use beeline_log::{Journal, JournalReader};
 use beeline_protocol::Record;
 use beeline_protocol::codec::decode_batch;
@@ -71,6 +71,10 @@ impl Partition {
             partition_id: partition,
             partition_count: config.partition_count.max(partition),
             max_batch_records: config.max_batch_records,
+            job_push: config
+                .job_streams
+                .clone()
+                .map(|streams| streams as Arc<dyn JobPush>),
         });
         let replayed = replay(&engine, &journal, store.as_ref()).map_err(replay_error)?;
         tracing::info!(

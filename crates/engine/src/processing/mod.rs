@@ -21,6 +21,7 @@ use beeline_protocol::{Intent, Record, RecordType, RejectionType, Value};
 
 use crate::appliers::Appliers;
 use crate::error::ProcessingError;
+use crate::push::{JobPush, Push};
 use crate::state::EngineState;
 
 /// Decides what a command does: reads state, writes events (applied at once), follow-up
@@ -91,6 +92,8 @@ pub struct ProcessingContext<'a, 's> {
     /// Whether the command being processed is a follow-up of the batch's command: only the
     /// batch's command answers the request that sent it.
     pub(crate) follow_up: bool,
+    /// Open job streams new jobs may be pushed to.
+    pub(crate) job_push: Option<&'a dyn JobPush>,
 }
 
 /// What a batch produces besides its records.
@@ -101,6 +104,8 @@ pub(crate) struct Output {
     pub answers: Vec<(i64, Record)>,
     /// Commands for other partitions: (partition, command).
     pub sends: Vec<(u16, Record)>,
+    /// Jobs activated for job streams, pushed once the batch is committed.
+    pub pushes: Vec<Push>,
 }
 
 /// The answer to whoever sent the batch's command.

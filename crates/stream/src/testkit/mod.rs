@@ -136,6 +136,11 @@ impl Harness {
         &self.clock
     }
 
+    /// Runs `future` to its end on the harness's runtime.
+    pub fn block_on<F: std::future::Future>(&self, future: F) -> F::Output {
+        self.runtime.block_on(future)
+    }
+
     /// Writes `command` to partition 1 and waits for its answer.
     pub fn execute(&self, command: Record) -> Result<Record, PartitionError> {
         self.execute_on(1, command)

@@ -7,6 +7,7 @@ mod deployment;
 mod events;
 mod gateways;
 mod incidents;
+mod job_push;
 mod jobs;
 mod messages;
 mod process_instance;

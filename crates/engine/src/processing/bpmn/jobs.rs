@@ -5,14 +5,16 @@ use std::collections::BTreeMap;
 
 use beeline_bpmn::{ExprOrStatic, JobWorkerProperties};
 use beeline_feel::Value;
-use beeline_protocol::intent::{IncidentIntent, JobIntent};
-use beeline_protocol::value::JobRecord;
+use beeline_protocol::intent::{IncidentIntent, JobBatchIntent, JobIntent};
+use beeline_protocol::value::{JobBatchRecord, JobRecord};
 
 use super::variables::eval;
 use super::{Bpmn, Step};
 use crate::error::ProcessingError;
 use crate::expression::{EvalFailure, wrong_type};
 use crate::processing::ProcessingContext;
+use crate::processing::job_batch::job_variables;
+use crate::push::{Push, PushSlot};
 
 /// The job's evaluated type and retries, or the incident message.
 pub(super) fn evaluate(
@@ -98,7 +100,49 @@ pub(super) fn create(
         changed_attributes: Vec::new(),
     };
     let key = bpmn.ctx.next_key()?;
-    bpmn.ctx.append_event(key, JobIntent::Created, job)?;
+    let slot = bpmn
+        .ctx
+        .job_push
+        .and_then(|streams| streams.reserve(&job.r#type, &job.tenant_id));
+    match slot {
+        None => {
+            bpmn.ctx.append_event(key, JobIntent::Created, job)?;
+        }
+        Some(slot) => {
+            bpmn.ctx
+                .append_event(key, JobIntent::Created, job.clone())?;
+            push(bpmn.ctx, key, job, slot)?;
+        }
+    }
+    Ok(())
+}
+
+/// Activates a just created job for the job stream that reserved room for it (`JOB_BATCH
+/// ACTIVATED` with this one job, as a `JOB_BATCH ACTIVATE` would write), and pushes it once the
+/// batch is committed.
+fn push(
+    ctx: &mut ProcessingContext<'_, '_>,
+    key: i64,
+    mut job: JobRecord,
+    slot: Box<dyn PushSlot>,
+) -> Result<(), ProcessingError> {
+    job.worker = slot.worker().to_owned();
+    job.deadline = ctx.now().saturating_add(slot.timeout());
+    job.variables = job_variables(ctx, job.element_instance_key, slot.fetch_variables())?;
+    let batch = JobBatchRecord {
+        r#type: job.r#type.clone(),
+        worker: job.worker.clone(),
+        timeout: slot.timeout(),
+        max_jobs_to_activate: 1,
+        fetch_variables: slot.fetch_variables().to_vec(),
+        tenant_ids: vec![job.tenant_id.clone()],
+        job_keys: vec![key],
+        jobs: vec![job.clone()],
+        ..JobBatchRecord::default()
+    };
+    let batch_key = ctx.next_key()?;
+    ctx.append_event(batch_key, JobBatchIntent::Activated, batch)?;
+    ctx.output.pushes.push(Push { slot, key, job });
     Ok(())
 }
 

@@ -67,7 +67,7 @@ impl CommandProcessor for JobBatchActivateProcessor {
             record.worker = request.worker.clone();
             record.deadline = deadline;
             record.variables =
-                variables_for(ctx, record.element_instance_key, &request.fetch_variables)?;
+                job_variables(ctx, record.element_instance_key, &request.fetch_variables)?;
             let size = record.variables.len() + 512;
             if bytes + size > MAX_BATCH_BYTES && !batch.jobs.is_empty() {
                 batch.truncated = true;
@@ -85,7 +85,7 @@ impl CommandProcessor for JobBatchActivateProcessor {
 }
 
 /// The variables a job is handed: the ones asked for, else all visible from its element.
-fn variables_for(
+pub(crate) fn job_variables(
     ctx: &ProcessingContext<'_, '_>,
     scope: i64,
     fetch: &[String],

@@ -1,5 +1,7 @@
 mod activate;
 
+pub(crate) use activate::job_variables;
+
 use beeline_protocol::intent::JobBatchIntent;
 
 use super::Processors;
