@@ -20,16 +20,27 @@ pub fn variables(field: &str, text: &str) -> Result<Vec<u8>, GatewayError> {
     if trimmed.is_empty() || trimmed == "null" {
         return Ok(b"{}".to_vec());
     }
+    // An object is checked without building it (every start and completion carries one).
+    if trimmed.starts_with('{') {
+        return match serde_json::from_str::<serde::de::IgnoredAny>(trimmed) {
+            Ok(_) => Ok(trimmed.as_bytes().to_vec()),
+            Err(e) => Err(not_json(field, &e)),
+        };
+    }
     match serde_json::from_str::<serde_json::Value>(trimmed) {
         Ok(serde_json::Value::Object(_)) => Ok(trimmed.as_bytes().to_vec()),
         Ok(other) => Err(invalid(format!(
             "Property '{field}' is invalid: Expected document to be a root level object, but was '{}'",
             kind(&other)
         ))),
-        Err(e) => Err(invalid(format!(
-            "Property '{field}' is invalid: expected a JSON object, but the text is not JSON ({e})"
-        ))),
+        Err(e) => Err(not_json(field, &e)),
     }
+}
+
+fn not_json(field: &str, error: &serde_json::Error) -> GatewayError {
+    invalid(format!(
+        "Property '{field}' is invalid: expected a JSON object, but the text is not JSON ({error})"
+    ))
 }
 
 /// The MessagePack type names Zeebe's message uses.
@@ -136,11 +147,19 @@ mod tests {
                 )
             );
         }
-        let error = message(variables("variables", "{not json").unwrap_err());
-        assert!(
-            error.starts_with("Property 'variables' is invalid: expected a JSON object"),
-            "{error}"
-        );
+        for text in [
+            "{not json",
+            r#"{"a": 1} x"#,
+            r#"{"a": "\q"}"#,
+            r#"{"a" 1}"#,
+            "{",
+        ] {
+            let error = message(variables("variables", text).unwrap_err());
+            assert!(
+                error.starts_with("Property 'variables' is invalid: expected a JSON object"),
+                "{text}: {error}"
+            );
+        }
     }
 
     #[test]
