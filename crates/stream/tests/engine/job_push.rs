@@ -13,7 +13,7 @@ use beeline_protocol::value::{
 };
 use beeline_protocol::{Intent, Record};
 use beeline_stream::testkit::bpmn::ProcessBuilder;
-use beeline_stream::testkit::{Harness, START_TIME};
+use beeline_stream::testkit::{Harness, PendingAnswer, START_TIME};
 use beeline_stream::{FlushPolicy, JobStream, JobStreamProperties, JobStreams, PushedJob};
 
 use crate::json;
@@ -123,15 +123,18 @@ fn jobs_wait_to_be_activated_when_no_stream_of_their_type_and_tenant_has_room() 
     drop((other_type, other_tenant, full));
 }
 
-/// Waits until partition 1's log has `entries` entries (written, not necessarily committed).
-fn wait_written(harness: &Harness, entries: u64) {
+/// Submits `command` to partition 1 and waits until it is processed: the command's log entry
+/// and its results' entry are written (committed only when the caller syncs).
+fn process(harness: &Harness, command: Record) -> PendingAnswer {
+    let written = harness.journal(1).last_index();
+    let answer = harness.submit(1, command);
     for _ in 0..10_000 {
-        if harness.journal(1).last_index() >= entries {
-            return;
+        if harness.journal(1).last_index() >= written + 2 {
+            return answer;
         }
         std::thread::sleep(Duration::from_millis(1));
     }
-    panic!("the partition did not write {entries} log entries within 10 s");
+    panic!("partition 1 did not process a command within 10 s");
 }
 
 #[test]
@@ -143,8 +146,8 @@ fn a_job_whose_stream_closed_before_the_commit_is_yielded() {
         config.job_streams = Some(streams.clone());
         config.flush = FlushPolicy::Delayed(Duration::from_secs(3600));
     });
-    let deploying = harness.submit(
-        1,
+    let deploying = process(
+        &harness,
         Record::command(
             -1,
             DeploymentIntent::Create,
@@ -157,12 +160,11 @@ fn a_job_whose_stream_closed_before_the_commit_is_yielded() {
             },
         ),
     );
-    wait_written(&harness, 2);
     harness.sync(1);
     deploying.wait(&harness).expect("deployed");
-    let written = harness.journal(1).last_index();
-    let answer = harness.submit(
-        1,
+    // Processed (written), not committed.
+    let answer = process(
+        &harness,
         Record::command(
             -1,
             ProcessInstanceCreationIntent::Create,
@@ -174,8 +176,6 @@ fn a_job_whose_stream_closed_before_the_commit_is_yielded() {
             },
         ),
     );
-    // The command's entry, then its results' entry.
-    wait_written(&harness, written + 2);
     assert!(
         stream.close().is_empty(),
         "nothing pushed before the commit"
@@ -187,9 +187,8 @@ fn a_job_whose_stream_closed_before_the_commit_is_yielded() {
     let created = records.clone().with_intent(JobIntent::Created).expect_one();
     let yielded = records.with_intent(JobIntent::Yielded).expect_one();
     assert_eq!(yielded.key, created.key);
-    let written = harness.journal(1).last_index();
-    let activating = harness.submit(
-        1,
+    let activating = process(
+        &harness,
         Record::command(
             -1,
             JobBatchIntent::Activate,
@@ -203,7 +202,6 @@ fn a_job_whose_stream_closed_before_the_commit_is_yielded() {
             },
         ),
     );
-    wait_written(&harness, written + 2);
     harness.sync(1);
     let activated = activating.wait(&harness).expect("activated");
     let batch = activated.value_as::<JobBatchRecord>().unwrap();
