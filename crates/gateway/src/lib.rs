@@ -16,6 +16,8 @@
 //!   missing; it works as soon as `Engine::supported_commands()` lists its intent.
 //! - ActivateJobs and StreamActivatedJobs wait for jobs; the partitions' job notifications
 //!   (`PartitionHandle::job_notifications`) wake them at once, a probe interval is the fallback.
+//!   With a `JobStreams` registry (`Cluster::with_job_streams`, as the node wires it), the
+//!   partitions push new jobs to open streams directly (`rpc/stream_activated_jobs.rs`).
 
 pub mod backpressure;
 mod cluster;
