@@ -364,3 +364,61 @@ fn a_failing_segment_allocation_loses_nothing() {
 fn a_write_failing_mid_frame_loses_nothing() {
     run_failing_child("frame");
 }
+
+#[test]
+fn the_next_segment_is_prepared_ahead_and_no_spare_outlives_the_journal() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let spare = dir.path().join("segment-spare.tmp");
+    // Left by a crash: not part of the log, and removed.
+    std::fs::write(&spare, b"half a spare").expect("write");
+    let mut journal = FileJournal::open(dir.path(), small_segments()).expect("open");
+    assert!(!spare.exists(), "a stale spare is removed at open");
+    let mut index = 0;
+    // Under half of the first 64 KiB segment (~200 bytes an entry): nothing prepared yet.
+    while index < 100 {
+        index += 1;
+        journal.append(index * 10, &payload(index)).expect("append");
+    }
+    assert!(!spare.exists(), "no spare before the segment is half full");
+    // Past half of it, the next segment's file is being prepared...
+    let mut used = 64
+        + (1..=index)
+            .map(|i| (24 + payload(i).len() as u64).next_multiple_of(8))
+            .sum::<u64>();
+    while used < small_segments().segment_size * 6 / 10 {
+        index += 1;
+        journal.append(index * 10, &payload(index)).expect("append");
+        used += (24 + payload(index).len() as u64).next_multiple_of(8);
+    }
+    let prepared = (0..5_000).any(|_| {
+        let full =
+            std::fs::metadata(&spare).is_ok_and(|m| m.len() == small_segments().segment_size);
+        if !full {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        full
+    });
+    assert!(
+        prepared,
+        "the next segment is prepared while this one fills"
+    );
+    // ...and the roll takes it; then again.
+    while !dir.path().join("segment-0000000003.log").exists() {
+        index += 1;
+        journal.append(index * 10, &payload(index)).expect("append");
+    }
+    journal.flusher().flush().expect("flush");
+    let written = journal.last_index();
+    for id in 2..=3 {
+        let segment = dir.path().join(format!("segment-{id:010}.log"));
+        assert_eq!(
+            std::fs::metadata(&segment).expect("segment").len(),
+            small_segments().segment_size,
+            "segment {id} has its full size"
+        );
+    }
+    drop(journal);
+    assert!(!spare.exists(), "no spare is left after the journal");
+    let entries = read_back(dir.path()).expect("reopen");
+    expect_entries(&entries, written);
+}
