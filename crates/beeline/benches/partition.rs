@@ -67,30 +67,6 @@ fn bench_journal(base: &Path) {
         n as f64 / elapsed.as_secs_f64()
     );
 
-    // The first segment's blocks are only reserved (fallocate); later segments are prepared
-    // ahead with zeros. One sync after each 3 KiB append, in each kind, in this run.
-    let config = FileJournalConfig {
-        segment_size: 8 << 20,
-        ..FileJournalConfig::default()
-    };
-    let mut j = FileJournal::open(base.join("prepared"), config).expect("journal");
-    let flusher = j.flusher();
-    let entry3 = vec![0x5Au8; 3 * 1024];
-    let mut next = 1u64;
-    let (reserved, reserved_cpu) = sync_each(&mut j, &mut next, &entry3, 1_000);
-    // Past the first segment (and let the thread finish the one after it).
-    while j.last_index() < entries_per_segment(8 << 20, 3 * 1024) + 100 {
-        j.append(next, &entry3).expect("append");
-        next += 1;
-    }
-    flusher.flush().expect("flush");
-    std::thread::sleep(Duration::from_millis(200));
-    let (prepared, prepared_cpu) = sync_each(&mut j, &mut next, &entry3, 1_000);
-    println!(
-        "journal: sync after a 3 KiB append: {reserved:.2?} ({reserved_cpu:.2?} CPU) into reserved \
-         blocks, {prepared:.2?} ({prepared_cpu:.2?} CPU) into a segment prepared with zeros"
-    );
-
     for group in [16u64, 128] {
         let mut j = journal(&base.join(format!("group-{group}")));
         let flusher = j.flusher();
@@ -111,23 +87,6 @@ fn bench_journal(base: &Path) {
             syncs as f64 / elapsed.as_secs_f64()
         );
     }
-}
-
-/// Entries of `entry` bytes one segment of `segment_size` holds, roughly.
-fn entries_per_segment(segment_size: u64, entry: u64) -> u64 {
-    segment_size / (entry + 32)
-}
-
-/// Appends `n` entries with a sync after each; the mean time and CPU time of one.
-fn sync_each(j: &mut FileJournal, next: &mut u64, entry: &[u8], n: u32) -> (Duration, Duration) {
-    let flusher = j.flusher();
-    let (started, cpu) = (Instant::now(), cpu_time());
-    for _ in 0..n {
-        j.append(*next, entry).expect("append");
-        flusher.flush().expect("flush");
-        *next += 1;
-    }
-    (started.elapsed() / n, (cpu_time() - cpu) / n)
 }
 
 fn publish(i: u64) -> Record {

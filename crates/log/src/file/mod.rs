@@ -113,8 +113,6 @@ pub struct FileJournal {
     last_asqn: Option<u64>,
     frame: Vec<u8>,
     report: RecoveryReport,
-    /// The next segment's file, being prepared once the active segment is half full.
-    spare: Option<Spare>,
 }
 
 impl FileJournal {
@@ -124,8 +122,6 @@ impl FileJournal {
         config.validate()?;
         let dir = dir.as_ref().to_path_buf();
         std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
-        // A spare left by a crash is not part of the log.
-        remove_if_present(&spare_path(&dir))?;
         let recovered = recovery::recover(&dir, &config)?;
         let last_index = recovered
             .segments
@@ -147,7 +143,6 @@ impl FileJournal {
             last_asqn: recovered.last_asqn,
             frame: Vec::new(),
             report: recovered.report,
-            spare: None,
         };
         if journal.shared.segments().is_empty() {
             journal.create_segment(1, 1)?;
@@ -175,19 +170,7 @@ impl FileJournal {
 
     fn create_segment(&mut self, id: u64, first_index: u64) -> Result<Arc<Segment>> {
         let path = segment_path(&self.shared.dir, id);
-        let header = SegmentHeader {
-            id,
-            first_index,
-            size: self.config.segment_size,
-        };
-        let file = match self
-            .spare
-            .take()
-            .and_then(|spare| spare.file(&self.shared.dir))
-        {
-            Some(file) => install_spare(file, &spare_path(&self.shared.dir), &path, &header)?,
-            None => create_segment_file(&path, &header)?,
-        };
+        let file = create_segment_file(&path, id, first_index, self.config.segment_size)?;
         sync_dir(&self.shared.dir)?;
         let segment = Arc::new(Segment::new(
             id,
@@ -217,7 +200,7 @@ fn segment_path(dir: &Path, id: u64) -> PathBuf {
     dir.join(format!("segment-{id:010}.log"))
 }
 
-fn create_segment_file(path: &Path, header: &SegmentHeader) -> Result<File> {
+fn create_segment_file(path: &Path, id: u64, first_index: u64, size: u64) -> Result<File> {
     let io = |e| Error::io(path, e);
     let file = OpenOptions::new()
         .read(true)
@@ -225,7 +208,12 @@ fn create_segment_file(path: &Path, header: &SegmentHeader) -> Result<File> {
         .create_new(true)
         .open(path)
         .map_err(io)?;
-    let result = preallocate(&file, header.size)
+    let header = SegmentHeader {
+        id,
+        first_index,
+        size,
+    };
+    let result = preallocate(&file, size)
         .and_then(|()| file.write_all_at(&header.encode(), 0))
         .and_then(|()| file.sync_all());
     if let Err(e) = result {
@@ -233,88 +221,6 @@ fn create_segment_file(path: &Path, header: &SegmentHeader) -> Result<File> {
         let _ = std::fs::remove_file(path);
         return Err(io(e));
     }
-    Ok(file)
-}
-
-fn spare_path(dir: &Path) -> PathBuf {
-    dir.join("segment-spare.tmp")
-}
-
-fn remove_if_present(path: &Path) -> Result<()> {
-    match std::fs::remove_file(path) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(Error::io(path, e)),
-    }
-}
-
-/// The next segment's file, written with zeros and synced by a thread of its own while the
-/// active segment fills.
-///
-/// Blocks merely reserved (`fallocate`) are "unwritten" to the file system: the first sync
-/// after writing into them must also record that they now hold data (on ext4, a journal
-/// commit). Blocks that were written once, with zeros, make every later sync a data flush:
-/// measured on ext4, 0.21 ms and ~100 µs of CPU per sync instead of 0.31 ms and ~138 µs.
-/// Writing 128 MiB of zeros takes ~0.1 s, too long for the appending thread: hence ahead of
-/// time. The first segment of a new journal is only reserved (no start-up delay).
-#[derive(Debug)]
-struct Spare(std::thread::JoinHandle<std::io::Result<File>>);
-
-impl Spare {
-    /// Starts preparing `segment_size` bytes at the spare's path in `dir`; `None` when no
-    /// thread could be started (the next segment is then made the plain way).
-    fn prepare(dir: &Path, segment_size: u64) -> Option<Self> {
-        let path = spare_path(dir);
-        std::thread::Builder::new()
-            .name("beeline-log-spare".into())
-            .spawn(move || zero_filled(&path, segment_size))
-            .ok()
-            .map(Self)
-    }
-
-    /// The prepared file, once ready; `None` (logged) when preparing it failed.
-    fn file(self, dir: &Path) -> Option<File> {
-        match self.0.join() {
-            Ok(Ok(file)) => Some(file),
-            Ok(Err(e)) => {
-                tracing::warn!(dir = %dir.display(), error = %e, "could not prepare the next log segment ahead; creating it now");
-                let _ = std::fs::remove_file(spare_path(dir));
-                None
-            }
-            Err(_) => None,
-        }
-    }
-}
-
-fn zero_filled(path: &Path, size: u64) -> std::io::Result<File> {
-    match std::fs::remove_file(path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
-        _ => {}
-    }
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .open(path)?;
-    // Reserve first: a full disk shows here, not halfway through the zeros.
-    preallocate(&file, size)?;
-    let zeros = vec![0u8; 1 << 20];
-    let mut offset = 0;
-    while offset < size {
-        let len = (size - offset).min(zeros.len() as u64) as usize;
-        file.write_all_at(&zeros[..len], offset)?;
-        offset += len as u64;
-    }
-    file.sync_all()?;
-    Ok(file)
-}
-
-/// Makes the prepared spare the segment at `path`: its header, synced, then the name.
-fn install_spare(file: File, spare: &Path, path: &Path, header: &SegmentHeader) -> Result<File> {
-    let io = |e| Error::io(path, e);
-    file.write_all_at(&header.encode(), 0).map_err(io)?;
-    file.sync_data().map_err(io)?;
-    std::fs::rename(spare, path).map_err(io)?;
     Ok(file)
 }
 
@@ -383,9 +289,6 @@ impl Journal for FileJournal {
         );
         self.shared.written.store(index, Ordering::Release);
         self.last_asqn = Some(asqn);
-        if self.spare.is_none() && offset + len > active.size / 2 {
-            self.spare = Spare::prepare(&self.shared.dir, self.config.segment_size);
-        }
         Ok(index)
     }
 
@@ -475,16 +378,6 @@ impl Journal for FileJournal {
             compaction.push(segment.path.clone(), Box::new(segment));
         }
         Ok(compaction)
-    }
-}
-
-impl Drop for FileJournal {
-    fn drop(&mut self) {
-        // No thread outlives the journal writing into its directory, and no spare is left.
-        if let Some(spare) = self.spare.take() {
-            let _ = spare.0.join();
-            let _ = std::fs::remove_file(spare_path(&self.shared.dir));
-        }
     }
 }
 
