@@ -140,6 +140,19 @@ pub(crate) fn parse_document(bytes: &[u8]) -> Result<Map<String, Json>, String> 
     }
 }
 
+/// Checks a variables document as [`parse_document`] would, without building it: for a
+/// document that is only validated now and read later.
+pub(crate) fn check_document(bytes: &[u8]) -> Result<(), String> {
+    match bytes.iter().find(|b| !b.is_ascii_whitespace()) {
+        None => Ok(()),
+        Some(b'{') => serde_json::from_slice::<serde::de::IgnoredAny>(bytes)
+            .map(|_| ())
+            .map_err(|e| format!("invalid JSON ({e})")),
+        // Not an object: the parse names what it is instead.
+        Some(_) => parse_document(bytes).map(|_| ()),
+    }
+}
+
 /// Sets `value` at a variable path like `order.customer.id` inside `document`, creating or
 /// extending objects along the way.
 fn set_path(document: &mut Map<String, Json>, path: &str, value: Json) {
@@ -282,6 +295,23 @@ mod tests {
 
     #[test]
     fn documents_must_be_objects() {
+        for text in [
+            &b""[..],
+            b" ",
+            br#"{"a":[1,{"b":"\u00e9"}]}"#,
+            b"[1]",
+            b"{",
+            b"1",
+            br#"{"a":1} x"#,
+            br#"{"a":"\q"}"#,
+        ] {
+            assert_eq!(
+                check_document(text),
+                parse_document(text).map(|_| ()),
+                "{}",
+                String::from_utf8_lossy(text)
+            );
+        }
         assert_eq!(parse_document(b"").unwrap(), Map::new());
         assert!(parse_document(b"[1]").is_err());
         assert!(parse_document(b"{").is_err());

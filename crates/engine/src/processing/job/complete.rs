@@ -4,7 +4,7 @@ use beeline_protocol::{Record, RejectionType};
 
 use super::{WORKABLE, job_in_state};
 use crate::error::ProcessingError;
-use crate::processing::bpmn::variables::parse_document;
+use crate::processing::bpmn::variables::check_document;
 use crate::processing::{CommandProcessor, ProcessingContext, value_of};
 
 /// `JOB COMPLETE`: the worker is done; the element completes with the job's variables.
@@ -16,8 +16,9 @@ impl CommandProcessor for JobCompleteProcessor {
         command: &Record,
         ctx: &mut ProcessingContext<'_, '_>,
     ) -> Result<(), ProcessingError> {
-        let request = value_of::<JobRecord>(command)?.clone();
-        if let Err(reason) = parse_document(&request.variables) {
+        let request = value_of::<JobRecord>(command)?;
+        // Read when the element completes: only checked here.
+        if let Err(reason) = check_document(&request.variables) {
             ctx.reject(
                 command,
                 RejectionType::InvalidArgument,
@@ -35,7 +36,7 @@ impl CommandProcessor for JobCompleteProcessor {
         completed.variables = if request.variables.is_empty() {
             b"{}".to_vec()
         } else {
-            request.variables
+            request.variables.clone()
         };
         let event = ctx.append_event(command.key, JobIntent::Completed, completed.clone())?;
         ctx.respond(event);

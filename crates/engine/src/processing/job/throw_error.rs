@@ -8,7 +8,7 @@ use crate::error::ProcessingError;
 use crate::processing::bpmn::ErrorType;
 use crate::processing::bpmn::elements::error_variables;
 use crate::processing::bpmn::events::{Thrown, find_catch, trigger};
-use crate::processing::bpmn::variables::parse_document;
+use crate::processing::bpmn::variables::{check_document, parse_document};
 use crate::processing::{CommandProcessor, ProcessingContext, value_of};
 
 /// `JOB THROW_ERROR`: the worker reports a business error, caught by the nearest error
@@ -22,7 +22,7 @@ impl CommandProcessor for JobThrowErrorProcessor {
         ctx: &mut ProcessingContext<'_, '_>,
     ) -> Result<(), ProcessingError> {
         let request = value_of::<JobRecord>(command)?.clone();
-        if let Err(reason) = parse_document(&request.variables) {
+        if let Err(reason) = check_document(&request.variables) {
             ctx.reject(
                 command,
                 RejectionType::InvalidArgument,
