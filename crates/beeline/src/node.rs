@@ -102,6 +102,8 @@ pub async fn run(config: BrokerConfig) -> Result<(), NodeError> {
             setting: "--monitoring-port / BEELINE_MONITORING_PORT",
             source,
         })?;
+    // The bound address, which differs from the configured one for port 0.
+    let address = listener.local_addr().unwrap_or(address);
     tokio::spawn(monitoring::serve(listener, state.clone()));
     tracing::info!(%address, "monitoring endpoints listening");
     // Bound before the partitions open, so a taken port fails the start at once; calls wait
@@ -114,6 +116,7 @@ pub async fn run(config: BrokerConfig) -> Result<(), NodeError> {
             setting: "--grpc-port / BEELINE_GRPC_PORT",
             source,
         })?;
+    let grpc_address = grpc_listener.local_addr().unwrap_or(grpc_address);
 
     // Partitions reach each other (deployment distribution) through the router, and push new
     // jobs to the gateway's job streams through the registry.

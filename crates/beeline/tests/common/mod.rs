@@ -2,7 +2,7 @@
 
 #![allow(dead_code)] // each test file uses its own part
 
-use std::io::{Read, Write};
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -36,9 +36,25 @@ pub struct Broker {
 
 impl Broker {
     /// Starts `beeline broker` on `data` with `args` added, and waits until it is ready.
+    ///
+    /// A port found free can be taken before the broker binds it (by another test's broker, or
+    /// as the local end of a client's connection); a broker that exits for that is started again
+    /// on other ports. Any other early exit fails the test with what the broker printed.
     pub fn start(data: &Path, args: &[&str]) -> Self {
+        for _ in 0..5 {
+            match Self::try_start(data, args) {
+                Ok(broker) => return broker,
+                Err(output) if output.contains("cannot listen on") => continue,
+                Err(output) => panic!("the broker did not start:\n{output}"),
+            }
+        }
+        panic!("the broker found no free ports in 5 tries")
+    }
+
+    fn try_start(data: &Path, args: &[&str]) -> Result<Self, String> {
         let grpc = free_port();
         let monitoring = free_port();
+        let mut stderr = tempfile::tempfile().expect("a file for the broker's output");
         let child = Command::new(env!("CARGO_BIN_EXE_beeline"))
             .args(["broker", "--host", "127.0.0.1"])
             .args(args)
@@ -48,20 +64,29 @@ impl Broker {
             .args(["--rest-port", &free_port().to_string()])
             .args(["--monitoring-port", &monitoring.to_string()])
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(stderr.try_clone().expect("the output file"))
             .spawn()
             .expect("the beeline binary starts");
-        let broker = Self {
+        let mut broker = Self {
             child,
             grpc,
             monitoring,
         };
         let started = Instant::now();
         while get(monitoring, "/ready").is_none_or(|(status, _)| !status.contains(" 20")) {
-            assert!(started.elapsed() < Duration::from_secs(30), "never ready");
+            let exited = broker.child.try_wait().expect("the broker's status");
+            if exited.is_some() || started.elapsed() > Duration::from_secs(60) {
+                let mut output = String::new();
+                let _ = stderr.seek(SeekFrom::Start(0));
+                let _ = stderr.read_to_string(&mut output);
+                return Err(match exited {
+                    Some(status) => format!("exited ({status}):\n{output}"),
+                    None => format!("not ready after 60 s:\n{output}"),
+                });
+            }
             std::thread::sleep(Duration::from_millis(20));
         }
-        broker
+        Ok(broker)
     }
 
     /// Its gRPC gateway, as `beeline bench --gateway` takes it.
