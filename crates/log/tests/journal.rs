@@ -216,12 +216,124 @@ fn a_damaged_sealed_segment_is_refused() {
     ));
 }
 
+/// The spare files in `dir` (the next segment, being prepared).
+fn spares(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .expect("list")
+        .map(|entry| entry.expect("entry").path())
+        .filter(|path| path.to_string_lossy().ends_with(".tmp"))
+        .collect()
+}
+
+fn four_mib_segments() -> FileJournalConfig {
+    FileJournalConfig {
+        segment_size: 4 * 1024 * 1024,
+        max_entry_size: 1024 * 1024,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn the_next_segment_is_prepared_while_the_active_one_fills_and_takes_over_on_the_roll() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut journal = FileJournal::open(dir.path(), four_mib_segments()).expect("open");
+    let entry = vec![7u8; 32 * 1024];
+    let mut index = 0;
+    // Past three quarters of the first segment the spare is due to be complete.
+    while index < 100 {
+        index += 1;
+        journal.append(index, &entry).expect("append");
+    }
+    let started = std::time::Instant::now();
+    while !journal.next_segment_prepared() {
+        assert!(
+            started.elapsed().as_secs() < 30,
+            "the spare was never ready"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let spare = spares(dir.path());
+    assert_eq!(spare.len(), 1, "one spare: {spare:?}");
+    let spare_inode = std::fs::metadata(&spare[0]).expect("spare").ino();
+    while index < 200 {
+        index += 1;
+        journal.append(index, &entry).expect("append");
+    }
+    let second = dir.path().join("segment-0000000002.log");
+    assert_eq!(
+        std::fs::metadata(&second).expect("second segment").ino(),
+        spare_inode,
+        "the prepared file became the second segment"
+    );
+    journal.flusher().flush().expect("flush");
+    drop(journal);
+    assert!(
+        spares(dir.path()).is_empty(),
+        "no spare outlives the journal"
+    );
+    let journal = FileJournal::open(dir.path(), four_mib_segments()).expect("reopen");
+    let mut reader = journal.reader();
+    for expected in 1..=200 {
+        let read = reader.next_entry().expect("an entry").expect("readable");
+        assert_eq!((read.index, read.asqn), (expected, expected));
+        assert_eq!(read.data, entry);
+    }
+    assert!(reader.next_entry().is_none());
+}
+
+#[test]
+fn a_roll_before_the_spare_is_ready_makes_the_segment_at_once() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut journal = FileJournal::open(dir.path(), four_mib_segments()).expect("open");
+    // A burst: several segments' worth as fast as it goes, so rolls find spares unfinished.
+    let entry = vec![3u8; 512 * 1024];
+    for index in 1..=40 {
+        journal.append(index, &entry).expect("append");
+    }
+    journal.flusher().flush().expect("flush");
+    drop(journal);
+    assert!(
+        spares(dir.path()).is_empty(),
+        "abandoned spares are removed"
+    );
+    let journal = FileJournal::open(dir.path(), four_mib_segments()).expect("reopen");
+    let mut reader = journal.reader();
+    let mut count = 0;
+    while let Some(read) = reader.next_entry() {
+        let read = read.expect("readable");
+        count += 1;
+        assert_eq!(read.index, count);
+        assert_eq!(read.data, entry);
+    }
+    assert_eq!(count, 40);
+}
+
+#[test]
+fn a_spare_left_by_a_crash_is_not_part_of_the_log() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_entries(dir.path(), 50);
+    let stale = dir.path().join("spare-3.tmp");
+    std::fs::write(&stale, vec![0xABu8; 100_000]).expect("a stale spare");
+    expect_entries(&read_back(dir.path()).expect("reopen"), 50);
+    assert!(!stale.exists(), "the stale spare was removed");
+}
+
 #[test]
 fn compaction_removes_whole_segments_only() {
     let dir = tempfile::tempdir().expect("tempdir");
     write_entries(dir.path(), 600);
     let mut journal = FileJournal::open(dir.path(), small_segments()).expect("open");
-    let files = || std::fs::read_dir(dir.path()).expect("list").count();
+    // Segments only: the next segment's spare comes and goes on a thread of its own.
+    let files = || {
+        std::fs::read_dir(dir.path())
+            .expect("list")
+            .filter(|entry| {
+                let name = entry.as_ref().expect("entry").file_name();
+                name.to_string_lossy().starts_with("segment-")
+            })
+            .count()
+    };
     let before = files();
     let compaction = journal.compact(400).expect("compact");
     assert!(journal.first_index() > 1 && journal.first_index() <= 400);
@@ -241,7 +353,16 @@ fn a_compaction_cut_short_by_a_crash_leaves_a_readable_journal() {
     let dir = tempfile::tempdir().expect("tempdir");
     write_entries(dir.path(), 600);
     let mut journal = FileJournal::open(dir.path(), small_segments()).expect("open");
-    let files = || std::fs::read_dir(dir.path()).expect("list").count();
+    // Segments only: the next segment's spare comes and goes on a thread of its own.
+    let files = || {
+        std::fs::read_dir(dir.path())
+            .expect("list")
+            .filter(|entry| {
+                let name = entry.as_ref().expect("entry").file_name();
+                name.to_string_lossy().starts_with("segment-")
+            })
+            .count()
+    };
     let before = files();
     // The journal let go of the old segments, and the process died before deleting them.
     std::mem::forget(journal.compact(400).expect("compact"));

@@ -4,6 +4,7 @@ mod format;
 mod reader;
 mod recovery;
 mod segment;
+mod spare;
 
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::FileExt;
@@ -15,6 +16,7 @@ use format::{FRAME_HEADER_LEN, SEGMENT_HEADER_LEN, SegmentHeader, encode_frame, 
 pub use reader::FileReader;
 pub use recovery::{Recovery, RecoveryReport};
 use segment::{IndexPoint, Segment};
+use spare::{Abandoned, Spare};
 
 use crate::journal::{CommitIndex, Compaction, Flusher, Journal};
 use crate::{Error, Result};
@@ -113,6 +115,12 @@ pub struct FileJournal {
     last_asqn: Option<u64>,
     frame: Vec<u8>,
     report: RecoveryReport,
+    /// The next segment's file, being written with zeros (see [`spare`]).
+    spare: Option<Spare>,
+    /// Spares made so far (each gets its own file name).
+    spares: u64,
+    /// Abandoned spares, finished (joined, removed) before the journal goes.
+    abandoned: Vec<Abandoned>,
 }
 
 impl FileJournal {
@@ -122,6 +130,7 @@ impl FileJournal {
         config.validate()?;
         let dir = dir.as_ref().to_path_buf();
         std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+        spare::remove_stale(&dir).map_err(|e| Error::io(&dir, e))?;
         let recovered = recovery::recover(&dir, &config)?;
         let last_index = recovered
             .segments
@@ -143,10 +152,14 @@ impl FileJournal {
             last_asqn: recovered.last_asqn,
             frame: Vec::new(),
             report: recovered.report,
+            spare: None,
+            spares: 0,
+            abandoned: Vec::new(),
         };
         if journal.shared.segments().is_empty() {
             journal.create_segment(1, 1)?;
         }
+        journal.prepare_spare();
         Ok(journal)
     }
 
@@ -159,6 +172,13 @@ impl FileJournal {
         &self.shared.dir
     }
 
+    /// Whether the preparation of the next segment's file is over: written and synced, ready
+    /// to take over when the active segment is full, or failed (logged; the next segment is
+    /// then made the plain way). See [`spare`].
+    pub fn next_segment_prepared(&self) -> bool {
+        self.spare.as_ref().is_some_and(Spare::is_ready)
+    }
+
     fn active(&self) -> Arc<Segment> {
         // `open` guarantees at least one segment; the list never becomes empty afterwards.
         self.shared
@@ -168,9 +188,37 @@ impl FileJournal {
             .expect("a journal always has an active segment")
     }
 
+    /// Starts preparing the file of the segment after the active one.
+    fn prepare_spare(&mut self) {
+        let (done, running): (Vec<_>, Vec<_>) = std::mem::take(&mut self.abandoned)
+            .into_iter()
+            .partition(Abandoned::is_finished);
+        self.abandoned = running;
+        done.into_iter().for_each(Abandoned::finish);
+        self.spares += 1;
+        self.spare = Spare::prepare(
+            &self.shared.dir,
+            self.spares,
+            self.config.segment_size,
+            self.active().end(),
+        );
+    }
+
     fn create_segment(&mut self, id: u64, first_index: u64) -> Result<Arc<Segment>> {
         let path = segment_path(&self.shared.dir, id);
-        let file = create_segment_file(&path, id, first_index, self.config.segment_size)?;
+        let header = SegmentHeader {
+            id,
+            first_index,
+            size: self.config.segment_size,
+        };
+        let prepared = self
+            .spare
+            .take()
+            .and_then(|spare| spare.take(&mut self.abandoned));
+        let file = match prepared {
+            Some((file, spare)) => install_spare(file, &spare, &path, &header)?,
+            None => create_segment_file(&path, &header)?,
+        };
         sync_dir(&self.shared.dir)?;
         let segment = Arc::new(Segment::new(
             id,
@@ -192,7 +240,9 @@ impl FileJournal {
         self.shared
             .durable
             .fetch_max(active.last_index(), Ordering::AcqRel);
-        self.create_segment(active.id + 1, active.last_index() + 1)
+        let next = self.create_segment(active.id + 1, active.last_index() + 1)?;
+        self.prepare_spare();
+        Ok(next)
     }
 }
 
@@ -200,7 +250,7 @@ fn segment_path(dir: &Path, id: u64) -> PathBuf {
     dir.join(format!("segment-{id:010}.log"))
 }
 
-fn create_segment_file(path: &Path, id: u64, first_index: u64, size: u64) -> Result<File> {
+fn create_segment_file(path: &Path, header: &SegmentHeader) -> Result<File> {
     let io = |e| Error::io(path, e);
     let file = OpenOptions::new()
         .read(true)
@@ -208,17 +258,26 @@ fn create_segment_file(path: &Path, id: u64, first_index: u64, size: u64) -> Res
         .create_new(true)
         .open(path)
         .map_err(io)?;
-    let header = SegmentHeader {
-        id,
-        first_index,
-        size,
-    };
-    let result = preallocate(&file, size)
+    let result = preallocate(&file, header.size)
         .and_then(|()| file.write_all_at(&header.encode(), 0))
         .and_then(|()| file.sync_all());
     if let Err(e) = result {
         // A half-made segment would only confuse recovery: take it away again.
         let _ = std::fs::remove_file(path);
+        return Err(io(e));
+    }
+    Ok(file)
+}
+
+/// Makes the prepared spare the segment at `path`: its header, synced, then the name.
+fn install_spare(file: File, spare: &Path, path: &Path, header: &SegmentHeader) -> Result<File> {
+    let io = |e| Error::io(path, e);
+    let installed = file
+        .write_all_at(&header.encode(), 0)
+        .and_then(|()| file.sync_data())
+        .and_then(|()| std::fs::rename(spare, path));
+    if let Err(e) = installed {
+        let _ = std::fs::remove_file(spare);
         return Err(io(e));
     }
     Ok(file)
@@ -289,6 +348,9 @@ impl Journal for FileJournal {
         );
         self.shared.written.store(index, Ordering::Release);
         self.last_asqn = Some(asqn);
+        if let Some(spare) = &self.spare {
+            spare.advance(offset + len);
+        }
         Ok(index)
     }
 
@@ -378,6 +440,16 @@ impl Journal for FileJournal {
             compaction.push(segment.path.clone(), Box::new(segment));
         }
         Ok(compaction)
+    }
+}
+
+impl Drop for FileJournal {
+    fn drop(&mut self) {
+        // No thread outlives the journal writing into its directory, and no spare is left.
+        if let Some(spare) = self.spare.take() {
+            self.abandoned.push(spare.abandon());
+        }
+        self.abandoned.drain(..).for_each(Abandoned::finish);
     }
 }
 
