@@ -216,6 +216,18 @@ fn a_damaged_sealed_segment_is_refused() {
     ));
 }
 
+/// How many segment files `dir` holds (the next segment's spare, which comes and goes on a
+/// thread of its own, is not one).
+fn segment_files(dir: &Path) -> usize {
+    std::fs::read_dir(dir)
+        .expect("list")
+        .filter(|entry| {
+            let name = entry.as_ref().expect("entry").file_name();
+            name.to_string_lossy().starts_with("segment-")
+        })
+        .count()
+}
+
 /// The spare files in `dir` (the next segment, being prepared).
 fn spares(dir: &Path) -> Vec<PathBuf> {
     std::fs::read_dir(dir)
@@ -266,15 +278,18 @@ fn the_next_segment_is_prepared_while_the_active_one_fills_and_takes_over_on_the
         spare_inode,
         "the prepared file became the second segment"
     );
+    closed_and_read_back(journal, dir.path(), 200, &entry);
+}
+
+/// Syncs and drops `journal`, checks that no spare is left, and reads entries `1..=n` (each
+/// `entry`, asqn = index) back from a reopened journal.
+fn closed_and_read_back(journal: FileJournal, dir: &Path, n: u64, entry: &[u8]) {
     journal.flusher().flush().expect("flush");
     drop(journal);
-    assert!(
-        spares(dir.path()).is_empty(),
-        "no spare outlives the journal"
-    );
-    let journal = FileJournal::open(dir.path(), four_mib_segments()).expect("reopen");
+    assert!(spares(dir).is_empty(), "no spare outlives the journal");
+    let journal = FileJournal::open(dir, four_mib_segments()).expect("reopen");
     let mut reader = journal.reader();
-    for expected in 1..=200 {
+    for expected in 1..=n {
         let read = reader.next_entry().expect("an entry").expect("readable");
         assert_eq!((read.index, read.asqn), (expected, expected));
         assert_eq!(read.data, entry);
@@ -291,22 +306,7 @@ fn a_roll_before_the_spare_is_ready_makes_the_segment_at_once() {
     for index in 1..=40 {
         journal.append(index, &entry).expect("append");
     }
-    journal.flusher().flush().expect("flush");
-    drop(journal);
-    assert!(
-        spares(dir.path()).is_empty(),
-        "abandoned spares are removed"
-    );
-    let journal = FileJournal::open(dir.path(), four_mib_segments()).expect("reopen");
-    let mut reader = journal.reader();
-    let mut count = 0;
-    while let Some(read) = reader.next_entry() {
-        let read = read.expect("readable");
-        count += 1;
-        assert_eq!(read.index, count);
-        assert_eq!(read.data, entry);
-    }
-    assert_eq!(count, 40);
+    closed_and_read_back(journal, dir.path(), 40, &entry);
 }
 
 #[test]
@@ -324,16 +324,7 @@ fn compaction_removes_whole_segments_only() {
     let dir = tempfile::tempdir().expect("tempdir");
     write_entries(dir.path(), 600);
     let mut journal = FileJournal::open(dir.path(), small_segments()).expect("open");
-    // Segments only: the next segment's spare comes and goes on a thread of its own.
-    let files = || {
-        std::fs::read_dir(dir.path())
-            .expect("list")
-            .filter(|entry| {
-                let name = entry.as_ref().expect("entry").file_name();
-                name.to_string_lossy().starts_with("segment-")
-            })
-            .count()
-    };
+    let files = || segment_files(dir.path());
     let before = files();
     let compaction = journal.compact(400).expect("compact");
     assert!(journal.first_index() > 1 && journal.first_index() <= 400);
@@ -353,16 +344,7 @@ fn a_compaction_cut_short_by_a_crash_leaves_a_readable_journal() {
     let dir = tempfile::tempdir().expect("tempdir");
     write_entries(dir.path(), 600);
     let mut journal = FileJournal::open(dir.path(), small_segments()).expect("open");
-    // Segments only: the next segment's spare comes and goes on a thread of its own.
-    let files = || {
-        std::fs::read_dir(dir.path())
-            .expect("list")
-            .filter(|entry| {
-                let name = entry.as_ref().expect("entry").file_name();
-                name.to_string_lossy().starts_with("segment-")
-            })
-            .count()
-    };
+    let files = || segment_files(dir.path());
     let before = files();
     // The journal let go of the old segments, and the process died before deleting them.
     std::mem::forget(journal.compact(400).expect("compact"));
