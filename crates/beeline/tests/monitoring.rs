@@ -27,10 +27,27 @@ fn metrics_name_partitions_gateway_backpressure_and_memory() {
         "beeline_state_write_back_bytes 0",
         "# TYPE beeline_gateway_requests_total counter",
         "# TYPE beeline_gateway_request_duration_seconds histogram",
+        "# TYPE beeline_log_flush_duration_seconds histogram",
     ] {
         assert!(
             body.lines().any(|l| l == line),
             "missing {line} in:\n{body}"
+        );
+    }
+    // Every partition's syncs, bucket by bucket up to +Inf, which equals the count.
+    for partition in ["1", "2"] {
+        let series = |suffix: &str| -> Vec<&str> {
+            let prefix =
+                format!("beeline_log_flush_duration_seconds_{suffix}{{partition=\"{partition}\"");
+            body.lines().filter(|l| l.starts_with(&prefix)).collect()
+        };
+        let buckets = series("bucket");
+        assert_eq!(buckets.len(), 14, "13 bounds and +Inf:\n{body}");
+        let value = |line: &str| line.rsplit(' ').next().map(str::to_owned);
+        assert_eq!(
+            value(buckets[13]),
+            series("count").first().and_then(|l| value(l)),
+            "{body}"
         );
     }
     let gauge = |name: &str| -> u64 {

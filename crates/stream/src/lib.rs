@@ -34,7 +34,7 @@ pub use config::{FlushPolicy, PartitionConfig};
 pub use error::{OpenError, PartitionError};
 pub use handle::{PartitionHandle, PartitionStatus};
 pub use job_streams::{JobStream, JobStreamProperties, JobStreams, PushedJob};
-pub use metrics::PartitionMetrics;
+pub use metrics::{HistogramSnapshot, LATENCY_BOUNDS, LatencyHistogram, PartitionMetrics};
 pub use reader::LogStreamReader;
 pub use recovery::{Partition, StoreOpener};
 pub use router::{CommandRouter, LocalRouter};

@@ -591,8 +591,14 @@ where
 
     fn start_flush(&mut self) {
         let flusher = self.journal.flusher();
+        let metrics = self.metrics.clone();
         PartitionMetrics::add(&self.metrics.flushes, 1);
-        self.flushing = Some(tokio::task::spawn_blocking(move || flusher.flush()));
+        self.flushing = Some(tokio::task::spawn_blocking(move || {
+            let started = Instant::now();
+            let flushed = flusher.flush();
+            metrics.flush_latency.observe(started.elapsed());
+            flushed
+        }));
     }
 
     /// Runs `effect` once the journal entry at `index` is committed (at once when it is:

@@ -34,6 +34,13 @@ fn a_published_message_is_answered_with_its_event() {
     assert_eq!(event.source_record_position, command.position);
     assert_eq!(event.timestamp, START_TIME);
     assert_eq!(event, answer);
+    // The answer waited for a sync, and the sync's duration was counted.
+    let metrics = harness.partition(1).metrics();
+    let synced = metrics.flush_latency.snapshot().count;
+    assert!(
+        synced >= 1 && synced <= beeline_stream::PartitionMetrics::get(&metrics.flushes),
+        "{synced} syncs timed"
+    );
 }
 
 #[test]
