@@ -96,11 +96,15 @@ fn run_broker(config: config::BrokerConfig) -> ExitCode {
 }
 
 fn run_bench(args: beeline_bench::BenchArgs) -> ExitCode {
-    match tokio::runtime::Builder::new_multi_thread()
-        .thread_name("beeline-bench")
-        .enable_all()
-        .build()
-    {
+    let mut builder = match args.client_threads {
+        1 => tokio::runtime::Builder::new_current_thread(),
+        threads => {
+            let mut builder = tokio::runtime::Builder::new_multi_thread();
+            builder.worker_threads(usize::from(threads));
+            builder
+        }
+    };
+    match builder.thread_name("beeline-bench").enable_all().build() {
         Ok(runtime) => runtime.block_on(beeline_bench::main(args)),
         Err(e) => {
             eprintln!("error: cannot start the runtime: {e}");
