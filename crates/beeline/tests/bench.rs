@@ -86,6 +86,11 @@ fn a_run_reports_throughput_latency_and_the_brokers_memory() {
     // The broker on this machine was sampled.
     let rss = number(&report, &["broker", "peak_rss_mib"]);
     assert!(1.0 < rss && rss < 1024.0, "{text}");
+    // So was the machine: something ran (the broker and the tool), and the shares add up.
+    let busy = number(&report, &["machine", "busy_percent"]);
+    let steal = number(&report, &["machine", "steal_percent"]);
+    assert!(0.0 < busy && busy + steal <= 100.0, "{text}");
+    assert!(text.contains("machine over the run: "), "{text}");
     // What the run left in the state (the deployment, counters) sits in the partition's
     // write-back buffer, and the broker says how much.
     let (_, metrics) = common::get(broker.monitoring, "/metrics").expect("metrics");

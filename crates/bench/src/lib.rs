@@ -28,6 +28,7 @@ mod args;
 mod broker;
 mod find_max;
 mod load;
+mod machine;
 mod models;
 mod payload;
 mod report;
@@ -231,6 +232,7 @@ pub async fn run_until(
         args.soak.is_some(),
     )));
 
+    let machine_before = machine::CpuTimes::read();
     let mode = drive(&args, &ctx, sampler.as_deref(), &shared);
     let interrupted = tokio::select! {
         _ = mode => false,
@@ -251,6 +253,12 @@ pub async fn run_until(
         .and_then(|i| ctx.registry.phase(i))
         .or_else(|| ctx.registry.current());
     let broker = sampler.as_ref().map(|s| s.report(0.0));
+    let machine = machine_before
+        .zip(machine::CpuTimes::read())
+        .and_then(|(before, after)| {
+            let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+            machine::MachineReport::between(before, after, cpus)
+        });
     let soak = args.soak.map(|length| {
         let growth = broker.as_ref().and_then(BrokerReport::growth_percent);
         let limit = args.rss_limit;
@@ -296,6 +304,7 @@ pub async fn run_until(
         interrupted,
         result: result_phase.map(|p| p.summary(now)).unwrap_or_default(),
         broker,
+        machine,
         find_max,
         soak,
     })

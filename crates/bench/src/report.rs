@@ -5,6 +5,7 @@ use std::fmt::Write;
 use serde::Serialize;
 
 use crate::broker::BrokerReport;
+use crate::machine::MachineReport;
 use crate::stats::{Percentiles, PhaseSummary};
 
 /// Everything a run measured. Serialized flat: the figures of the run (for `--find-max`, of
@@ -26,6 +27,9 @@ pub struct Report {
     #[serde(flatten)]
     pub result: PhaseSummary,
     pub broker: Option<BrokerReport>,
+    /// This machine's CPU over the whole run (every step of `--find-max`), where /proc/stat
+    /// can be read.
+    pub machine: Option<MachineReport>,
     pub find_max: Option<FindMaxReport>,
     pub soak: Option<SoakReport>,
 }
@@ -220,6 +224,22 @@ impl Report {
                     format!(", {} missed", b.missed_samples)
                 } else {
                     String::new()
+                }
+            );
+        }
+        if let Some(m) = &self.machine {
+            let _ = writeln!(
+                t,
+                "machine over the run: {} CPUs, busy {:.1}%, waiting for I/O {:.1}%, stolen by the \
+                 host {:.1}%{}",
+                m.cpus,
+                m.busy_percent,
+                m.iowait_percent,
+                m.steal_percent,
+                if m.steal_percent >= 2.0 {
+                    " (a shared host took CPU time: latency figures are not comparable to a quiet run)"
+                } else {
+                    ""
                 }
             );
         }
