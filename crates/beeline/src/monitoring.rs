@@ -9,7 +9,7 @@ use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use beeline_stream::{LATENCY_BOUNDS, PartitionMetrics, PartitionStatus};
+use beeline_stream::{PartitionMetrics, PartitionStatus};
 
 use crate::node::{NodeState, PartitionSlot};
 
@@ -165,21 +165,11 @@ async fn metrics(State(state): State<Arc<NodeState>>) -> Response {
     );
     for (index, slot) in slots.iter().enumerate() {
         if let PartitionSlot::Open(handle) = slot {
-            let partition = index + 1;
-            let flushes = handle.metrics().flush_latency.snapshot();
-            for (bound, count) in LATENCY_BOUNDS.iter().zip(&flushes.cumulative) {
-                let _ = writeln!(
-                    out,
-                    "{name}_bucket{{partition=\"{partition}\",le=\"{bound}\"}} {count}"
-                );
-            }
-            let _ = writeln!(
-                out,
-                "{name}_bucket{{partition=\"{partition}\",le=\"+Inf\"}} {}\n\
-                 {name}_sum{{partition=\"{partition}\"}} {}\n\
-                 {name}_count{{partition=\"{partition}\"}} {}",
-                flushes.count, flushes.sum_seconds, flushes.count
-            );
+            let labels = format!("partition=\"{}\"", index + 1);
+            handle
+                .metrics()
+                .flush_latency
+                .render(&mut out, name, &labels);
         }
     }
     let _ = writeln!(

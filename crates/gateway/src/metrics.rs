@@ -7,6 +7,8 @@ use std::fmt::Write as _;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use beeline_stream::LatencyHistogram;
+
 use crate::dispatch::Dispatcher;
 
 /// Upper bounds of the duration buckets, in seconds (a long poll lands in the last ones).
@@ -19,27 +21,28 @@ pub(crate) struct RequestMetrics {
     rpcs: Mutex<BTreeMap<&'static str, RpcStats>>,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct RpcStats {
     by_code: BTreeMap<&'static str, u64>,
-    /// Calls per bucket of `BUCKETS` (not cumulative), and over the last bound.
-    buckets: [u64; BUCKETS.len() + 1],
-    seconds: f64,
+    durations: LatencyHistogram,
+}
+
+impl Default for RpcStats {
+    fn default() -> Self {
+        Self {
+            by_code: BTreeMap::new(),
+            durations: LatencyHistogram::new(&BUCKETS),
+        }
+    }
 }
 
 impl RequestMetrics {
     /// One answered call of `rpc`, with its status code (`OK` for success).
     pub fn record(&self, rpc: &'static str, code: tonic::Code, took: Duration) {
-        let seconds = took.as_secs_f64();
-        let bucket = BUCKETS
-            .iter()
-            .position(|&bound| seconds <= bound)
-            .unwrap_or(BUCKETS.len());
         let mut rpcs = self.rpcs.lock().unwrap_or_else(PoisonError::into_inner);
         let stats = rpcs.entry(rpc).or_default();
         *stats.by_code.entry(code_name(code)).or_default() += 1;
-        stats.buckets[bucket] += 1;
-        stats.seconds += seconds;
+        stats.durations.observe(took);
     }
 
     fn render(&self, out: &mut String) {
@@ -61,18 +64,7 @@ impl RequestMetrics {
              the stream's opening).\n# TYPE {name} histogram"
         );
         for (rpc, stats) in rpcs.iter() {
-            let mut cumulative = 0;
-            for (bound, count) in BUCKETS.iter().zip(&stats.buckets) {
-                cumulative += count;
-                let _ = writeln!(
-                    out,
-                    "{name}_bucket{{rpc=\"{rpc}\",le=\"{bound}\"}} {cumulative}"
-                );
-            }
-            let total: u64 = stats.buckets.iter().sum();
-            let _ = writeln!(out, "{name}_bucket{{rpc=\"{rpc}\",le=\"+Inf\"}} {total}");
-            let _ = writeln!(out, "{name}_sum{{rpc=\"{rpc}\"}} {}", stats.seconds);
-            let _ = writeln!(out, "{name}_count{{rpc=\"{rpc}\"}} {total}");
+            stats.durations.render(out, name, &format!("rpc=\"{rpc}\""));
         }
     }
 }

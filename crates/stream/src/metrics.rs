@@ -1,3 +1,4 @@
+use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -28,35 +29,52 @@ impl PartitionMetrics {
     }
 }
 
-/// Upper bounds of [`LatencyHistogram`]'s buckets, in seconds.
+/// Upper bounds of a partition's latency buckets (syncs), in seconds.
 pub const LATENCY_BOUNDS: [f64; 13] = [
     0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0,
 ];
 
-/// Durations counted in fixed buckets ([`LATENCY_BOUNDS`]), updated without a lock.
-#[derive(Debug, Default)]
+/// Durations counted in fixed buckets, updated without a lock, shown as a Prometheus histogram.
+#[derive(Debug)]
 pub struct LatencyHistogram {
+    /// Upper bounds of the buckets, in seconds, ascending.
+    bounds: &'static [f64],
     /// Observations per bucket (not cumulative); the last counts those above every bound.
-    buckets: [AtomicU64; LATENCY_BOUNDS.len() + 1],
+    buckets: Box<[AtomicU64]>,
     micros: AtomicU64,
 }
 
 /// A histogram's figures at one moment, as Prometheus shows them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HistogramSnapshot {
-    /// Observations at or below each of [`LATENCY_BOUNDS`] (cumulative).
+    /// Observations at or below each bound (cumulative).
     pub cumulative: Vec<u64>,
     pub count: u64,
     pub sum_seconds: f64,
 }
 
+impl Default for LatencyHistogram {
+    fn default() -> Self {
+        Self::new(&LATENCY_BOUNDS)
+    }
+}
+
 impl LatencyHistogram {
+    pub fn new(bounds: &'static [f64]) -> Self {
+        Self {
+            bounds,
+            buckets: (0..=bounds.len()).map(|_| AtomicU64::new(0)).collect(),
+            micros: AtomicU64::new(0),
+        }
+    }
+
     pub fn observe(&self, took: Duration) {
         let seconds = took.as_secs_f64();
-        let bucket = LATENCY_BOUNDS
+        let bucket = self
+            .bounds
             .iter()
             .position(|&bound| seconds <= bound)
-            .unwrap_or(LATENCY_BOUNDS.len());
+            .unwrap_or(self.bounds.len());
         self.buckets[bucket].fetch_add(1, Ordering::Relaxed);
         self.micros
             .fetch_add(took.as_micros() as u64, Ordering::Relaxed);
@@ -78,6 +96,19 @@ impl LatencyHistogram {
             count,
             sum_seconds: self.micros.load(Ordering::Relaxed) as f64 / 1e6,
         }
+    }
+
+    /// Appends the series of `name` with `labels` (like `rpc="Topology"`) in Prometheus' text
+    /// format: a cumulative `_bucket` per bound and `+Inf`, `_sum` and `_count`.
+    pub fn render(&self, out: &mut String, name: &str, labels: &str) {
+        let snapshot = self.snapshot();
+        for (bound, count) in self.bounds.iter().zip(&snapshot.cumulative) {
+            let _ = writeln!(out, "{name}_bucket{{{labels},le=\"{bound}\"}} {count}");
+        }
+        let count = snapshot.count;
+        let _ = writeln!(out, "{name}_bucket{{{labels},le=\"+Inf\"}} {count}");
+        let _ = writeln!(out, "{name}_sum{{{labels}}} {}", snapshot.sum_seconds);
+        let _ = writeln!(out, "{name}_count{{{labels}}} {count}");
     }
 }
 
@@ -101,5 +132,16 @@ mod tests {
         );
         assert_eq!(snapshot.count, 5);
         assert!((snapshot.sum_seconds - 2.00245).abs() < 1e-9);
+        let mut out = String::new();
+        histogram.render(&mut out, "x_seconds", "partition=\"1\"");
+        for line in [
+            "x_seconds_bucket{partition=\"1\",le=\"0.0001\"} 2",
+            "x_seconds_bucket{partition=\"1\",le=\"1\"} 4",
+            "x_seconds_bucket{partition=\"1\",le=\"+Inf\"} 5",
+            "x_seconds_count{partition=\"1\"} 5",
+        ] {
+            assert!(out.lines().any(|l| l == line), "missing {line} in:\n{out}");
+        }
+        assert_eq!(out.lines().count(), LATENCY_BOUNDS.len() + 3);
     }
 }

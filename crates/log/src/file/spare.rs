@@ -12,8 +12,8 @@
 //! until the one sync at the end), paced so that the spare is complete when the active
 //! segment is three quarters full: they never reach the disk in one burst that the log's own
 //! syncs would queue behind. A spare that is not ready when the segment rolls is abandoned
-//! (its thread removes it) and the next segment is made the plain way, so an append never
-//! waits for zeros.
+//! (its thread stops; the file is removed) and the next segment is made the plain way, so an
+//! append never waits for zeros.
 
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::FileExt;
@@ -22,7 +22,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread::JoinHandle;
 
-/// Zeros written (and synced) at a time.
+/// Zeros written (and handed to the disk) at a time.
 const CHUNK: u64 = 1 << 20;
 
 /// Files named like this in a journal's directory are spares; a spare left by a crash is not
