@@ -319,6 +319,70 @@ fn a_spare_left_by_a_crash_is_not_part_of_the_log() {
     assert!(!stale.exists(), "the stale spare was removed");
 }
 
+/// The bytes of the first segment's first frame (its length field), read from the file.
+fn first_frame_length_in_file(dir: &Path) -> u32 {
+    let bytes = std::fs::read(dir.join("segment-0000000001.log")).expect("read segment");
+    u32::from_le_bytes(bytes[64..68].try_into().unwrap())
+}
+
+#[test]
+fn appends_reach_the_file_in_one_write_when_flushed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut journal = FileJournal::open(dir.path(), four_mib_segments()).expect("open");
+    for index in 1..=20 {
+        journal.append(index, &payload(index)).expect("append");
+    }
+    assert_eq!(journal.last_index(), 20);
+    // Appended, not written: the file still reads as zeros where the first frame goes.
+    assert_eq!(first_frame_length_in_file(dir.path()), 0);
+    assert_eq!(journal.flusher().flush().expect("flush"), 20);
+    assert_eq!(
+        first_frame_length_in_file(dir.path()) as usize,
+        payload(1).len()
+    );
+    drop(journal);
+    let entries = read_back(dir.path()).expect("reopen");
+    assert_eq!(entries.len(), 20);
+    for (index, asqn, data) in entries {
+        assert_eq!((asqn, data), (index, payload(index)));
+    }
+}
+
+#[test]
+fn committed_entries_are_readable_before_any_flush() {
+    // A partition that does not sync (`--log-flush none`) commits what it appended at once.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut journal = FileJournal::open(dir.path(), small_segments()).expect("open");
+    for index in 1..=5 {
+        journal.append(index, &payload(index)).expect("append");
+    }
+    journal.commit_index().advance(5);
+    let mut reader = journal.reader();
+    reader.seek_to_asqn(3).expect("seek");
+    let entry = reader.next_entry().expect("entry 3").expect("readable");
+    assert_eq!((entry.index, entry.data), (3, payload(3)));
+    assert_eq!(reader.next_entry().expect("entry 4").unwrap().index, 4);
+}
+
+#[test]
+fn a_megabyte_of_appends_is_written_without_a_flush_and_a_drop_writes_the_rest() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut journal = FileJournal::open(dir.path(), four_mib_segments()).expect("open");
+    let entry = vec![7u8; 16 * 1024];
+    for index in 1..=63 {
+        journal.append(index, &entry).expect("append");
+    }
+    assert_eq!(first_frame_length_in_file(dir.path()), 0, "under a MiB");
+    journal.append(64, &entry).expect("append");
+    assert_eq!(first_frame_length_in_file(dir.path()) as usize, entry.len());
+    journal.append(65, &entry).expect("append");
+    // Dropped unflushed: everything appended is in the file (as with a crash of the process,
+    // not of the machine, after a flush).
+    drop(journal);
+    let journal = FileJournal::open(dir.path(), four_mib_segments()).expect("reopen");
+    assert_eq!(journal.last_index(), 65);
+}
+
 #[test]
 fn compaction_removes_whole_segments_only() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -382,7 +446,9 @@ fn limit_file_size(bytes: u64) {
     }
 }
 
-/// Child side: append until a write fails; print how many entries were flushed.
+/// Child side: append and flush until a write fails; print how many entries were flushed.
+/// The failure shows at the append (a segment that cannot be made) or at the flush, which
+/// writes the appended frames to the file.
 #[test]
 fn failing_write_child() {
     let (Ok(dir), Ok(mode)) = (std::env::var(CHILD_DIR), std::env::var(CHILD_MODE)) else {
@@ -409,13 +475,18 @@ fn failing_write_child() {
     let flusher = journal.flusher();
     let mut flushed = 0;
     for index in start..10_000u64 {
-        match journal.append(index * 10, &payload(index)) {
-            Ok(_) => flushed = flusher.flush().expect("flush"),
+        match journal
+            .append(index * 10, &payload(index))
+            .and_then(|_| flusher.flush())
+        {
+            Ok(durable) => flushed = durable,
             Err(e) => {
                 eprintln!("append {index} failed as intended: {e}");
-                // A failed append leaves the journal consistent: it keeps refusing or fails
+                // A failed write leaves the journal consistent: it keeps refusing or fails
                 // cleanly, and never corrupts what was flushed.
-                let again = journal.append(index * 10, &payload(index));
+                let again = journal
+                    .append(index * 10, &payload(index))
+                    .and_then(|_| flusher.flush());
                 assert!(again.is_err());
                 break;
             }

@@ -76,16 +76,16 @@ fn checksum(len: u32, index: u64, asqn: u64, data: &[u8]) -> u32 {
     crc32c::crc32c_append(crc32c::crc32c(&head), data)
 }
 
-/// Encodes a frame into `out` (cleared first), padding included.
+/// Appends the frame of an entry to `out`, padding included.
 pub fn encode_frame(out: &mut Vec<u8>, index: u64, asqn: u64, data: &[u8]) {
     let len = data.len() as u32;
-    out.clear();
+    let start = out.len();
     out.extend_from_slice(&len.to_le_bytes());
     out.extend_from_slice(&checksum(len, index, asqn, data).to_le_bytes());
     out.extend_from_slice(&index.to_le_bytes());
     out.extend_from_slice(&asqn.to_le_bytes());
     out.extend_from_slice(data);
-    out.resize(frame_len(data.len()) as usize, 0);
+    out.resize(start + frame_len(data.len()) as usize, 0);
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

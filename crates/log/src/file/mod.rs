@@ -1,6 +1,7 @@
 //! The durable journal: a directory of preallocated, checksummed segment files.
 
 mod format;
+mod pending;
 mod reader;
 mod recovery;
 mod segment;
@@ -12,10 +13,11 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
-use format::{FRAME_HEADER_LEN, SEGMENT_HEADER_LEN, SegmentHeader, encode_frame, frame_len};
+use format::{FRAME_HEADER_LEN, SEGMENT_HEADER_LEN, SegmentHeader, frame_len};
+use pending::{Pending, WRITE_OUT_AT, Writing};
 pub use reader::FileReader;
 pub use recovery::{Recovery, RecoveryReport};
-use segment::{IndexPoint, Segment};
+use segment::Segment;
 use spare::{Abandoned, Spare};
 
 use crate::journal::{CommitIndex, Compaction, Flusher, Journal};
@@ -72,8 +74,14 @@ impl FileJournalConfig {
 struct Shared {
     dir: PathBuf,
     segments: RwLock<Vec<Arc<Segment>>>,
-    /// Highest index whose frame is completely written (not necessarily synced).
+    /// Highest index whose frame is completely written to the file (not necessarily synced).
     written: AtomicU64,
+    /// Frames appended but not in the file yet (see [`pending`]).
+    pending: Mutex<Pending>,
+    /// Held while pending frames are written.
+    writing: Mutex<Writing>,
+    /// One sparse index point per this many entries.
+    index_density: u64,
     /// Highest index known to be on stable storage.
     durable: AtomicU64,
     /// Bumped whenever frames are rewritten in place, so readers drop buffered bytes.
@@ -113,7 +121,8 @@ pub struct FileJournal {
     commit: Arc<CommitIndex>,
     config: FileJournalConfig,
     last_asqn: Option<u64>,
-    frame: Vec<u8>,
+    /// The newest entry appended, and where the active segment's next frame goes.
+    tail: Tail,
     report: RecoveryReport,
     /// The next segment's file, being written with zeros (see [`spare`]).
     spare: Option<Spare>,
@@ -132,25 +141,30 @@ impl FileJournal {
         std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
         spare::remove_stale(&dir).map_err(|e| Error::io(&dir, e))?;
         let recovered = recovery::recover(&dir, &config)?;
-        let last_index = recovered
+        let tail = recovered
             .segments
             .last()
-            .map(|s| s.last_index())
-            .unwrap_or(0);
+            .map(|s| Tail::of(s))
+            .unwrap_or_default();
+        let last_index = tail.index;
         let shared = Arc::new(Shared {
             dir,
             segments: RwLock::new(recovered.segments),
             written: AtomicU64::new(last_index),
+            pending: Mutex::new(Pending::default()),
+            writing: Mutex::new(Writing::default()),
+            index_density: config.index_density,
             durable: AtomicU64::new(last_index),
             rewrites: AtomicU64::new(0),
             failure: Mutex::new(None),
         });
+        shared.pending().restart_at(tail.end);
         let mut journal = Self {
             shared,
             commit: CommitIndex::new(last_index),
             config,
             last_asqn: recovered.last_asqn,
-            frame: Vec::new(),
+            tail,
             report: recovered.report,
             spare: None,
             spares: 0,
@@ -200,7 +214,7 @@ impl FileJournal {
             &self.shared.dir,
             self.spares,
             self.config.segment_size,
-            self.active().end(),
+            self.tail.end,
         );
     }
 
@@ -228,11 +242,16 @@ impl FileJournal {
             file,
         ));
         self.shared.segments_mut().push(segment.clone());
+        self.tail = Tail::of(&segment);
+        self.shared.pending().restart_at(self.tail.end);
         Ok(segment)
     }
 
-    /// Seals the active segment (synced, so flushers never need to look back) and starts the next.
-    fn roll(&mut self, active: &Segment) -> Result<Arc<Segment>> {
+    /// Seals the active segment (written and synced, so flushers never need to look back) and
+    /// starts the next.
+    fn roll(&mut self) -> Result<()> {
+        self.shared.write_out()?;
+        let active = self.active();
         active.file.sync_data().map_err(|e| {
             self.shared.fail(format!("sync failed: {e}"));
             Error::io(&active.path, e)
@@ -240,9 +259,42 @@ impl FileJournal {
         self.shared
             .durable
             .fetch_max(active.last_index(), Ordering::AcqRel);
-        let next = self.create_segment(active.id + 1, active.last_index() + 1)?;
+        self.create_segment(active.id + 1, active.last_index() + 1)?;
         self.prepare_spare();
-        Ok(next)
+        Ok(())
+    }
+}
+
+/// The writer's view of the active segment, ahead of what readers see by the pending frames.
+#[derive(Debug, Clone, Copy)]
+struct Tail {
+    /// The newest entry appended (0 when none ever was).
+    index: u64,
+    /// Where the next frame goes.
+    end: u64,
+    /// The segment's size: frames never extend past it.
+    size: u64,
+}
+
+impl Tail {
+    /// A segment whose frames are all in its file.
+    fn of(segment: &Segment) -> Self {
+        Self {
+            index: segment.last_index(),
+            end: segment.end(),
+            size: segment.size,
+        }
+    }
+}
+
+impl Default for Tail {
+    /// No segment yet: the first append rolls into one.
+    fn default() -> Self {
+        Self {
+            index: 0,
+            end: SEGMENT_HEADER_LEN,
+            size: 0,
+        }
     }
 }
 
@@ -317,39 +369,20 @@ impl Journal for FileJournal {
         {
             return Err(Error::AsqnNotIncreasing { asqn, last });
         }
-        let mut active = self.active();
         let len = frame_len(data.len());
-        if active.end() + len > active.size {
-            active = self.roll(&active)?;
+        if self.tail.end + len > self.tail.size {
+            self.roll()?;
         }
-        let index = active.last_index() + 1;
-        let offset = active.end();
-        encode_frame(&mut self.frame, index, asqn, data);
-        if let Err(e) = active.file.write_all_at(&self.frame, offset) {
-            // Undo whatever part of the frame reached the file, so a later append does not
-            // leave garbage between frames. If even that fails, recovery must decide.
-            let zeros = vec![0u8; self.frame.len()];
-            if let Err(undo) = active.file.write_all_at(&zeros, offset) {
-                self.shared.fail(format!(
-                    "write at offset {offset} of {} failed ({e}) and could not be undone ({undo})",
-                    active.path.display()
-                ));
-            }
-            return Err(Error::io(&active.path, e));
-        }
-        active.record_frame(
-            IndexPoint {
-                index,
-                asqn,
-                offset,
-            },
-            len,
-            self.config.index_density,
-        );
-        self.shared.written.store(index, Ordering::Release);
+        let index = self.tail.index + 1;
+        let pending = self.shared.pending().push(index, asqn, data);
+        self.tail.index = index;
+        self.tail.end += len;
         self.last_asqn = Some(asqn);
         if let Some(spare) = &self.spare {
-            spare.advance(offset + len);
+            spare.advance(self.tail.end);
+        }
+        if pending >= WRITE_OUT_AT {
+            self.shared.write_out()?;
         }
         Ok(index)
     }
@@ -363,7 +396,7 @@ impl Journal for FileJournal {
     }
 
     fn last_index(&self) -> u64 {
-        self.shared.written.load(Ordering::Acquire)
+        self.tail.index
     }
 
     fn last_asqn(&self) -> Option<u64> {
@@ -393,6 +426,7 @@ impl Journal for FileJournal {
         if index >= self.last_index() {
             return Ok(());
         }
+        self.shared.write_out()?;
         // Drop whole segments that start after `index`, then cut the one that holds it.
         let dropped: Vec<Arc<Segment>> = {
             let mut segments = self.shared.segments_mut();
@@ -410,6 +444,8 @@ impl Journal for FileJournal {
         let cut = reader::offset_after(&active, index)?;
         zero_from(&active, cut)?;
         active.rewind(index, cut);
+        self.tail = Tail::of(&active);
+        self.shared.pending().restart_at(cut);
         self.shared.rewrites.fetch_add(1, Ordering::AcqRel);
         self.shared.written.store(index, Ordering::Release);
         self.shared.durable.fetch_min(index, Ordering::AcqRel);
@@ -445,6 +481,9 @@ impl Journal for FileJournal {
 
 impl Drop for FileJournal {
     fn drop(&mut self) {
+        // What was appended reaches the file (not the disk: that takes a flush), as if every
+        // append had written at once.
+        let _ = self.shared.write_out();
         // No thread outlives the journal writing into its directory, and no spare is left.
         if let Some(spare) = self.spare.take() {
             self.abandoned.push(spare.abandon());
@@ -471,9 +510,9 @@ pub struct FileFlusher {
 impl Flusher for FileFlusher {
     fn flush(&self) -> Result<u64> {
         self.shared.check_failed()?;
-        // Read the written watermark before choosing the file: entries up to it are either in
-        // the active segment (synced below) or in a sealed one (synced when it was sealed).
-        let written = self.shared.written.load(Ordering::Acquire);
+        // Write out before choosing the file: entries up to `written` are then either in the
+        // active segment (synced below) or in a sealed one (synced when it was sealed).
+        let written = self.shared.write_out()?;
         let active = self.shared.segments().last().cloned();
         if let Some(active) = active
             && let Err(e) = active.file.sync_data()

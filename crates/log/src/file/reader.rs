@@ -35,6 +35,15 @@ impl FileReader {
         }
     }
 
+    /// Makes sure the committed entries up to `index` are in the file: an entry can be committed
+    /// while it still waits to be written (see [`super::pending`]).
+    fn written_up_to(&self, index: u64) -> Result<()> {
+        if index > self.shared.written.load(Ordering::Acquire) {
+            self.shared.write_out()?;
+        }
+        Ok(())
+    }
+
     /// Finds the segment holding `index` (or the first one, when it was compacted away).
     fn segment_for(&self, index: u64) -> Option<Arc<Segment>> {
         let segments = self.shared.segments();
@@ -114,6 +123,7 @@ impl JournalReader for FileReader {
 
     fn seek_to_asqn(&mut self, asqn: u64) -> Result<()> {
         let commit = self.commit.get();
+        self.written_up_to(commit)?;
         let segment = {
             let segments = self.shared.segments();
             // The last segment whose first entry is at or below `asqn`.
@@ -145,6 +155,9 @@ impl JournalReader for FileReader {
     fn next_entry(&mut self) -> Option<Result<Entry>> {
         if self.next > self.commit.get() {
             return None;
+        }
+        if let Err(e) = self.written_up_to(self.next) {
+            return Some(Err(e));
         }
         let rewrites = self.shared.rewrites.load(Ordering::Acquire);
         if rewrites != self.rewrites_seen {
