@@ -365,22 +365,23 @@ fn committed_entries_are_readable_before_any_flush() {
 }
 
 #[test]
-fn a_megabyte_of_appends_is_written_without_a_flush_and_a_drop_writes_the_rest() {
+fn a_quarter_mebibyte_of_appends_is_written_without_a_flush_and_a_drop_writes_the_rest() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut journal = FileJournal::open(dir.path(), four_mib_segments()).expect("open");
+    // 16 frames of 16 KiB and 24 header bytes each pass 256 KiB; 15 do not.
     let entry = vec![7u8; 16 * 1024];
-    for index in 1..=63 {
+    for index in 1..=15 {
         journal.append(index, &entry).expect("append");
     }
-    assert_eq!(first_frame_length_in_file(dir.path()), 0, "under a MiB");
-    journal.append(64, &entry).expect("append");
+    assert_eq!(first_frame_length_in_file(dir.path()), 0, "under 256 KiB");
+    journal.append(16, &entry).expect("append");
     assert_eq!(first_frame_length_in_file(dir.path()) as usize, entry.len());
-    journal.append(65, &entry).expect("append");
+    journal.append(17, &entry).expect("append");
     // Dropped unflushed: everything appended is in the file (as with a crash of the process,
     // not of the machine, after a flush).
     drop(journal);
     let journal = FileJournal::open(dir.path(), four_mib_segments()).expect("reopen");
-    assert_eq!(journal.last_index(), 65);
+    assert_eq!(journal.last_index(), 17);
 }
 
 #[test]

@@ -19,9 +19,11 @@ use super::format::{encode_frame, frame_len};
 use super::segment::IndexPoint;
 use crate::{Error, Result};
 
-/// Appended bytes that are written at once by the appending thread, whoever else may write
-/// them sooner: bounds the memory held and the size of one write.
-pub(super) const WRITE_OUT_AT: usize = 1024 * 1024;
+/// Appended bytes that the appending thread writes at once, whoever else may write them
+/// sooner. It bounds the memory held (twice this, the buffers being reused) and the size of
+/// one write; a flush usually comes first (at 5,000 instances/s a partition appends ~70 MB/s,
+/// ~140 KiB per 2 ms flush).
+pub(super) const WRITE_OUT_AT: usize = 256 * 1024;
 
 /// Frames for the active segment, in order, from `offset` on.
 #[derive(Debug, Default)]
