@@ -247,9 +247,29 @@ fn four_mib_segments() -> FileJournalConfig {
 
 #[test]
 fn the_next_segment_is_prepared_while_the_active_one_fills_and_takes_over_on_the_roll() {
-    use std::os::unix::fs::MetadataExt;
+    // Here the zeros go around the page cache (direct I/O), where the file system allows it.
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut journal = FileJournal::open(dir.path(), four_mib_segments()).expect("open");
+    spare_takes_over_on_the_roll(dir.path(), four_mib_segments());
+}
+
+#[test]
+fn a_spare_that_direct_io_cannot_write_is_written_through_the_page_cache() {
+    // Direct writes take whole 4 KiB blocks: a segment size that is not a multiple of them
+    // takes the other way, as a file system without direct I/O does.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = FileJournalConfig {
+        segment_size: four_mib_segments().segment_size + 8,
+        ..four_mib_segments()
+    };
+    spare_takes_over_on_the_roll(dir.path(), config);
+}
+
+/// Fills a journal in `dir` until its spare is ready, checks that the spare holds only zeros,
+/// then rolls into it and reads everything back.
+fn spare_takes_over_on_the_roll(dir: &Path, config: FileJournalConfig) {
+    use std::os::unix::fs::MetadataExt;
+    let segment_size = config.segment_size;
+    let mut journal = FileJournal::open(dir, config).expect("open");
     let entry = vec![7u8; 32 * 1024];
     let mut index = 0;
     // Past three quarters of the first segment the spare is due to be complete.
@@ -265,20 +285,23 @@ fn the_next_segment_is_prepared_while_the_active_one_fills_and_takes_over_on_the
         );
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
-    let spare = spares(dir.path());
+    let spare = spares(dir);
     assert_eq!(spare.len(), 1, "one spare: {spare:?}");
     let spare_inode = std::fs::metadata(&spare[0]).expect("spare").ino();
+    let zeros = std::fs::read(&spare[0]).expect("read the spare");
+    assert_eq!(zeros.len() as u64, segment_size);
+    assert!(zeros.iter().all(|b| *b == 0), "the spare holds only zeros");
     while index < 200 {
         index += 1;
         journal.append(index, &entry).expect("append");
     }
-    let second = dir.path().join("segment-0000000002.log");
+    let second = dir.join("segment-0000000002.log");
     assert_eq!(
         std::fs::metadata(&second).expect("second segment").ino(),
         spare_inode,
         "the prepared file became the second segment"
     );
-    closed_and_read_back(journal, dir.path(), 200, &entry);
+    closed_and_read_back(journal, dir, 200, &entry);
 }
 
 /// Syncs and drops `journal`, checks that no spare is left, and reads entries `1..=n` (each

@@ -321,11 +321,16 @@ fn create_segment_file(path: &Path, header: &SegmentHeader) -> Result<File> {
     Ok(file)
 }
 
-/// Makes the prepared spare the segment at `path`: its header, synced, then the name.
+/// Makes the prepared spare the segment at `path`: its header, synced, then the name. The
+/// header goes out as a whole page of the file (the rest zeros), which the page cache then
+/// holds: the first frames need no read of it (see [`spare`]).
 fn install_spare(file: File, spare: &Path, path: &Path, header: &SegmentHeader) -> Result<File> {
     let io = |e| Error::io(path, e);
+    let mut page = vec![0u8; pending::PAGE.min(header.size) as usize];
+    let encoded = header.encode();
+    page[..encoded.len()].copy_from_slice(&encoded);
     let installed = file
-        .write_all_at(&header.encode(), 0)
+        .write_all_at(&page, 0)
         .and_then(|()| file.sync_data())
         .and_then(|()| std::fs::rename(spare, path));
     if let Err(e) = installed {

@@ -25,6 +25,11 @@ use crate::{Error, Result};
 /// ~140 KiB per 2 ms flush).
 pub(super) const WRITE_OUT_AT: usize = 256 * 1024;
 
+/// Writes end at a multiple of this (the page size), zeros filling the rest of the last page:
+/// the page is then whole in the page cache, and the next write into it needs no read first
+/// (see [`super::spare`]: its zeros go around the cache).
+pub(super) const PAGE: u64 = 4096;
+
 /// Frames for the active segment, in order, from `offset` on.
 #[derive(Debug, Default)]
 pub(super) struct Pending {
@@ -94,6 +99,12 @@ impl Shared {
             .last()
             .cloned()
             .expect("a journal always has an active segment");
+        let end = batch.offset + batch.bytes.len() as u64;
+        let padding = end
+            .next_multiple_of(PAGE)
+            .min(segment.size)
+            .saturating_sub(end);
+        batch.bytes.resize(batch.bytes.len() + padding as usize, 0);
         if let Err(e) = segment.file.write_all_at(&batch.bytes, batch.offset) {
             // Part of the frames may be in the file; nothing after them can be trusted to be.
             // Recovery cuts such a torn tail when the journal is opened again.

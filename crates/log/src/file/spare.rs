@@ -8,12 +8,22 @@
 //! journal section): a sync after a 3 KiB append 0.22-0.37 ms and 86-114 µs of CPU into a
 //! prepared segment, against 0.48-0.60 ms and 175-234 µs into reserved blocks.
 //!
-//! The zeros are handed to the disk a chunk at a time as they are written (no device flush
-//! until the one sync at the end), paced so that the spare is complete when the active
-//! segment is three quarters full: they never reach the disk in one burst that the log's own
-//! syncs would queue behind. A spare that is not ready when the segment rolls is abandoned
-//! (its thread stops; the file is removed) and the next segment is made the plain way, so an
-//! append never waits for zeros.
+//! The zeros go to the disk a chunk at a time, bypassing the page cache where the file system
+//! allows (`O_DIRECT` on Linux): written through the cache, they took the broker a tenth of
+//! its CPU samples at 1,500 instances/s (each page of the cache being touched first by the
+//! zeros), written directly 1%; the partition bench's CPU per instance fell 11%. Elsewhere
+//! they go through the cache and are handed to the disk as they go. Either way no device
+//! flush comes before the one sync at the end, and the chunks are paced so that the spare is
+//! complete when the active segment is three quarters full: they never reach the disk in one
+//! burst that the log's own syncs would queue behind. A spare that is not ready when the
+//! segment rolls is abandoned (its thread stops; the file is removed) and the next segment is
+//! made the plain way, so an append never waits for zeros.
+//!
+//! Blocks written behind the page cache are not in it, and a write covering part of such a
+//! page first reads the page from the disk. The journal avoids that: the header is written as
+//! a whole page, and the pending frames are padded with zeros to a page end (see
+//! [`super::pending`]), so a page is whole in the cache before a partial write reaches it (only
+//! the first write after a restart may find its page gone).
 
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::FileExt;
@@ -24,6 +34,10 @@ use std::thread::JoinHandle;
 
 /// Zeros written (and handed to the disk) at a time.
 const CHUNK: u64 = 1 << 20;
+
+/// What direct I/O asks of a buffer's address, and of offsets and lengths: a multiple of the
+/// device's logical block size, which 4 KiB covers.
+const DIRECT_ALIGN: usize = 4096;
 
 /// Files named like this in a journal's directory are spares; a spare left by a crash is not
 /// part of the log and is removed when the journal opens.
@@ -157,14 +171,14 @@ pub(super) fn remove_stale(dir: &Path) -> std::io::Result<()> {
 }
 
 fn zero_filled(path: &Path, size: u64, pacing: &Pacing) -> std::io::Result<File> {
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .open(path)?;
+    // Direct writes need whole blocks: a size that is not a multiple goes through the cache.
+    let (file, direct) = open_new(path, size.is_multiple_of(DIRECT_ALIGN as u64))?;
     // Reserve first: a full disk shows here, not halfway through the zeros.
     super::preallocate(&file, size)?;
-    let zeros = vec![0u8; CHUNK as usize];
+    // A chunk of zeros at an address direct I/O accepts, found inside a larger buffer.
+    let buffer = vec![0u8; CHUNK as usize + DIRECT_ALIGN];
+    let start = buffer.as_ptr().align_offset(DIRECT_ALIGN).min(DIRECT_ALIGN);
+    let zeros = &buffer[start..start + CHUNK as usize];
     let mut offset = 0;
     while offset < size {
         // Chunk by chunk, done when the active segment is three quarters full.
@@ -185,12 +199,51 @@ fn zero_filled(path: &Path, size: u64, pacing: &Pacing) -> std::io::Result<File>
         }
         let len = (size - offset).min(CHUNK) as usize;
         file.write_all_at(&zeros[..len], offset)?;
-        start_writeback(&file, offset, len as u64)?;
+        if !direct {
+            start_writeback(&file, offset, len as u64)?;
+        }
         offset += len as u64;
     }
     pacing.wake_at.store(u64::MAX, Ordering::SeqCst);
     file.sync_all()?;
-    Ok(file)
+    // The journal writes through the page cache.
+    if direct { reopen(path) } else { Ok(file) }
+}
+
+/// Creates the spare's file, for direct I/O if `direct` and the file system offers it; whether
+/// it did.
+#[cfg(target_os = "linux")]
+fn open_new(path: &Path, direct: bool) -> std::io::Result<(File, bool)> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut options = OpenOptions::new();
+    options.read(true).write(true).create_new(true);
+    if !direct {
+        return Ok((options.open(path)?, false));
+    }
+    match options.clone().custom_flags(libc::O_DIRECT).open(path) {
+        Ok(file) => Ok((file, true)),
+        // No direct I/O here (tmpfs, for one).
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+            let _ = std::fs::remove_file(path);
+            Ok((options.open(path)?, false))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn open_new(path: &Path, _direct: bool) -> std::io::Result<(File, bool)> {
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(path)?;
+    Ok((file, false))
+}
+
+/// The spare's file opened again, for writes through the page cache.
+fn reopen(path: &Path) -> std::io::Result<File> {
+    OpenOptions::new().read(true).write(true).open(path)
 }
 
 /// Starts writing `len` bytes at `offset` to the disk, without waiting and without a device
