@@ -288,7 +288,7 @@ impl Tail {
 }
 
 impl Default for Tail {
-    /// No segment yet: the first append rolls into one.
+    /// Nothing appended and no segment yet (`open` makes the first one at once).
     fn default() -> Self {
         Self {
             index: 0,
