@@ -95,8 +95,8 @@ pub struct BenchArgs {
     #[arg(long)]
     pub json: bool,
 
-    /// Ramp the rate from --rate (doubling, then bisecting) until backpressure or the p99
-    /// target breaks; report the highest rate sustained.
+    /// Ramp the rate from --rate (by a quarter a step, then bisecting) until backpressure or
+    /// the p99 target breaks; report the highest rate sustained.
     #[arg(long, conflicts_with = "soak")]
     pub find_max: bool,
 
@@ -113,7 +113,7 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 4)]
     pub search_steps: u32,
 
-    /// Highest rate a --find-max search tries (it stops doubling there).
+    /// Highest rate a --find-max search tries (the ramp stops there).
     #[arg(long, default_value_t = 1_000_000.0)]
     pub max_rate: f64,
 
