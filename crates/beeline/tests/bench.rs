@@ -107,10 +107,14 @@ fn find_max_steps_up_and_reports_the_highest_rate_that_held() {
     let (_dir, broker) = broker();
     let gateway = broker.gateway();
     let (text, report) = bench(&format!(
-        "--gateway {gateway} --find-max --rate 40 --max-rate 80 --duration 2s"
+        "--gateway {gateway} --find-max --rate 64 --max-rate 80 --duration 2s"
     ));
     let (rates, held) = steps(&report);
-    assert_eq!(rates, [40.0, 80.0], "it doubles up to --max-rate:\n{text}");
+    assert_eq!(
+        rates,
+        [64.0, 80.0],
+        "it ramps by a quarter up to --max-rate:\n{text}"
+    );
     assert_eq!(held, [true, true], "{text}");
     assert_eq!(
         number(&report, &["find_max", "max_sustained_rate"]),
