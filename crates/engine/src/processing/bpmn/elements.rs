@@ -485,16 +485,16 @@ pub(super) fn complete(bpmn: &mut Bpmn<'_, '_, '_>) -> Result<(), ProcessingErro
     let mut completion = instance
         .completion_variables
         .as_ref()
-        .map(|bytes| variables::parse_document(bytes).unwrap_or_default());
+        .map(|bytes| variables::Document::parse(bytes).unwrap_or_default());
     match instance.state {
         lifecycle::ACTIVATED => {
             match script_result(bpmn)? {
-                Ok(Some(variables)) => completion = Some(variables),
+                Ok(Some(variables)) => completion = Some(variables::Document::from_map(&variables)),
                 Ok(None) => {}
                 Err(message) => return bpmn.incident(ErrorType::ExtractValueError, message),
             }
             match decision_result(bpmn)? {
-                Ok(Some(variables)) => completion = Some(variables),
+                Ok(Some(variables)) => completion = Some(variables::Document::from_map(&variables)),
                 Ok(None) => {}
                 Err((error_type, message)) => return bpmn.incident(error_type, message),
             }
@@ -504,7 +504,7 @@ pub(super) fn complete(bpmn: &mut Bpmn<'_, '_, '_>) -> Result<(), ProcessingErro
         }
         lifecycle::COMPLETING => {
             if let Ok(Some(variables)) = script_result(bpmn)? {
-                completion = Some(variables);
+                completion = Some(variables::Document::from_map(&variables));
             }
         }
         _ => {

@@ -5,7 +5,7 @@ use beeline_protocol::{Record, RejectionType};
 use super::{WORKABLE, job_in_state};
 use crate::error::ProcessingError;
 use crate::processing::bpmn::ErrorType;
-use crate::processing::bpmn::variables::{VariableOwner, merge_local, parse_document};
+use crate::processing::bpmn::variables::{Document, VariableOwner, merge_local};
 use crate::processing::{CommandProcessor, ProcessingContext, value_of};
 
 /// `JOB FAIL`: the worker could not do it. With retries left the job comes back (after the
@@ -19,7 +19,7 @@ impl CommandProcessor for JobFailProcessor {
         ctx: &mut ProcessingContext<'_, '_>,
     ) -> Result<(), ProcessingError> {
         let request = value_of::<JobRecord>(command)?.clone();
-        let variables = match parse_document(&request.variables) {
+        let variables = match Document::parse(&request.variables) {
             Ok(variables) => variables,
             Err(reason) => {
                 ctx.reject(

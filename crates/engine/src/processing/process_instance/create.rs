@@ -4,7 +4,7 @@ use beeline_protocol::value::{ProcessInstanceCreationRecord, ProcessInstanceReco
 use beeline_protocol::{Intent, Record, RejectionType};
 
 use crate::error::ProcessingError;
-use crate::processing::bpmn::variables::{VariableOwner, create_local, parse_document};
+use crate::processing::bpmn::variables::{Document, VariableOwner, create_local};
 use crate::processing::{CommandProcessor, ProcessingContext, value_of};
 use crate::transient::AwaitingResult;
 
@@ -65,7 +65,7 @@ impl CommandProcessor for ProcessInstanceCreateProcessor {
             );
             return Ok(());
         };
-        let variables = match parse_document(&request.variables) {
+        let variables = match Document::parse(&request.variables) {
             Ok(variables) => variables,
             Err(reason) => {
                 ctx.reject(

@@ -3,9 +3,7 @@ use beeline_protocol::value::VariableDocumentRecord;
 use beeline_protocol::{Record, RejectionType};
 
 use crate::error::ProcessingError;
-use crate::processing::bpmn::variables::{
-    VariableOwner, merge_local, merge_propagating, parse_document,
-};
+use crate::processing::bpmn::variables::{Document, VariableOwner, merge_local, merge_propagating};
 use crate::processing::{CommandProcessor, ProcessingContext, value_of};
 
 /// `VARIABLE_DOCUMENT UPDATE` (SetVariables): sets variables on an active element instance,
@@ -19,7 +17,7 @@ impl CommandProcessor for VariableDocumentUpdateProcessor {
         ctx: &mut ProcessingContext<'_, '_>,
     ) -> Result<(), ProcessingError> {
         let mut update = value_of::<VariableDocumentRecord>(command)?.clone();
-        let variables = match parse_document(&update.variables) {
+        let variables = match Document::parse(&update.variables) {
             Ok(variables) => variables,
             Err(reason) => {
                 ctx.reject(
