@@ -408,6 +408,40 @@ fn a_quarter_mebibyte_of_appends_is_written_without_a_flush_and_a_drop_writes_th
 }
 
 #[test]
+fn appends_written_out_without_a_flush_start_their_way_to_the_disk() {
+    // A journal nobody flushes (`--log-flush none`) must not keep a whole segment in dirty
+    // pages for the roll's sync to write while appends wait.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut journal = FileJournal::open(dir.path(), four_mib_segments()).expect("open");
+    let entry = vec![7u8; 16 * 1024];
+    for index in 1..=15 {
+        journal.append(index, &entry).expect("append");
+    }
+    assert_eq!(
+        journal.writeback_started_up_to(),
+        0,
+        "nothing written out yet"
+    );
+    journal.append(16, &entry).expect("append");
+    // The 64-byte segment header, then 16 frames of 24 header bytes and 16 KiB: the whole
+    // pages of that, not the partial last one.
+    let written = 64 + 16 * (24 + 16 * 1024);
+    assert_eq!(journal.writeback_started_up_to(), written / 4096 * 4096);
+    // Past the roll (255 such frames fill 4 MiB) the new segment starts from its beginning.
+    for index in 17..=300 {
+        journal.append(index, &entry).expect("append");
+    }
+    let started = journal.writeback_started_up_to();
+    assert!(
+        started > 0 && started < 1024 * 1024 && started.is_multiple_of(4096),
+        "the new segment's whole pages so far: {started}"
+    );
+    drop(journal);
+    let journal = FileJournal::open(dir.path(), four_mib_segments()).expect("reopen");
+    assert_eq!(journal.last_index(), 300);
+}
+
+#[test]
 fn compaction_removes_whole_segments_only() {
     let dir = tempfile::tempdir().expect("tempdir");
     write_entries(dir.path(), 600);

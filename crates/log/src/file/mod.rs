@@ -247,6 +247,31 @@ impl FileJournal {
         Ok(segment)
     }
 
+    /// Starts the disk writes of the active segment's whole pages that are in the file and not
+    /// on their way yet, without waiting for them. Without it, a journal that is not flushed
+    /// (`--log-flush none`), or flushed seldom, keeps a whole segment in dirty pages until the
+    /// roll's sync, which then writes it all while appends wait: 50-90 ms for 128 MiB on the
+    /// reference machine. The last, partial page is left: the next write-out changes it again.
+    fn start_writeback(&mut self) {
+        let active = self.active();
+        let whole_pages = active.end() / pending::PAGE * pending::PAGE;
+        if whole_pages <= self.tail.written_back {
+            return;
+        }
+        let from = self.tail.written_back;
+        if let Err(error) = start_writeback(&active.file, from, whole_pages - from) {
+            // Only an early start: the sync still writes whatever is left.
+            tracing::debug!(path = %active.path.display(), %error, "cannot start writeback");
+        }
+        self.tail.written_back = whole_pages;
+    }
+
+    /// Where the disk writes started for the active segment end: every whole page before this
+    /// offset is on its way to the disk or there (diagnostics and tests).
+    pub fn writeback_started_up_to(&self) -> u64 {
+        self.tail.written_back
+    }
+
     /// Seals the active segment (written and synced, so flushers never need to look back) and
     /// starts the next.
     fn roll(&mut self) -> Result<()> {
@@ -274,6 +299,9 @@ struct Tail {
     end: u64,
     /// The segment's size: frames never extend past it.
     size: u64,
+    /// Where the disk writes the appending thread started end (whole pages; see
+    /// [`FileJournal::start_writeback`]).
+    written_back: u64,
 }
 
 impl Tail {
@@ -283,6 +311,8 @@ impl Tail {
             index: segment.last_index(),
             end: segment.end(),
             size: segment.size,
+            // What a segment holds when it becomes the writer's is synced already.
+            written_back: segment.end() / pending::PAGE * pending::PAGE,
         }
     }
 }
@@ -294,6 +324,7 @@ impl Default for Tail {
             index: 0,
             end: SEGMENT_HEADER_LEN,
             size: 0,
+            written_back: 0,
         }
     }
 }
@@ -388,6 +419,7 @@ impl Journal for FileJournal {
         }
         if pending >= WRITE_OUT_AT {
             self.shared.write_out()?;
+            self.start_writeback();
         }
         Ok(index)
     }
@@ -534,4 +566,31 @@ impl Flusher for FileFlusher {
             .fetch_max(written, Ordering::AcqRel)
             .max(written))
     }
+}
+
+/// Starts writing `len` bytes at `offset` to the disk, without waiting and without a device
+/// flush, so that a later sync of the file has little left to write.
+#[cfg(target_os = "linux")]
+fn start_writeback(file: &File, offset: u64, len: u64) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: a plain system call on an open descriptor; it reads no memory of ours.
+    let done = unsafe {
+        libc::sync_file_range(
+            file.as_raw_fd(),
+            offset as libc::off64_t,
+            len as libc::off64_t,
+            libc::SYNC_FILE_RANGE_WRITE,
+        )
+    };
+    if done == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// Elsewhere the pages go out with the next sync.
+#[cfg(not(target_os = "linux"))]
+fn start_writeback(_file: &File, _offset: u64, _len: u64) -> std::io::Result<()> {
+    Ok(())
 }

@@ -200,7 +200,7 @@ fn zero_filled(path: &Path, size: u64, pacing: &Pacing) -> std::io::Result<File>
         let len = (size - offset).min(CHUNK) as usize;
         file.write_all_at(&zeros[..len], offset)?;
         if !direct {
-            start_writeback(&file, offset, len as u64)?;
+            super::start_writeback(&file, offset, len as u64)?;
         }
         offset += len as u64;
     }
@@ -244,31 +244,4 @@ fn open_new(path: &Path, _direct: bool) -> std::io::Result<(File, bool)> {
 /// The spare's file opened again, for writes through the page cache.
 fn reopen(path: &Path) -> std::io::Result<File> {
     OpenOptions::new().read(true).write(true).open(path)
-}
-
-/// Starts writing `len` bytes at `offset` to the disk, without waiting and without a device
-/// flush: the zeros go out a chunk at a time, and the one sync at the end has little left.
-#[cfg(target_os = "linux")]
-fn start_writeback(file: &File, offset: u64, len: u64) -> std::io::Result<()> {
-    use std::os::fd::AsRawFd;
-    // SAFETY: a plain system call on an open descriptor; it reads no memory of ours.
-    let done = unsafe {
-        libc::sync_file_range(
-            file.as_raw_fd(),
-            offset as libc::off64_t,
-            len as libc::off64_t,
-            libc::SYNC_FILE_RANGE_WRITE,
-        )
-    };
-    if done == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error())
-    }
-}
-
-/// Elsewhere the zeros go out with the sync at the end.
-#[cfg(not(target_os = "linux"))]
-fn start_writeback(_file: &File, _offset: u64, _len: u64) -> std::io::Result<()> {
-    Ok(())
 }
