@@ -250,7 +250,7 @@ impl FileJournal {
     /// Starts the disk writes of the active segment's whole pages that are in the file and not
     /// on their way yet, without waiting for them. Without it, a journal that is not flushed
     /// (`--log-flush none`), or flushed seldom, keeps a whole segment in dirty pages until the
-    /// roll's sync, which then writes it all while appends wait: 50-90 ms for 128 MiB on the
+    /// roll's sync, which then writes it all while appends wait: 44-415 ms for 128 MiB on the
     /// reference machine. The last, partial page is left: the next write-out changes it again.
     fn start_writeback(&mut self) {
         let active = self.active();
@@ -299,7 +299,7 @@ struct Tail {
     end: u64,
     /// The segment's size: frames never extend past it.
     size: u64,
-    /// Where the disk writes the appending thread started end (whole pages; see
+    /// The end of the whole pages whose disk writes the appending thread has started (see
     /// [`FileJournal::start_writeback`]).
     written_back: u64,
 }
