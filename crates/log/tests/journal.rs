@@ -436,9 +436,7 @@ fn appends_written_out_without_a_flush_start_their_way_to_the_disk() {
         started > 0 && started < 1024 * 1024 && started.is_multiple_of(4096),
         "the new segment's whole pages so far: {started}"
     );
-    drop(journal);
-    let journal = FileJournal::open(dir.path(), four_mib_segments()).expect("reopen");
-    assert_eq!(journal.last_index(), 300);
+    closed_and_read_back(journal, dir.path(), 300, &entry);
 }
 
 #[test]
