@@ -439,6 +439,108 @@ fn appends_written_out_without_a_flush_start_their_way_to_the_disk() {
     closed_and_read_back(journal, dir.path(), 300, &entry);
 }
 
+/// Pages of the first `len` bytes of the file at `path` held in the page cache.
+fn cached_pages(path: &Path, len: u64) -> usize {
+    use std::os::fd::AsRawFd;
+    let file = std::fs::File::open(path).expect("open");
+    let pages = len.div_ceil(4096) as usize;
+    let mut resident = vec![0u8; pages];
+    // SAFETY: a read-only shared mapping of `len` bytes of an open file, asked which of its
+    // pages are resident into a vector of one byte per page, and unmapped again; no byte of
+    // the mapping is read.
+    unsafe {
+        let map = libc::mmap(
+            std::ptr::null_mut(),
+            len as usize,
+            libc::PROT_READ,
+            libc::MAP_SHARED,
+            file.as_raw_fd(),
+            0,
+        );
+        assert_ne!(map, libc::MAP_FAILED, "mmap");
+        assert_eq!(libc::mincore(map, len as usize, resident.as_mut_ptr()), 0);
+        libc::munmap(map, len as usize);
+    }
+    resident.iter().filter(|page| *page & 1 == 1).count()
+}
+
+/// Whether the file system under `dir` drops a file's clean pages when asked (a tmpfs has
+/// nowhere else to keep them, so it does not).
+fn drops_clean_pages(dir: &Path) -> bool {
+    use std::os::fd::AsRawFd;
+    let path = dir.join("probe");
+    std::fs::write(&path, vec![1u8; 64 * 1024]).expect("probe");
+    let file = std::fs::File::open(&path).expect("open probe");
+    file.sync_all().expect("sync probe");
+    // SAFETY: a plain system call on an open descriptor.
+    unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    let dropped = cached_pages(&path, 64 * 1024) < 16;
+    std::fs::remove_file(&path).expect("remove probe");
+    dropped
+}
+
+#[test]
+fn log_pages_on_the_disk_leave_the_page_cache() {
+    // The processor never reads its log back: pages the disk holds are dropped from the page
+    // cache as the log grows, rather than growing it by the log's whole write rate.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut journal = FileJournal::open(dir.path(), four_mib_segments()).expect("open");
+    let flusher = journal.flusher();
+    let entry = vec![7u8; 16 * 1024];
+    // Group commit: a flush every 4 entries (64 KiB), under the append side's write-out.
+    for index in 1..=80 {
+        journal.append(index, &entry).expect("append");
+        if index % 4 == 0 {
+            flusher.flush().expect("flush");
+        }
+    }
+    // 80 frames of 16 KiB and 24 header bytes, after the 64-byte segment header.
+    let synced = 64 + 80 * (24 + 16 * 1024);
+    let released = journal.cache_released_up_to();
+    assert!(
+        released >= 1024 * 1024 && released <= synced && released.is_multiple_of(4096),
+        "the synced whole pages are released a mebibyte at a time: {released} of {synced}"
+    );
+    let first = dir.path().join("segment-0000000001.log");
+    // Past the roll (255 frames fill 4 MiB): the sealed segment is released whole.
+    for index in 81..=300 {
+        journal.append(index, &entry).expect("append");
+        if index % 4 == 0 {
+            flusher.flush().expect("flush");
+        }
+    }
+    if drops_clean_pages(dir.path()) {
+        let cached = cached_pages(&first, 4 * 1024 * 1024);
+        // A page the kernel still holds a reference to at that moment may stay.
+        assert!(
+            cached < 16,
+            "{cached} pages of the sealed segment are still cached"
+        );
+    } else {
+        eprintln!("skipping the page cache check: this file system keeps clean pages");
+    }
+    closed_and_read_back(journal, dir.path(), 300, &entry);
+}
+
+#[test]
+fn an_unflushed_log_releases_its_pages_behind_the_writeback() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut journal = FileJournal::open(dir.path(), four_mib_segments()).expect("open");
+    let entry = vec![7u8; 16 * 1024];
+    // Five write-outs of 16 frames each: the pages started at each but the last may go, a
+    // mebibyte at a time.
+    for index in 1..=80 {
+        journal.append(index, &entry).expect("append");
+    }
+    let started_before_last = (64 + 64 * (24 + 16 * 1024)) / 4096 * 4096;
+    assert_eq!(
+        journal.cache_released_up_to(),
+        started_before_last,
+        "released up to where the last write-out's writeback began"
+    );
+    closed_and_read_back(journal, dir.path(), 80, &entry);
+}
+
 #[test]
 fn compaction_removes_whole_segments_only() {
     let dir = tempfile::tempdir().expect("tempdir");

@@ -264,12 +264,21 @@ impl FileJournal {
             tracing::debug!(path = %active.path.display(), %error, "cannot start writeback");
         }
         self.tail.written_back = whole_pages;
+        // The pages started at the write-out before this one have had a write-out's worth of
+        // appends to reach the disk.
+        active.release_cache(from, false);
     }
 
     /// Where the disk writes started for the active segment end: every whole page before this
     /// offset is on its way to the disk or there (diagnostics and tests).
     pub fn writeback_started_up_to(&self) -> u64 {
         self.tail.written_back
+    }
+
+    /// Where the active segment's pages dropped from the page cache end (see
+    /// [`Segment::release_cache`]; diagnostics and tests).
+    pub fn cache_released_up_to(&self) -> u64 {
+        self.active().cache_released_up_to()
     }
 
     /// Seals the active segment (written and synced, so flushers never need to look back) and
@@ -284,6 +293,7 @@ impl FileJournal {
         self.shared
             .durable
             .fetch_max(active.last_index(), Ordering::AcqRel);
+        active.release_cache(active.end(), true);
         self.create_segment(active.id + 1, active.last_index() + 1)?;
         self.prepare_spare();
         Ok(())
@@ -551,14 +561,16 @@ impl Flusher for FileFlusher {
         // active segment (synced below) or in a sealed one (synced when it was sealed).
         let written = self.shared.write_out()?;
         let active = self.shared.segments().last().cloned();
-        if let Some(active) = active
-            && let Err(e) = active.file.sync_data()
-        {
-            // After a failed fsync the kernel may have dropped the dirty pages: nothing written
-            // since the last good sync can be trusted, so stop accepting work.
-            self.shared
-                .fail(format!("fsync of {} failed: {e}", active.path.display()));
-            return Err(Error::io(&active.path, e));
+        if let Some(active) = active {
+            let in_file = active.end();
+            if let Err(e) = active.file.sync_data() {
+                // After a failed fsync the kernel may have dropped the dirty pages: nothing
+                // written since the last good sync can be trusted, so stop accepting work.
+                self.shared
+                    .fail(format!("fsync of {} failed: {e}", active.path.display()));
+                return Err(Error::io(&active.path, e));
+            }
+            active.release_cache(in_file, false);
         }
         Ok(self
             .shared
@@ -592,5 +604,21 @@ fn start_writeback(file: &File, offset: u64, len: u64) -> std::io::Result<()> {
 /// Elsewhere the pages go out with the next sync.
 #[cfg(not(target_os = "linux"))]
 fn start_writeback(_file: &File, _offset: u64, _len: u64) -> std::io::Result<()> {
+    Ok(())
+}
+
+/// Asks the kernel to drop `len` bytes at `offset` from the page cache. Clean pages go at
+/// once; dirty ones, and ones being written, stay.
+#[cfg(target_os = "linux")]
+fn drop_from_cache(file: &File, offset: u64, len: u64) -> std::io::Result<()> {
+    let Some(len) = std::num::NonZeroU64::new(len) else {
+        return Ok(());
+    };
+    rustix::fs::fadvise(file, offset, Some(len), rustix::fs::Advice::DontNeed).map_err(Into::into)
+}
+
+/// Elsewhere the kernel reclaims the pages in its own time.
+#[cfg(not(target_os = "linux"))]
+fn drop_from_cache(_file: &File, _offset: u64, _len: u64) -> std::io::Result<()> {
     Ok(())
 }

@@ -7,6 +7,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::format::{FRAME_HEADER_LEN, FrameHeader, SEGMENT_HEADER_LEN};
+use super::pending::PAGE;
 use crate::{Error, Result};
 
 /// A point of the sparse index: entry `index` with `asqn` starts at `offset`.
@@ -31,7 +32,13 @@ pub struct Segment {
     last_index: AtomicU64,
     /// Every `density`-th entry, always including the first; ordered by index and asqn.
     sparse: Mutex<Vec<IndexPoint>>,
+    /// The end of the leading whole pages dropped from the page cache (see
+    /// [`Segment::release_cache`]).
+    released: AtomicU64,
 }
+
+/// Clean pages gathered before they are dropped from the page cache in one call.
+pub const RELEASE_STEP: u64 = 1024 * 1024;
 
 impl Segment {
     pub fn new(id: u64, path: PathBuf, first_index: u64, size: u64, file: File) -> Self {
@@ -44,7 +51,47 @@ impl Segment {
             end: AtomicU64::new(SEGMENT_HEADER_LEN),
             last_index: AtomicU64::new(first_index - 1),
             sparse: Mutex::new(Vec::new()),
+            released: AtomicU64::new(0),
         }
+    }
+
+    /// Drops the whole pages before `clean` (an offset the caller knows every page before is
+    /// written to the disk) from the page cache, once at least [`RELEASE_STEP`] of them have
+    /// gathered; with `to_end` (a sealed segment), every page left at once.
+    ///
+    /// Nothing writes into those pages again and the processor never reads them back
+    /// (recovery and snapshots read the files), so cached they only grow the page cache by
+    /// the log's whole write rate: memory counted against a container's limit (whose reclaim
+    /// then runs in the appending threads) and, on a virtual machine, fresh pages each first
+    /// touched at a price. Freed now, the same few pages serve the next appends. Pages that
+    /// are dirty again, or still being written, are skipped by the kernel.
+    pub fn release_cache(&self, clean: u64, to_end: bool) {
+        let from = self.released.load(Ordering::Acquire);
+        let to = if to_end {
+            self.size
+        } else {
+            clean / PAGE * PAGE
+        };
+        if to < from + if to_end { 1 } else { RELEASE_STEP } {
+            return;
+        }
+        // The flusher and the appending thread both release: one of them does each step.
+        if self
+            .released
+            .compare_exchange(from, to, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
+            return;
+        }
+        if let Err(error) = super::drop_from_cache(&self.file, from, to - from) {
+            tracing::debug!(path = %self.path.display(), %error, "cannot drop cached log pages");
+        }
+    }
+
+    /// Where the pages dropped from the page cache end: every whole page before this offset
+    /// has been dropped (diagnostics and tests).
+    pub fn cache_released_up_to(&self) -> u64 {
+        self.released.load(Ordering::Acquire)
     }
 
     pub fn end(&self) -> u64 {
@@ -71,6 +118,8 @@ impl Segment {
     /// Forgets every frame after `index`, whose frame ends at `end`.
     pub fn rewind(&self, index: u64, end: u64) {
         self.sparse_points().retain(|p| p.index <= index);
+        // The page holding the new end is written into again.
+        self.released.fetch_min(end / PAGE * PAGE, Ordering::AcqRel);
         self.last_index.store(index, Ordering::Release);
         self.end.store(end, Ordering::Release);
     }
