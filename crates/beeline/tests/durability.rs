@@ -251,7 +251,7 @@ fn acknowledged_commands_survive_kill_9() {
         let writes = engine
             .replay(&fresh, records.iter(), &mut progress)
             .unwrap();
-        fresh.write(&writes).unwrap();
+        fresh.write(writes).unwrap();
         let unprocessed_tail = records
             .iter()
             .filter(|r| {
@@ -292,7 +292,7 @@ fn acknowledged_commands_survive_kill_9() {
         let writes = engine
             .replay(&fresh, records.iter(), &mut progress)
             .unwrap();
-        fresh.write(&writes).unwrap();
+        fresh.write(writes).unwrap();
         let reopened = Arc::new(Mutex::new(None));
         let handle = {
             let _guard = runtime.enter();

@@ -537,8 +537,8 @@ mod tests {
     }
 
     fn run(engine: &Engine, store: &MemStore, command: &Record) -> ProcessingResult {
-        let result = engine.process(store, command).unwrap();
-        store.write(&result.writes).unwrap();
+        let mut result = engine.process(store, command).unwrap();
+        store.write(std::mem::take(&mut result.writes)).unwrap();
         result
     }
 

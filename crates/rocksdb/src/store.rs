@@ -198,7 +198,7 @@ impl Store for RocksDbStore {
         }
     }
 
-    fn write(&self, batch: &WriteBatch) -> Result<()> {
+    fn write(&self, batch: WriteBatch) -> Result<()> {
         let mut rocks = rocksdb::WriteBatch::default();
         for (key, value) in &batch.writes {
             match value {

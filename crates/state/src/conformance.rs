@@ -40,7 +40,7 @@ fn scan_all(store: &dyn Store, prefix: &[u8], start: &[u8]) -> Vec<(Vec<u8>, Vec
 fn last_key_is_the_greatest_with_its_prefix<S: Store>(store: S) {
     assert_eq!(store.last_key(b"b").expect("last key"), None);
     store
-        .write(&batch(&[
+        .write(batch(&[
             (b"a9", Some(b"x")),
             (b"b1", Some(b"x")),
             (b"b3", Some(b"x")),
@@ -52,7 +52,7 @@ fn last_key_is_the_greatest_with_its_prefix<S: Store>(store: S) {
         store.last_key(b"b").expect("last key"),
         Some(b"b3".to_vec())
     );
-    store.write(&batch(&[(b"b3", None)])).expect("write");
+    store.write(batch(&[(b"b3", None)])).expect("write");
     assert_eq!(
         store.last_key(b"b").expect("last key"),
         Some(b"b2".to_vec())
@@ -62,9 +62,9 @@ fn last_key_is_the_greatest_with_its_prefix<S: Store>(store: S) {
 
 fn reads_what_was_written<S: Store>(store: S) {
     assert_eq!(store.get(b"missing").expect("get"), None);
-    store.write(&batch(&[(b"k", Some(b"v"))])).expect("write");
+    store.write(batch(&[(b"k", Some(b"v"))])).expect("write");
     assert_eq!(store.get(b"k").expect("get"), Some(b"v".to_vec()));
-    store.write(&batch(&[(b"k", None)])).expect("write");
+    store.write(batch(&[(b"k", None)])).expect("write");
     assert_eq!(
         store.get(b"k").expect("get"),
         None,
@@ -74,7 +74,7 @@ fn reads_what_was_written<S: Store>(store: S) {
 
 fn batches_apply_in_order<S: Store>(store: S) {
     store
-        .write(&batch(&[
+        .write(batch(&[
             (b"a", Some(b"1")),
             (b"a", Some(b"2")),
             (b"b", Some(b"x")),
@@ -103,7 +103,7 @@ fn scans_stay_in_their_prefix_and_order<S: Store>(store: S) {
     for key in keys {
         writes.put(key.to_vec(), key.to_vec());
     }
-    store.write(&writes).expect("write");
+    store.write(writes).expect("write");
     let found: Vec<Vec<u8>> = scan_all(&store, b"\x00\x01", b"\x00\x01")
         .into_iter()
         .map(|(k, _)| k)
@@ -161,7 +161,7 @@ fn queue_scans_see_what_plain_scans_see<S: Store>(store: S) {
             // Refill anywhere, often below the current front.
             _ => writes.put(key(queue, next(200)), b"v".to_vec()),
         }
-        store.write(&writes).expect("write");
+        store.write(writes).expect("write");
         let start = if next(3) == 0 {
             key(queue, next(200))
         } else {
@@ -184,7 +184,7 @@ fn queue_scans_see_what_plain_scans_see<S: Store>(store: S) {
 
 fn transactions_merge_with_stored_entries<S: Store>(store: S) {
     store
-        .write(&batch(&[
+        .write(batch(&[
             (b"p1", Some(b"a")),
             (b"p2", Some(b"b")),
             (b"p3", Some(b"c")),
@@ -218,7 +218,7 @@ fn checkpoints_hold_everything_written<S: Store, C: Store>(store: S, open: &impl
     for i in 0u32..2000 {
         writes.put(i.to_be_bytes().to_vec(), vec![(i % 251) as u8; 64]);
     }
-    store.write(&writes).expect("write");
+    store.write(writes).expect("write");
     let dir = std::env::temp_dir().join(format!(
         "beeline-store-conformance-{}-{}",
         std::process::id(),
@@ -229,7 +229,7 @@ fn checkpoints_hold_everything_written<S: Store, C: Store>(store: S, open: &impl
     ));
     store.checkpoint(&dir).expect("checkpoint");
     store
-        .write(&batch(&[(b"after", Some(b"x"))]))
+        .write(batch(&[(b"after", Some(b"x"))]))
         .expect("write after checkpoint");
     let restored = open(&dir);
     assert_eq!(

@@ -88,12 +88,12 @@ impl Store for MemStore {
         Box::new(items.into_iter())
     }
 
-    fn write(&self, batch: &WriteBatch) -> Result<()> {
+    fn write(&self, batch: WriteBatch) -> Result<()> {
         let mut entries = self.entries.write().unwrap_or_else(|e| e.into_inner());
-        for (key, value) in &batch.writes {
+        for (key, value) in batch.writes {
             match value {
-                Some(value) => entries.insert(key.clone(), value.clone()),
-                None => entries.remove(key),
+                Some(value) => entries.insert(key, value),
+                None => entries.remove(&key),
             };
         }
         Ok(())

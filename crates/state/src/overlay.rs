@@ -144,22 +144,28 @@ impl Buffered {
         }
     }
 
-    fn apply(&mut self, key: &[u8], value: &Option<Vec<u8>>) {
+    fn apply(&mut self, key: Vec<u8>, value: Option<Vec<u8>>) {
+        use std::collections::btree_map::Entry;
         let entry = match value {
-            Some(value) => Some(Some(value.clone())),
-            None if self.store_may_hold(key) => Some(None),
+            Some(value) => Some(value),
+            None if self.store_may_hold(&key) => None,
             // A key the store never saw: forgetting it is the whole delete.
-            None => None,
-        };
-        let old = match entry {
-            Some(entry) => {
-                self.bytes += cost(key, &entry);
-                self.entries.insert(key.to_vec(), entry)
+            None => {
+                if let Some(old) = self.entries.remove(&key) {
+                    self.bytes -= cost(&key, &old);
+                }
+                return;
             }
-            None => self.entries.remove(key),
         };
-        if let Some(old) = old {
-            self.bytes -= cost(key, &old);
+        self.bytes += cost(&key, &entry);
+        match self.entries.entry(key) {
+            Entry::Vacant(vacant) => {
+                vacant.insert(entry);
+            }
+            Entry::Occupied(mut occupied) => {
+                let old = occupied.insert(entry);
+                self.bytes -= cost(occupied.key(), &old);
+            }
         }
     }
 }
@@ -282,21 +288,27 @@ impl<S: Store> Overlay<S> {
         if batch.is_empty() {
             return Ok(());
         }
+        // The store takes the batch; what the bookkeeping after it needs is kept aside.
+        let flushed: Vec<(Vec<u8>, bool)> = batch
+            .writes
+            .iter()
+            .map(|(key, value)| (key.clone(), value.is_some()))
+            .collect();
         // On failure the entries stay buffered: nothing is lost, and a later flush retries.
-        if let Err(e) = self.inner.write(&batch) {
+        if let Err(e) = self.inner.write(batch) {
             buffered.flushed_up_to = after;
             return Err(e);
         }
-        for (key, value) in &batch.writes {
-            if value.is_some() {
+        for (key, stored) in &flushed {
+            if *stored {
                 buffered.raise_high_water(key);
             }
             if let Some(old) = buffered.entries.remove(key) {
                 buffered.bytes -= cost(key, &old);
             }
         }
-        if let Some((last, _)) = batch.writes.last() {
-            buffered.flushed_up_to = Bound::Excluded(last.clone());
+        if let Some((last, _)) = flushed.into_iter().last() {
+            buffered.flushed_up_to = Bound::Excluded(last);
         }
         Ok(())
     }
@@ -351,9 +363,9 @@ impl<S: Store> Store for Overlay<S> {
         self.inner.last_key(prefix)
     }
 
-    fn write(&self, batch: &WriteBatch) -> Result<()> {
+    fn write(&self, batch: WriteBatch) -> Result<()> {
         let mut state = self.lock();
-        for (key, value) in &batch.writes {
+        for (key, value) in batch.writes {
             state.apply(key, value);
         }
         // A slice at a time, keeping each stall short, until back under the limit.
@@ -384,13 +396,13 @@ mod tests {
     fn put(store: &dyn Store, k: &[u8], v: &[u8]) {
         let mut batch = WriteBatch::default();
         batch.put(k.to_vec(), v.to_vec());
-        store.write(&batch).unwrap();
+        store.write(batch).unwrap();
     }
 
     fn delete(store: &dyn Store, k: &[u8]) {
         let mut batch = WriteBatch::default();
         batch.delete(k.to_vec());
-        store.write(&batch).unwrap();
+        store.write(batch).unwrap();
     }
 
     #[test]

@@ -344,7 +344,7 @@ mod tests {
         for i in 0..n {
             batch.put(i.to_be_bytes().to_vec(), vec![i as u8; 100]);
         }
-        store.write(&batch).unwrap();
+        store.write(batch).unwrap();
         store
     }
 

@@ -32,8 +32,9 @@ pub trait Store: Send + Sync + 'static {
         Ok(last)
     }
 
-    /// Applies every write of `batch` at once, or none of them.
-    fn write(&self, batch: &WriteBatch) -> Result<()>;
+    /// Applies every write of `batch` at once, or none of them. The batch is the store's: one
+    /// that keeps keys and values in memory moves them rather than copying.
+    fn write(&self, batch: WriteBatch) -> Result<()>;
 
     /// Writes a consistent copy of the committed state into `dir`, which must not exist yet.
     fn checkpoint(&self, dir: &Path) -> Result<()>;

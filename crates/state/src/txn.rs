@@ -134,7 +134,7 @@ impl<'s> Transaction<'s> {
         if batch.is_empty() {
             return Ok(());
         }
-        self.store.write(&batch)
+        self.store.write(batch)
     }
 }
 
@@ -168,7 +168,7 @@ mod tests {
         let store = MemStore::new();
         let mut seed = WriteBatch::default();
         seed.put(b"k".to_vec(), b"stored".to_vec());
-        store.write(&seed).unwrap();
+        store.write(seed).unwrap();
         let mut txn = Transaction::new(&store);
         txn.delete(b"k".to_vec());
         txn.insert(b"k".to_vec(), b"again".to_vec());
@@ -198,7 +198,7 @@ mod tests {
             let store = MemStore::new();
             let mut seed = WriteBatch::default();
             for (k, v) in &stored { seed.put(k.clone().into_bytes(), v.clone().into_bytes()); }
-            store.write(&seed).unwrap();
+            store.write(seed).unwrap();
             let mut model: Model<Vec<u8>, Vec<u8>> = stored.iter()
                 .map(|(k, v)| (k.clone().into_bytes(), v.clone().into_bytes())).collect();
             let mut txn = Transaction::new(&store);

@@ -477,7 +477,7 @@ where
                     }
                 }
             }
-            self.store.write(&result.writes).map_err(|e| {
+            self.store.write(result.writes).map_err(|e| {
                 format!(
                     "cannot store the results of position {}: {e}",
                     command.position

@@ -211,7 +211,7 @@ fn apply_chunk(
     let writes = engine
         .replay(store, chunk.iter(), progress)
         .map_err(|e| e.to_string())?;
-    store.write(&writes).map_err(|e| e.to_string())?;
+    store.write(writes).map_err(|e| e.to_string())?;
     chunk.clear();
     Ok(())
 }

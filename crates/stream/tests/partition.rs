@@ -269,7 +269,7 @@ fn replay_from_scratch(records: &[Record]) -> Vec<(Vec<u8>, Vec<u8>)> {
     let writes = engine
         .replay(&store, records.iter(), &mut progress)
         .unwrap();
-    store.write(&writes).unwrap();
+    store.write(writes).unwrap();
     store.dump()
 }
 
@@ -280,7 +280,7 @@ fn reprocess(records: &[Record]) -> Result<(), String> {
     let store = MemStore::new();
     for command in records.iter().filter(|r| r.is_command() && !r.processed) {
         let result = engine.process(&store, command).map_err(|e| e.to_string())?;
-        store.write(&result.writes).map_err(|e| e.to_string())?;
+        store.write(result.writes).map_err(|e| e.to_string())?;
         let logged: Vec<&Record> = records
             .iter()
             .filter(|r| r.source_record_position == command.position)

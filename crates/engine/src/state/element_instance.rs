@@ -316,7 +316,7 @@ mod tests {
         });
         assert_eq!(instance_writes(&batch), vec![(1, true)]);
         let store = MemStore::new();
-        store.write(&batch).unwrap();
+        store.write(batch).unwrap();
         let txn = Transaction::new(&store);
         let cache = InstanceCache::default();
         let scope = ElementInstanceState::new(&txn, &cache)

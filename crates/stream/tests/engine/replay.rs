@@ -153,7 +153,7 @@ proptest! {
         let fresh = MemStore::new();
         let mut progress = ReplayProgress { snapshot_position: -1, last_processed_position: -1 };
         let writes = engine.replay(&fresh, records.iter(), &mut progress).unwrap();
-        fresh.write(&writes).unwrap();
+        fresh.write(writes).unwrap();
         prop_assert_eq!(fresh.dump(), processed.clone(), "replaying the whole log gives the processed state");
         harness.restart(1);
         prop_assert_eq!(harness.state(1), processed, "replay from the latest snapshot");

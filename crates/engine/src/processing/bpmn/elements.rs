@@ -40,7 +40,9 @@ pub(super) fn activate(bpmn: &mut Bpmn<'_, '_, '_>) -> Result<(), ProcessingErro
             return Ok(());
         }
     }
-    let element = bpmn.element().clone();
+    // The deployed process, shared: the element is borrowed from it, not copied.
+    let process = bpmn.process.clone();
+    let element = &process.model[bpmn.index];
     if element.is_activity()
         && !element.io_mapping.inputs.is_empty()
         && let Err(message) = variables::apply_input_mappings(bpmn)?
@@ -63,7 +65,7 @@ pub(super) fn activate(bpmn: &mut Bpmn<'_, '_, '_>) -> Result<(), ProcessingErro
     }
     let waits_itself = match &element.data {
         ElementData::ReceiveTask(_) | ElementData::EventBasedGateway => true,
-        ElementData::IntermediateCatchEvent(_) => subscriptions::awaited(&element).is_some(),
+        ElementData::IntermediateCatchEvent(_) => subscriptions::awaited(element).is_some(),
         _ => false,
     };
     if waits_itself && !triggered {
@@ -151,10 +153,7 @@ pub(super) fn activate(bpmn: &mut Bpmn<'_, '_, '_>) -> Result<(), ProcessingErro
             Choice::Take(flows) => pass_through_gateway(bpmn, &flows),
             Choice::Incident(message) => bpmn.incident(ErrorType::ConditionError, message),
         },
-        ElementData::ParallelGateway => {
-            let flows = element.outgoing.clone();
-            pass_through_gateway(bpmn, &flows)
-        }
+        ElementData::ParallelGateway => pass_through_gateway(bpmn, &element.outgoing),
         _ => match job_worker {
             Some(properties) => {
                 let (job_type, retries) = match jobs::evaluate(bpmn, properties)? {
@@ -515,7 +514,8 @@ pub(super) fn complete(bpmn: &mut Bpmn<'_, '_, '_>) -> Result<(), ProcessingErro
     if let Err(message) = variables::apply_output_mappings(bpmn, completion.as_ref())? {
         return bpmn.incident(ErrorType::IoMappingError, message);
     }
-    let element = bpmn.element().clone();
+    let process = bpmn.process.clone();
+    let element = &process.model[bpmn.index];
     if matches!(element.data, ElementData::Process) {
         return complete_process(bpmn);
     }
@@ -559,8 +559,7 @@ pub(super) fn complete(bpmn: &mut Bpmn<'_, '_, '_>) -> Result<(), ProcessingErro
     if element.outgoing.is_empty() {
         path_ended(bpmn)
     } else {
-        let outgoing = element.outgoing.clone();
-        flow::take(bpmn, &outgoing)
+        flow::take(bpmn, &element.outgoing)
     }
 }
 
