@@ -1,4 +1,7 @@
-//! `--broker-pid`: the broker's memory and CPU, sampled each second from /proc.
+//! `--broker-pid`: the broker's memory and CPU, sampled each second from /proc, and the memory
+//! of the cgroup it runs in when that is not the machine's root: what a container's memory
+//! limit is held against (the page cache the broker's files take included), which RSS does not
+//! show.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -12,6 +15,8 @@ pub struct Sample {
     pub rss_bytes: u64,
     /// CPU used since the previous sample, in % of one core (200% = two cores busy).
     pub cpu_percent: Option<f64>,
+    /// Memory charged to the broker's cgroup (`None` in the root cgroup, or unreadable).
+    pub cgroup_bytes: Option<u64>,
 }
 
 /// `VmRSS:   123456 kB` from /proc/PID/status, in bytes.
@@ -37,6 +42,37 @@ pub fn parse_cpu_ticks(stat: &str) -> Option<u64> {
     let utime: u64 = fields.get(11)?.parse().ok()?;
     let stime: u64 = fields.get(12)?.parse().ok()?;
     Some(utime + stime)
+}
+
+/// Where the memory charged to the cgroup named in /proc/PID/cgroup is read: `memory.current`
+/// under a cgroup v2 path, `memory.usage_in_bytes` under a v1 memory controller's. `None` for
+/// the root, whose figure is the whole machine's.
+pub fn cgroup_memory_file(cgroup: &str) -> Option<String> {
+    // Lines `ID:CONTROLLERS:PATH`; v1 names its controllers, v2 has one line with none.
+    let mut v2 = None;
+    for line in cgroup.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (Some(_), Some(controllers), Some(path)) = (parts.next(), parts.next(), parts.next())
+        else {
+            continue;
+        };
+        if path == "/" {
+            continue;
+        }
+        if controllers.split(',').any(|c| c == "memory") {
+            return Some(format!("/sys/fs/cgroup/memory{path}/memory.usage_in_bytes"));
+        }
+        if controllers.is_empty() {
+            v2 = Some(format!("/sys/fs/cgroup{path}/memory.current"));
+        }
+    }
+    v2
+}
+
+fn cgroup_bytes(pid: u32) -> Option<u64> {
+    let cgroup = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).ok()?;
+    let file = cgroup_memory_file(&cgroup)?;
+    std::fs::read_to_string(file).ok()?.trim().parse().ok()
 }
 
 fn read(pid: u32) -> Option<(u64, u64)> {
@@ -100,6 +136,7 @@ impl Sampler {
                                 at_s: now.duration_since(began).as_secs_f64(),
                                 rss_bytes: rss,
                                 cpu_percent,
+                                cgroup_bytes: cgroup_bytes(p),
                             });
                         }
                         None => {
@@ -176,6 +213,10 @@ pub struct BrokerReport {
     /// Mean RSS over the first and the last quarter of the samples (creep check).
     pub first_quartile_rss_mib: Option<f64>,
     pub last_quartile_rss_mib: Option<f64>,
+    /// The memory charged to the broker's cgroup (page cache included), when it has one.
+    pub peak_cgroup_mib: Option<f64>,
+    pub mean_cgroup_mib: Option<f64>,
+    pub last_cgroup_mib: Option<f64>,
 }
 
 fn round1(x: f64) -> f64 {
@@ -213,6 +254,23 @@ impl BrokerReport {
             mean_cpu_percent: mean(samples.iter().filter_map(|s| s.cpu_percent)).map(round1),
             first_quartile_rss_mib: first,
             last_quartile_rss_mib: last,
+            peak_cgroup_mib: samples
+                .iter()
+                .filter_map(|s| s.cgroup_bytes)
+                .max()
+                .map(|b| round1(b as f64 / MIB)),
+            mean_cgroup_mib: mean(
+                samples
+                    .iter()
+                    .filter_map(|s| s.cgroup_bytes)
+                    .map(|b| b as f64 / MIB),
+            )
+            .map(round1),
+            last_cgroup_mib: samples
+                .iter()
+                .rev()
+                .find_map(|s| s.cgroup_bytes)
+                .map(|b| round1(b as f64 / MIB)),
         }
     }
 
@@ -241,6 +299,24 @@ mod tests {
     }
 
     #[test]
+    fn finds_the_memory_cgroup_of_either_version() {
+        let v1 = "12:pids:/bench\n9:cpu,cpuacct:/bench\n7:memory:/bench/broker\n0::/\n";
+        assert_eq!(
+            cgroup_memory_file(v1).as_deref(),
+            Some("/sys/fs/cgroup/memory/bench/broker/memory.usage_in_bytes")
+        );
+        let v2 = "0::/system.slice/beeline.service\n";
+        assert_eq!(
+            cgroup_memory_file(v2).as_deref(),
+            Some("/sys/fs/cgroup/system.slice/beeline.service/memory.current")
+        );
+        // The root stands for the whole machine: no figure of the broker's own.
+        assert_eq!(cgroup_memory_file("7:memory:/\n0::/\n"), None);
+        assert_eq!(cgroup_memory_file("0::/\n"), None);
+        assert_eq!(cgroup_memory_file("garbage"), None);
+    }
+
+    #[test]
     fn reads_its_own_process() {
         let pid = std::process::id();
         assert!(Sampler::check(pid));
@@ -255,6 +331,7 @@ mod tests {
                 at_s: i as f64,
                 rss_bytes: (100 + i * 10) << 20,
                 cpu_percent: if i == 0 { None } else { Some(50.0) },
+                cgroup_bytes: (i < 6).then_some((200 + i * 4) << 20),
             })
             .collect();
         let r = BrokerReport::of(7, &samples, 1);
@@ -265,8 +342,16 @@ mod tests {
         assert_eq!(r.first_quartile_rss_mib, Some(105.0));
         assert_eq!(r.last_quartile_rss_mib, Some(165.0));
         assert_eq!(r.growth_percent(), Some(57.1));
+        assert_eq!(r.peak_cgroup_mib, Some(220.0));
+        assert_eq!(r.mean_cgroup_mib, Some(210.0));
+        assert_eq!(
+            r.last_cgroup_mib,
+            Some(220.0),
+            "the last sample that had one"
+        );
         let empty = BrokerReport::of(7, &[], 3);
         assert_eq!(empty.peak_rss_mib, None);
         assert_eq!(empty.growth_percent(), None);
+        assert_eq!(empty.peak_cgroup_mib, None);
     }
 }

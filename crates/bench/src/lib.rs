@@ -508,8 +508,11 @@ async fn monitor(
         let errors: u64 = s.errors.values().sum();
         let sample = sampler.as_ref().and_then(|s| s.last());
         let rss = sample.map(|x| x.rss_bytes as f64 / (1024.0 * 1024.0));
+        let cgroup = sample
+            .and_then(|x| x.cgroup_bytes)
+            .map(|b| b as f64 / (1024.0 * 1024.0));
         eprintln!(
-            "[{:>6.0}s] {:.1}/s: started {} completed {} refused {} in flight {} errors {} p99 {}{}",
+            "[{:>6.0}s] {:.1}/s: started {} completed {} refused {} in flight {} errors {} p99 {}{}{}",
             now.duration_since(began).as_secs_f64(),
             stats.rate,
             s.started,
@@ -524,12 +527,14 @@ async fn monitor(
                 (Some(r), Some(c)) => format!(" | broker RSS {r:.1} MiB CPU {c:.0}%"),
                 (Some(r), None) => format!(" | broker RSS {r:.1} MiB"),
                 _ => String::new(),
-            }
+            },
+            cgroup.map_or(String::new(), |m| format!(" cgroup {m:.1} MiB")),
         );
         if soak {
             progress(&shared).timeline.push(SoakLine {
                 t_s: now.duration_since(stats.began).as_secs_f64().round(),
                 rss_mib: rss.map(|r| (r * 10.0).round() / 10.0),
+                cgroup_mib: cgroup.map(|m| (m * 10.0).round() / 10.0),
                 cpu_percent: sample.and_then(|x| x.cpu_percent).map(|c| c.round()),
                 started: s.started,
                 completed: s.completed,

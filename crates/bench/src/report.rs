@@ -81,6 +81,8 @@ pub struct SoakReport {
 pub struct SoakLine {
     pub t_s: f64,
     pub rss_mib: Option<f64>,
+    /// The broker's memory cgroup, when it has one (see [`crate::broker`]).
+    pub cgroup_mib: Option<f64>,
     pub cpu_percent: Option<f64>,
     pub started: u64,
     pub completed: u64,
@@ -226,6 +228,15 @@ impl Report {
                     String::new()
                 }
             );
+            if b.peak_cgroup_mib.is_some() {
+                let _ = writeln!(
+                    t,
+                    "broker's memory cgroup (its page cache included): peak {} mean {} last {}",
+                    mib(b.peak_cgroup_mib),
+                    mib(b.mean_cgroup_mib),
+                    mib(b.last_cgroup_mib),
+                );
+            }
         }
         if let Some(m) = &self.machine {
             let _ = writeln!(
