@@ -117,7 +117,8 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 1_000_000.0)]
     pub max_rate: f64,
 
-    /// Broker process to sample each second (/proc/PID/status VmRSS, /proc/PID/stat CPU).
+    /// Broker process to sample each second (/proc/PID/status VmRSS, /proc/PID/stat CPU, and
+    /// the memory of its cgroup, page cache included, when it runs in one of its own).
     #[arg(long, value_name = "PID")]
     pub broker_pid: Option<u32>,
 

@@ -266,7 +266,7 @@ impl FileJournal {
         self.tail.written_back = whole_pages;
         // The pages started at the write-out before this one have had a write-out's worth of
         // appends to reach the disk.
-        active.release_cache(from, false);
+        active.release_cache(from);
     }
 
     /// Where the disk writes started for the active segment end: every whole page before this
@@ -293,7 +293,7 @@ impl FileJournal {
         self.shared
             .durable
             .fetch_max(active.last_index(), Ordering::AcqRel);
-        active.release_cache(active.end(), true);
+        active.release_all_cache();
         self.create_segment(active.id + 1, active.last_index() + 1)?;
         self.prepare_spare();
         Ok(())
@@ -570,7 +570,7 @@ impl Flusher for FileFlusher {
                     .fail(format!("fsync of {} failed: {e}", active.path.display()));
                 return Err(Error::io(&active.path, e));
             }
-            active.release_cache(in_file, false);
+            active.release_cache(in_file);
         }
         Ok(self
             .shared

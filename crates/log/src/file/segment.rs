@@ -57,22 +57,19 @@ impl Segment {
 
     /// Drops the whole pages before `clean` (an offset the caller knows every page before is
     /// written to the disk) from the page cache, once at least [`RELEASE_STEP`] of them have
-    /// gathered; with `to_end` (a sealed segment), every page left at once.
+    /// gathered.
     ///
     /// Nothing writes into those pages again and the processor never reads them back
     /// (recovery and snapshots read the files), so cached they only grow the page cache by
     /// the log's whole write rate: memory counted against a container's limit (whose reclaim
     /// then runs in the appending threads) and, on a virtual machine, fresh pages each first
     /// touched at a price. Freed now, the same few pages serve the next appends. Pages that
-    /// are dirty again, or still being written, are skipped by the kernel.
-    pub fn release_cache(&self, clean: u64, to_end: bool) {
+    /// are dirty again, still being written, or briefly held elsewhere in the kernel are
+    /// skipped; [`Segment::release_all_cache`] takes them when the segment is sealed.
+    pub fn release_cache(&self, clean: u64) {
         let from = self.released.load(Ordering::Acquire);
-        let to = if to_end {
-            self.size
-        } else {
-            clean / PAGE * PAGE
-        };
-        if to < from + if to_end { 1 } else { RELEASE_STEP } {
+        let to = clean / PAGE * PAGE;
+        if to < from + RELEASE_STEP {
             return;
         }
         // The flusher and the appending thread both release: one of them does each step.
@@ -83,7 +80,18 @@ impl Segment {
         {
             return;
         }
-        if let Err(error) = super::drop_from_cache(&self.file, from, to - from) {
+        self.drop_from_cache(from, to - from);
+    }
+
+    /// Drops every page of a sealed (written and synced) segment from the page cache, those
+    /// skipped before included.
+    pub fn release_all_cache(&self) {
+        self.released.store(self.size, Ordering::Release);
+        self.drop_from_cache(0, self.size);
+    }
+
+    fn drop_from_cache(&self, offset: u64, len: u64) {
+        if let Err(error) = super::drop_from_cache(&self.file, offset, len) {
             tracing::debug!(path = %self.path.display(), %error, "cannot drop cached log pages");
         }
     }
