@@ -24,7 +24,10 @@ async fn call<T>(
     rpc: &'static str,
     work: impl Future<Output = Result<T, GatewayError>>,
 ) -> Result<Response<T>, Status> {
-    let span = tracing::info_span!("grpc", rpc);
+    // A debug span: at the default `info` level it costs nothing, where an enabled span per
+    // call (made, entered at every poll, closed) took ~2% of the broker's CPU at 2,000
+    // instances/s. What is logged at `info` and above names its RPC itself.
+    let span = tracing::debug_span!("grpc", rpc);
     let started = std::time::Instant::now();
     async move {
         match work.await {
@@ -38,7 +41,7 @@ async fn call<T>(
                 d.metrics.record(rpc, status.code(), started.elapsed());
                 match status.code() {
                     tonic::Code::Internal | tonic::Code::Unknown => {
-                        tracing::warn!(code = ?status.code(), message = status.message(), "failed")
+                        tracing::warn!(rpc, code = ?status.code(), message = status.message(), "failed")
                     }
                     _ => {
                         tracing::debug!(code = ?status.code(), message = status.message(), "refused")
