@@ -320,15 +320,22 @@ fn closed_and_read_back(journal: FileJournal, dir: &Path, n: u64, entry: &[u8]) 
     assert!(reader.next_entry().is_none());
 }
 
+/// A journal of four-MiB segments in `dir` with entries `1..=n` appended (each `entry`, asqn
+/// = index), none flushed.
+fn appended(dir: &Path, n: u64, entry: &[u8]) -> FileJournal {
+    let mut journal = FileJournal::open(dir, four_mib_segments()).expect("open");
+    for index in 1..=n {
+        journal.append(index, entry).expect("append");
+    }
+    journal
+}
+
 #[test]
 fn a_roll_before_the_spare_is_ready_makes_the_segment_at_once() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut journal = FileJournal::open(dir.path(), four_mib_segments()).expect("open");
     // A burst: several segments' worth as fast as it goes, so rolls find spares unfinished.
     let entry = vec![3u8; 512 * 1024];
-    for index in 1..=40 {
-        journal.append(index, &entry).expect("append");
-    }
+    let journal = appended(dir.path(), 40, &entry);
     closed_and_read_back(journal, dir.path(), 40, &entry);
 }
 
@@ -525,13 +532,10 @@ fn log_pages_on_the_disk_leave_the_page_cache() {
 #[test]
 fn an_unflushed_log_releases_its_pages_behind_the_writeback() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut journal = FileJournal::open(dir.path(), four_mib_segments()).expect("open");
     let entry = vec![7u8; 16 * 1024];
     // Five write-outs of 16 frames each: the pages started at each but the last may go, a
     // mebibyte at a time.
-    for index in 1..=80 {
-        journal.append(index, &entry).expect("append");
-    }
+    let journal = appended(dir.path(), 80, &entry);
     let started_before_last = (64 + 64 * (24 + 16 * 1024)) / 4096 * 4096;
     assert_eq!(
         journal.cache_released_up_to(),
