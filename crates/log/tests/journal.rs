@@ -530,6 +530,25 @@ fn log_pages_on_the_disk_leave_the_page_cache() {
 }
 
 #[test]
+fn recovery_leaves_no_segment_in_the_page_cache() {
+    // Opening reads every segment back to verify it: that read must not stay cached.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let entry = vec![5u8; 16 * 1024];
+    // 300 frames of 16 KiB: a sealed segment (255 fill 4 MiB) and part of the next.
+    closed_and_read_back(appended(dir.path(), 300, &entry), dir.path(), 300, &entry);
+    let journal = FileJournal::open(dir.path(), four_mib_segments()).expect("reopen");
+    if drops_clean_pages(dir.path()) {
+        for segment in ["segment-0000000001.log", "segment-0000000002.log"] {
+            let cached = cached_pages(&dir.path().join(segment), 4 * 1024 * 1024);
+            assert!(cached < 16, "{cached} pages of {segment} stayed cached");
+        }
+    } else {
+        eprintln!("skipping the page cache check: this file system keeps clean pages");
+    }
+    drop(journal);
+}
+
+#[test]
 fn an_unflushed_log_releases_its_pages_behind_the_writeback() {
     let dir = tempfile::tempdir().expect("tempdir");
     let entry = vec![7u8; 16 * 1024];

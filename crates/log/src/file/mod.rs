@@ -173,6 +173,15 @@ impl FileJournal {
         if journal.shared.segments().is_empty() {
             journal.create_segment(1, 1)?;
         }
+        // Recovery read every segment through the page cache, and nothing reads them again:
+        // after a restart they would otherwise sit in a container's memory until the kernel
+        // needs it (a 129.5 MiB peak of the broker's cgroup in a soak with restarts).
+        if let Some((active, sealed)) = journal.shared.segments().split_last() {
+            sealed
+                .iter()
+                .for_each(|segment| segment.release_all_cache());
+            active.release_cache_but_the_tail();
+        }
         journal.prepare_spare();
         Ok(journal)
     }

@@ -90,6 +90,16 @@ impl Segment {
         self.drop_from_cache(0, self.size);
     }
 
+    /// Drops every page but the one holding the end (the next frame goes into it) from the
+    /// page cache: what recovery read of the active segment, the zeros after the end included.
+    pub fn release_cache_but_the_tail(&self) {
+        let tail = self.end() / PAGE * PAGE;
+        self.released.store(tail, Ordering::Release);
+        self.drop_from_cache(0, tail);
+        let after = (tail + PAGE).min(self.size);
+        self.drop_from_cache(after, self.size - after);
+    }
+
     fn drop_from_cache(&self, offset: u64, len: u64) {
         if let Err(error) = super::drop_from_cache(&self.file, offset, len) {
             tracing::debug!(path = %self.path.display(), %error, "cannot drop cached log pages");
