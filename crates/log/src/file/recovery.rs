@@ -57,7 +57,7 @@ pub(super) fn recover(dir: &Path, config: &FileJournalConfig) -> Result<Recovere
     let mut last_asqn = None;
     let mut report = RecoveryReport::default();
     let count = paths.len();
-    let mut frames = FrameReader::new(1024 * 1024);
+    let mut frames = FrameReader::dropping_behind(1024 * 1024);
 
     for (position, (id, path)) in paths.into_iter().enumerate() {
         let is_last = position + 1 == count;

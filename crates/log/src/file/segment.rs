@@ -195,6 +195,9 @@ pub struct FrameReader {
     /// The segment the buffer holds bytes of.
     segment: u64,
     window: usize,
+    /// Whether the pages of a window read are dropped from the page cache when the next one
+    /// of the same segment is read (see [`FrameReader::dropping_behind`]).
+    drop_behind: bool,
 }
 
 impl FrameReader {
@@ -204,6 +207,17 @@ impl FrameReader {
             start: 0,
             segment: 0,
             window,
+            drop_behind: false,
+        }
+    }
+
+    /// A reader for one pass over the files while nothing writes (recovery): what it has read
+    /// leaves the page cache as it goes on, so reading a whole log back at a restart does not
+    /// fill a container's memory with it, even for a moment.
+    pub fn dropping_behind(window: usize) -> Self {
+        Self {
+            drop_behind: true,
+            ..Self::new(window)
         }
     }
 
@@ -217,6 +231,11 @@ impl FrameReader {
         let wanted_end = offset + len as u64;
         let buffered_end = self.start + self.buf.len() as u64;
         if segment.id != self.segment || offset < self.start || wanted_end > buffered_end {
+            if self.drop_behind && segment.id == self.segment && offset > self.start {
+                // The whole pages read before the new window; those it reads again stay.
+                let behind = buffered_end.min(offset) - self.start;
+                segment.drop_from_cache(self.start, behind);
+            }
             self.segment = segment.id;
             let read_len = (self.window.max(len) as u64).min(limit.saturating_sub(offset));
             if read_len < len as u64 {
