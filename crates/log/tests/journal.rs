@@ -397,12 +397,9 @@ fn committed_entries_are_readable_before_any_flush() {
 #[test]
 fn a_quarter_mebibyte_of_appends_is_written_without_a_flush_and_a_drop_writes_the_rest() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut journal = FileJournal::open(dir.path(), four_mib_segments()).expect("open");
     // 16 frames of 16 KiB and 24 header bytes each pass 256 KiB; 15 do not.
     let entry = vec![7u8; 16 * 1024];
-    for index in 1..=15 {
-        journal.append(index, &entry).expect("append");
-    }
+    let mut journal = appended(dir.path(), 15, &entry);
     assert_eq!(first_frame_length_in_file(dir.path()), 0, "under 256 KiB");
     journal.append(16, &entry).expect("append");
     assert_eq!(first_frame_length_in_file(dir.path()) as usize, entry.len());
@@ -419,11 +416,8 @@ fn appends_written_out_without_a_flush_start_their_way_to_the_disk() {
     // A journal nobody flushes (`--log-flush none`) must not keep a whole segment in dirty
     // pages for the roll's sync to write while appends wait.
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut journal = FileJournal::open(dir.path(), four_mib_segments()).expect("open");
     let entry = vec![7u8; 16 * 1024];
-    for index in 1..=15 {
-        journal.append(index, &entry).expect("append");
-    }
+    let mut journal = appended(dir.path(), 15, &entry);
     assert_eq!(
         journal.writeback_started_up_to(),
         0,
