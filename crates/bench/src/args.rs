@@ -122,7 +122,8 @@ pub struct BenchArgs {
     #[arg(long, value_name = "PID")]
     pub broker_pid: Option<u32>,
 
-    /// Soak: run the load this long instead of --duration, printing the broker's RSS as it goes.
+    /// Soak: run the load this long instead of --duration, printing the broker's RSS (and its
+    /// cgroup's memory, see --broker-pid) as it goes.
     #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     pub soak: Option<Duration>,
 
