@@ -5,9 +5,11 @@ use std::sync::Arc;
 
 use beeline_protocol::intent::{
     ErrorIntent, JobBatchIntent, JobIntent, MessageIntent, MessageSubscriptionIntent,
-    ProcessMessageSubscriptionIntent, TimerIntent,
+    ProcessInstanceIntent, ProcessMessageSubscriptionIntent, TimerIntent,
 };
-use beeline_protocol::value::{ErrorRecord, JobBatchRecord, JobRecord, MessageRecord, TimerRecord};
+use beeline_protocol::value::{
+    ErrorRecord, JobBatchRecord, JobRecord, MessageRecord, ProcessInstanceRecord, TimerRecord,
+};
 use beeline_protocol::{Intent, Record, RecordType, RejectionType, key};
 use beeline_state::{Store, WriteBatch};
 
@@ -168,47 +170,83 @@ impl Engine {
         records: &mut Vec<Record>,
         output: &mut Output,
     ) -> Result<(), ProcessingError> {
-        let mut follow_ups: VecDeque<(usize, Record)> = VecDeque::new();
-        let mut next = Some(command.clone());
-        let mut follow_up = false;
-        while let Some(current) = next.take() {
-            let mut ctx = ProcessingContext {
-                follow_up,
-                state,
-                appliers: &self.appliers,
-                source_position: command.position,
-                timestamp: command.timestamp,
-                partition_id: self.config.partition_id,
-                partition_count: self.config.partition_count,
-                records,
-                follow_ups: &mut follow_ups,
-                output,
-                job_push: self.config.job_push.as_deref(),
+        let mut follow_ups: VecDeque<usize> = VecDeque::new();
+        self.process_one(
+            state,
+            command,
+            command,
+            false,
+            records,
+            &mut follow_ups,
+            output,
+        )?;
+        while records.len() < self.config.max_batch_records {
+            let Some(index) = follow_ups.pop_front() else {
+                return Ok(());
             };
-            match self.processors.get(current.intent) {
-                Some(processor) => processor.process(&current, &mut ctx)?,
-                None => ctx.reject(
-                    &current,
+            // The follow-up is processed where it was written: taken out of `records` while
+            // its processor appends after it, and put back, so no command is copied.
+            let current = std::mem::replace(&mut records[index], taken_out());
+            let processed = self.process_one(
+                state,
+                command,
+                &current,
+                true,
+                records,
+                &mut follow_ups,
+                output,
+            );
+            records[index] = current;
+            processed?;
+        }
+        // The rest runs in later batches: mark what is still queued as unprocessed so the
+        // stream processor picks it up from the log.
+        for index in follow_ups {
+            records[index].processed = false;
+        }
+        Ok(())
+    }
+
+    /// Runs the processor of `current`: the batch's `command`, or one of its follow-ups.
+    #[allow(clippy::too_many_arguments)]
+    fn process_one(
+        &self,
+        state: &mut EngineState<'_>,
+        command: &Record,
+        current: &Record,
+        follow_up: bool,
+        records: &mut Vec<Record>,
+        follow_ups: &mut VecDeque<usize>,
+        output: &mut Output,
+    ) -> Result<(), ProcessingError> {
+        let mut ctx = ProcessingContext {
+            follow_up,
+            state,
+            appliers: &self.appliers,
+            source_position: command.position,
+            timestamp: command.timestamp,
+            partition_id: self.config.partition_id,
+            partition_count: self.config.partition_count,
+            records,
+            follow_ups,
+            output,
+            job_push: self.config.job_push.as_deref(),
+        };
+        match self.processors.get(current.intent) {
+            Some(processor) => processor.process(current, &mut ctx),
+            None => {
+                ctx.reject(
+                    current,
                     RejectionType::ProcessingError,
                     format!(
                         "Beeline does not process {} {} commands",
                         current.value_type().name(),
                         current.intent.name()
                     ),
-                ),
+                );
+                Ok(())
             }
-            if records.len() >= self.config.max_batch_records {
-                // The rest runs in later batches: mark what is still queued as unprocessed so
-                // the stream processor picks it up from the log.
-                for (index, _) in follow_ups.drain(..) {
-                    records[index].processed = false;
-                }
-                break;
-            }
-            next = follow_ups.pop_front().map(|(_, record)| record);
-            follow_up = true;
         }
-        Ok(())
     }
 
     /// A batch that only rejects `command`.
@@ -504,6 +542,16 @@ impl Engine {
     }
 }
 
+/// What stands in a batch's records for the follow-up command being processed: a record
+/// that allocates nothing.
+fn taken_out() -> Record {
+    Record::event(
+        0,
+        ProcessInstanceIntent::ElementActivating,
+        ProcessInstanceRecord::default(),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -742,5 +790,109 @@ mod tests {
                 .contains("does not process PROCESS_INSTANCE SUSPEND")
         );
         assert!(!engine.processes(ProcessInstanceIntent::Suspend.into()));
+    }
+    /// Activates `step-N` by writing an event and the follow-up that activates `step-N+1`,
+    /// up to `step-5`.
+    struct ChainProcessor;
+
+    impl CommandProcessor for ChainProcessor {
+        fn process(
+            &self,
+            command: &Record,
+            ctx: &mut ProcessingContext<'_, '_>,
+        ) -> Result<(), ProcessingError> {
+            let record = value_of::<ProcessInstanceRecord>(command)?;
+            let step: u32 = record.element_id["step-".len()..].parse().unwrap();
+            ctx.append_event(
+                command.key,
+                ProcessInstanceIntent::ElementActivated,
+                record.clone(),
+            )?;
+            if step < 5 {
+                let next = ProcessInstanceRecord {
+                    element_id: format!("step-{}", step + 1),
+                    ..record.clone()
+                };
+                ctx.append_command(command.key, ProcessInstanceIntent::ActivateElement, next);
+            }
+            Ok(())
+        }
+    }
+
+    fn chain_engine(max_batch_records: usize) -> Engine {
+        let mut config = EngineConfig::new(1);
+        config.max_batch_records = max_batch_records;
+        let mut engine = Engine::new(config);
+        engine
+            .processors_mut()
+            .register(ProcessInstanceIntent::ActivateElement, ChainProcessor);
+        engine
+    }
+
+    fn step(position: i64, step: u32) -> Record {
+        let mut command = activate(position, 9);
+        command.value = ProcessInstanceRecord {
+            element_id: format!("step-{step}"),
+            ..Default::default()
+        }
+        .into();
+        command
+    }
+
+    /// Each record's type, element and whether it was processed in its batch.
+    fn steps(result: &ProcessingResult) -> Vec<(RecordType, String, bool)> {
+        result
+            .records
+            .iter()
+            .map(|r| {
+                let id = &r.value_as::<ProcessInstanceRecord>().unwrap().element_id;
+                (r.record_type, id.clone(), r.processed)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn follow_ups_are_processed_in_order_within_the_batch_and_written_as_they_were() {
+        let (engine, store) = (chain_engine(1000), MemStore::new());
+        let result = run(&engine, &store, &step(1, 1));
+        let event = |n: u32| (RecordType::Event, format!("step-{n}"), false);
+        let follow_up = |n: u32| (RecordType::Command, format!("step-{n}"), true);
+        assert_eq!(
+            steps(&result),
+            vec![
+                event(1),
+                follow_up(2),
+                event(2),
+                follow_up(3),
+                event(3),
+                follow_up(4),
+                event(4),
+                follow_up(5),
+                event(5),
+            ]
+        );
+    }
+
+    #[test]
+    fn follow_ups_past_the_batch_limit_are_left_for_later_batches() {
+        let (engine, store) = (chain_engine(4), MemStore::new());
+        let result = run(&engine, &store, &step(1, 1));
+        let event = |n: u32| (RecordType::Event, format!("step-{n}"), false);
+        assert_eq!(
+            steps(&result),
+            vec![
+                event(1),
+                (RecordType::Command, "step-2".into(), true),
+                event(2),
+                (RecordType::Command, "step-3".into(), false),
+            ],
+            "the batch stops once it holds 4 records; step-3 waits in the log"
+        );
+        let rest = run(&engine, &store, &step(5, 3));
+        assert_eq!(
+            steps(&rest)[0],
+            event(3),
+            "the command left unprocessed runs as a batch of its own"
+        );
     }
 }

@@ -87,7 +87,7 @@ pub struct ProcessingContext<'a, 's> {
     pub(crate) partition_count: u16,
     pub(crate) records: &'a mut Vec<Record>,
     /// Follow-up commands waiting in this batch, with their index in `records`.
-    pub(crate) follow_ups: &'a mut VecDeque<(usize, Record)>,
+    pub(crate) follow_ups: &'a mut VecDeque<usize>,
     pub(crate) output: &'a mut Output,
     /// Whether the command being processed is a follow-up of the batch's command: only the
     /// batch's command answers the request that sent it.
@@ -168,8 +168,7 @@ impl<'s> ProcessingContext<'_, 's> {
     pub fn append_command<V: Value>(&mut self, key: i64, intent: V::Intent, value: V) {
         let mut record = self.record(RecordType::Command, key, intent.into(), value.into());
         record.processed = true;
-        self.follow_ups
-            .push_back((self.records.len(), record.clone()));
+        self.follow_ups.push_back(self.records.len());
         self.records.push(record);
     }
 

@@ -13,16 +13,16 @@ pub(crate) struct ElementActivatingApplier;
 
 impl EventApplier for ElementActivatingApplier {
     fn apply(&self, event: &Record, state: &mut EngineState<'_>) -> Result<(), ProcessingError> {
-        let record = value_of::<ProcessInstanceRecord>(event)?.clone();
+        let record = value_of::<ProcessInstanceRecord>(event)?;
         let scope = record.flow_scope_key;
         state
             .element_instances_mut()
-            .create(event.key, &record, event.intent.value().into())?;
+            .create(event.key, record, event.intent.value().into())?;
         if scope <= 0 {
             return Ok(());
         }
         state.variables_mut().set_parent(event.key, scope);
-        let (process, index) = deployed_element(state, &record)?;
+        let (process, index) = deployed_element(state, record)?;
         let element = &process.model[index];
         let consumed = if is_joining(&process.model, index) {
             let mut consumed = 0;

@@ -15,8 +15,8 @@ pub(crate) struct ElementEndedApplier;
 
 impl EventApplier for ElementEndedApplier {
     fn apply(&self, event: &Record, state: &mut EngineState<'_>) -> Result<(), ProcessingError> {
-        let record = value_of::<ProcessInstanceRecord>(event)?.clone();
-        let (process, index) = deployed_element(state, &record)?;
+        let record = value_of::<ProcessInstanceRecord>(event)?;
+        let (process, index) = deployed_element(state, record)?;
         let element = &process.model[index];
         state.element_instances_mut().remove(event.key)?;
         // Only a flow scope (the process, a sub-process) counts the flows taken into it.

@@ -14,12 +14,12 @@ pub(crate) struct SequenceFlowTakenApplier;
 
 impl EventApplier for SequenceFlowTakenApplier {
     fn apply(&self, event: &Record, state: &mut EngineState<'_>) -> Result<(), ProcessingError> {
-        let record = value_of::<ProcessInstanceRecord>(event)?.clone();
+        let record = value_of::<ProcessInstanceRecord>(event)?;
         let scope = record.flow_scope_key;
         state
             .element_instances_mut()
             .update(scope, |s| s.active_flows += 1)?;
-        let process = deployed(state, &record)?;
+        let process = deployed(state, record)?;
         if let Some(ElementRef::SequenceFlow(flow)) = process.model.lookup(&record.element_id) {
             let target = process.model[flow].target;
             if is_joining(&process.model, target) {

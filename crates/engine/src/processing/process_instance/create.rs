@@ -19,7 +19,7 @@ impl CommandProcessor for ProcessInstanceCreateProcessor {
         command: &Record,
         ctx: &mut ProcessingContext<'_, '_>,
     ) -> Result<(), ProcessingError> {
-        let request = value_of::<ProcessInstanceCreationRecord>(command)?.clone();
+        let request = value_of::<ProcessInstanceCreationRecord>(command)?;
         let definition_key = if request.process_definition_key > 0 {
             request.process_definition_key
         } else if request.bpmn_process_id.is_empty() {
@@ -130,19 +130,9 @@ impl CommandProcessor for ProcessInstanceCreateProcessor {
         let record = super::root_record(&process, instance_key);
         create_local(ctx, instance_key, &variables, &VariableOwner::of(&record))?;
         if start_elements.is_empty() {
-            ctx.append_command(
-                instance_key,
-                ProcessInstanceIntent::ActivateElement,
-                record.clone(),
-            );
+            ctx.append_command(instance_key, ProcessInstanceIntent::ActivateElement, record);
         } else {
-            activate_at(
-                ctx,
-                instance_key,
-                record.clone(),
-                &process.model,
-                &start_elements,
-            )?;
+            activate_at(ctx, instance_key, record, &process.model, &start_elements)?;
         }
         let created = ProcessInstanceCreationRecord {
             bpmn_process_id: process.bpmn_process_id.clone(),
@@ -165,7 +155,7 @@ impl CommandProcessor for ProcessInstanceCreateProcessor {
                 instance_key,
                 AwaitingResult {
                     request: command.position,
-                    fetch_variables: request.fetch_variables,
+                    fetch_variables: request.fetch_variables.clone(),
                 },
             );
             ctx.respond_later();
