@@ -96,6 +96,31 @@ impl InstanceCache {
         entries.insert(key, Cached { value, change });
     }
 
+    /// Applies `change` to the instance at `key` where the cache holds it, if it exists. The
+    /// cache's copy is changed in place unless a caller still holds what it read (which keeps
+    /// the value it read).
+    fn update(
+        &self,
+        txn: &Transaction<'_>,
+        key: i64,
+        change: impl FnOnce(&mut ElementInstance),
+    ) -> Result<()> {
+        if self.get(txn, key)?.is_none() {
+            return Ok(());
+        }
+        let mut entries = self.entries.borrow_mut();
+        let Some(cached) = entries.get_mut(&key) else {
+            return Ok(());
+        };
+        if let Some(value) = cached.value.as_mut() {
+            change(Rc::make_mut(value));
+            if cached.change != Change::Created {
+                cached.change = Change::Changed;
+            }
+        }
+        Ok(())
+    }
+
     /// Writes the changed instances to the transaction, and forgets them all.
     pub(super) fn flush(&mut self, txn: &mut Transaction<'_>) {
         for (key, cached) in self.entries.get_mut().drain() {
@@ -182,13 +207,7 @@ impl<'t, 's> MutableElementInstanceState<'t, 's> {
 
     /// Changes an instance, if it exists.
     pub fn update(&mut self, key: i64, change: impl FnOnce(&mut ElementInstance)) -> Result<()> {
-        if let Some(value) = self.get(key)? {
-            // The cache's copy is the only one unless a caller still holds what it read.
-            let mut value = Rc::unwrap_or_clone(value);
-            change(&mut value);
-            self.cache.set(key, Some(Rc::new(value)), false);
-        }
-        Ok(())
+        self.cache.update(self.txn, key, change)
     }
 
     /// Removes a completed or terminated instance from its scope.
@@ -358,5 +377,19 @@ mod tests {
             vec![(1, true), (2, false)],
             "a stored instance removed leaves a delete"
         );
+    }
+
+    #[test]
+    fn an_instance_read_before_a_change_keeps_what_was_read() {
+        let batch = writes(|state| {
+            let before = state.get(1).unwrap().unwrap();
+            state.update(1, |s| s.active_flows = 7).unwrap();
+            assert_eq!(
+                before.active_flows, 0,
+                "the value read is not changed under its reader"
+            );
+            assert_eq!(state.get(1).unwrap().unwrap().active_flows, 7);
+        });
+        assert_eq!(instance_writes(&batch), vec![(1, true)]);
     }
 }
