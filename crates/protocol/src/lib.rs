@@ -9,6 +9,7 @@ pub mod intent;
 mod json;
 pub mod key;
 pub mod partitioning;
+pub mod protobuf;
 mod record;
 pub mod value;
 

@@ -153,7 +153,8 @@ impl<'t, 's> MutableDecisionState<'t, 's> {
                 version,
                 key: value_key,
             };
-            self.txn.put(key, prost::Message::encode_to_vec(&latest));
+            self.txn
+                .put(key, beeline_protocol::protobuf::encode_to_vec(&latest));
         }
         Ok(())
     }
@@ -163,7 +164,7 @@ impl<'t, 's> MutableDecisionState<'t, 's> {
         stored.duplicate = false;
         self.txn.put(
             requirements(record.decision_requirements_key),
-            prost::Message::encode_to_vec(&stored),
+            beeline_protocol::protobuf::encode_to_vec(&stored),
         );
         self.raise_latest(
             ColumnFamily::LatestDecisionRequirementsVersions,
@@ -178,7 +179,7 @@ impl<'t, 's> MutableDecisionState<'t, 's> {
         stored.duplicate = false;
         self.txn.put(
             decision(record.decision_key),
-            prost::Message::encode_to_vec(&stored),
+            beeline_protocol::protobuf::encode_to_vec(&stored),
         );
         self.txn.put(
             decision_version(&record.decision_id, record.version),

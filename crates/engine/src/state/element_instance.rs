@@ -125,12 +125,14 @@ impl InstanceCache {
     pub(super) fn flush(&mut self, txn: &mut Transaction<'_>) {
         for (key, cached) in self.entries.get_mut().drain() {
             match (cached.change, cached.value) {
-                (Change::Created, Some(value)) => {
-                    txn.insert(instance(key), prost::Message::encode_to_vec(&*value))
-                }
-                (Change::Changed, Some(value)) => {
-                    txn.put(instance(key), prost::Message::encode_to_vec(&*value))
-                }
+                (Change::Created, Some(value)) => txn.insert(
+                    instance(key),
+                    beeline_protocol::protobuf::encode_to_vec(&*value),
+                ),
+                (Change::Changed, Some(value)) => txn.put(
+                    instance(key),
+                    beeline_protocol::protobuf::encode_to_vec(&*value),
+                ),
                 (Change::Removed, _) => txn.delete(instance(key)),
                 _ => {}
             }

@@ -67,8 +67,10 @@ impl<'t, 's> MutableEventTriggerState<'t, 's> {
     }
 
     pub fn put(&mut self, key: i64, event: &ProcessEventRecord) {
-        self.txn
-            .insert(trigger(key), prost::Message::encode_to_vec(event));
+        self.txn.insert(
+            trigger(key),
+            beeline_protocol::protobuf::encode_to_vec(event),
+        );
         self.txn.insert(by_scope(event.scope_key, key), Vec::new());
     }
 

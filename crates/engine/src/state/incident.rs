@@ -60,8 +60,10 @@ impl<'t, 's> MutableIncidentState<'t, 's> {
     }
 
     pub fn create(&mut self, key: i64, record: &IncidentRecord) {
-        self.txn
-            .insert(incident(key), prost::Message::encode_to_vec(record));
+        self.txn.insert(
+            incident(key),
+            beeline_protocol::protobuf::encode_to_vec(record),
+        );
         if record.job_key > 0 {
             self.txn
                 .put(by_job(record.job_key), key.to_be_bytes().to_vec());

@@ -129,7 +129,7 @@ impl<'t, 's> MutableJobState<'t, 's> {
             record: Some(record.clone()),
             state: state as u32,
         };
-        let bytes = prost::Message::encode_to_vec(&value);
+        let bytes = beeline_protocol::protobuf::encode_to_vec(&value);
         if new {
             self.txn.insert(job(key), bytes);
         } else {

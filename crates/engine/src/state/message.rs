@@ -151,8 +151,10 @@ impl<'t, 's> MutableMessageState<'t, 's> {
 
     /// Stores a newly published message (its key is new, so are all its index entries).
     pub fn insert(&mut self, message_key: i64, message: &MessageRecord) {
-        self.txn
-            .insert(by_key(message_key), prost::Message::encode_to_vec(message));
+        self.txn.insert(
+            by_key(message_key),
+            beeline_protocol::protobuf::encode_to_vec(message),
+        );
         self.txn.insert(
             by_name(&message.name, &message.correlation_key, message_key),
             Vec::new(),
@@ -221,7 +223,7 @@ impl<'t, 's> MutableMessageState<'t, 's> {
         };
         self.txn.put(
             key_of_instance(process_instance_key),
-            prost::Message::encode_to_vec(&lock),
+            beeline_protocol::protobuf::encode_to_vec(&lock),
         );
     }
 

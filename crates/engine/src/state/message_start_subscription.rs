@@ -89,7 +89,7 @@ impl<'t, 's> MutableMessageStartSubscriptionState<'t, 's> {
         };
         self.txn.insert(
             subscription(&record.message_name, record.process_definition_key),
-            prost::Message::encode_to_vec(&stored),
+            beeline_protocol::protobuf::encode_to_vec(&stored),
         );
         self.txn.insert(
             by_process(record.process_definition_key, &record.message_name),

@@ -110,7 +110,7 @@ impl<'t, 's> MutableMessageSubscriptionState<'t, 's> {
         };
         self.txn.insert(
             subscription(record.element_instance_key, &record.message_name),
-            prost::Message::encode_to_vec(&stored),
+            beeline_protocol::protobuf::encode_to_vec(&stored),
         );
         self.txn.insert(
             by_name(
@@ -135,7 +135,7 @@ impl<'t, 's> MutableMessageSubscriptionState<'t, 's> {
         change(&mut stored);
         self.txn.put(
             subscription(record.element_instance_key, &record.message_name),
-            prost::Message::encode_to_vec(&stored),
+            beeline_protocol::protobuf::encode_to_vec(&stored),
         );
         Ok(())
     }

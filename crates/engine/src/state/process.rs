@@ -157,8 +157,10 @@ impl<'t, 's> MutableProcessState<'t, 's> {
         let key = record.process_definition_key;
         let mut stored = record.clone();
         stored.duplicate = false;
-        self.txn
-            .put(definition(key), prost::Message::encode_to_vec(&stored));
+        self.txn.put(
+            definition(key),
+            beeline_protocol::protobuf::encode_to_vec(&stored),
+        );
         self.txn.put(
             version(&record.bpmn_process_id, record.version),
             key.to_be_bytes().to_vec(),
@@ -175,7 +177,7 @@ impl<'t, 's> MutableProcessState<'t, 's> {
             };
             self.txn.put(
                 latest(&record.bpmn_process_id),
-                prost::Message::encode_to_vec(&latest_version),
+                beeline_protocol::protobuf::encode_to_vec(&latest_version),
             );
         }
         Ok(())
@@ -189,7 +191,7 @@ impl<'t, 's> MutableProcessState<'t, 's> {
     ) {
         self.txn.put(
             pending(distribution_key, partition),
-            prost::Message::encode_to_vec(record),
+            beeline_protocol::protobuf::encode_to_vec(record),
         );
     }
 

@@ -98,7 +98,7 @@ impl<'t, 's> MutableProcessMessageSubscriptionState<'t, 's> {
         };
         self.txn.put(
             subscription(record.element_instance_key, &record.message_name),
-            prost::Message::encode_to_vec(&stored),
+            beeline_protocol::protobuf::encode_to_vec(&stored),
         );
         let pending_key = pending(record.element_instance_key, &record.message_name);
         if state == SubscriptionLifecycle::Created {

@@ -90,7 +90,7 @@ impl<'t, 's> MutableSignalSubscriptionState<'t, 's> {
     pub fn insert(&mut self, key: i64, record: &SignalSubscriptionRecord) {
         self.txn.insert(
             subscription(&record.signal_name, key),
-            prost::Message::encode_to_vec(record),
+            beeline_protocol::protobuf::encode_to_vec(record),
         );
         self.txn.insert(
             by_scope(scope_of(record), key),

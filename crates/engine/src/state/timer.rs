@@ -93,8 +93,10 @@ impl<'t, 's> MutableTimerState<'t, 's> {
 
     /// Stores a new timer (its key is new, so are its index entries).
     pub fn insert(&mut self, key: i64, record: &TimerRecord) {
-        self.txn
-            .insert(timer(key), prost::Message::encode_to_vec(record));
+        self.txn.insert(
+            timer(key),
+            beeline_protocol::protobuf::encode_to_vec(record),
+        );
         self.txn
             .insert(by_due_date(record.due_date, key), Vec::new());
         self.txn.insert(by_scope(scope_of(record), key), Vec::new());

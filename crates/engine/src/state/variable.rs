@@ -154,7 +154,7 @@ impl<'t, 's> MutableVariableState<'t, 's> {
         };
         self.txn.insert(
             variable(scope, name),
-            prost::Message::encode_to_vec(&stored),
+            beeline_protocol::protobuf::encode_to_vec(&stored),
         );
     }
 
@@ -165,7 +165,7 @@ impl<'t, 's> MutableVariableState<'t, 's> {
         };
         self.txn.put(
             variable(scope, name),
-            prost::Message::encode_to_vec(&stored),
+            beeline_protocol::protobuf::encode_to_vec(&stored),
         );
     }
 

@@ -99,7 +99,7 @@ macro_rules! record_values {
 
             pub(crate) fn encode(&self, out: &mut Vec<u8>) {
                 match self {
-                    $( RecordValue::$variant(v) => prost::Message::encode_raw(v, out), )*
+                    $( RecordValue::$variant(v) => crate::protobuf::encode_into(v, out), )*
                 }
             }
 
