@@ -21,6 +21,9 @@
 //! - Job hand-off latency: the time from the request that made a job (CreateProcessInstance for
 //!   the first task, the previous task's CompleteJob after it; `benchJobT`) to the job reaching
 //!   a worker, for tasks created in the same batch as that request.
+//! - Start lateness: how long after its due time the starter's timer fired for an instance
+//!   (tokio's timer wheel ticks each millisecond). It is part of the instance latency and the
+//!   tool's own, so a reader can tell it from the engine's.
 //! - Backpressure ratio: starts refused with RESOURCE_EXHAUSTED over starts attempted. A
 //!   refused start is not retried (as Camunda's benchmark starter does not).
 

@@ -195,6 +195,7 @@ pub async fn start_phase(
     for n in 0..total {
         let due = stats.began + schedule.due(n);
         tokio::time::sleep_until(due.into()).await;
+        stats.start_due(Instant::now().saturating_duration_since(due));
         let Ok(permit) = ctx.start_permits.clone().acquire_owned().await else {
             break;
         };

@@ -195,6 +195,11 @@ impl Report {
         );
         let _ = writeln!(
             t,
+            "start lateness (intended start to the starter's timer; part of the instance latency): {}",
+            percentiles(&r.start_lateness)
+        );
+        let _ = writeln!(
+            t,
             "backpressure: {:.2}% of {} start attempts refused (RESOURCE_EXHAUSTED)",
             r.backpressure_ratio * 100.0,
             r.attempted

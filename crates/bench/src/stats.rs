@@ -92,6 +92,8 @@ pub struct PhaseStats {
     latency: Mutex<Histogram<u64>>,
     /// Job hand-off latency, µs.
     activation: Mutex<Histogram<u64>>,
+    /// Start lateness, µs: the intended start to the starter's timer firing for it.
+    lateness: Mutex<Histogram<u64>>,
     requests: Mutex<BTreeMap<Rpc, u64>>,
     errors: Mutex<BTreeMap<(Rpc, &'static str), u64>>,
     /// When the phase began (its origin for `last_completion_us`).
@@ -111,6 +113,7 @@ impl PhaseStats {
             last_completion_us: AtomicU64::new(0),
             latency: Mutex::new(histogram()),
             activation: Mutex::new(histogram()),
+            lateness: Mutex::new(histogram()),
             requests: Mutex::new(BTreeMap::new()),
             errors: Mutex::new(BTreeMap::new()),
             began,
@@ -144,6 +147,12 @@ impl PhaseStats {
             .unwrap_or(u64::MAX)
             .max(1);
         lock(&self.activation).saturating_record(us);
+    }
+
+    /// The starter's timer fired `late` after a start's intended time.
+    pub fn start_due(&self, late: Duration) {
+        let us = u64::try_from(late.as_micros()).unwrap_or(u64::MAX).max(1);
+        lock(&self.lateness).saturating_record(us);
     }
 
     pub fn end_starts(&self, at: Instant) {
@@ -203,6 +212,7 @@ impl PhaseStats {
             completed_per_s: per_s(completed, last_completion.as_secs_f64()),
             latency: Percentiles::of(&lock(&self.latency)),
             job_activation: Percentiles::of(&lock(&self.activation)),
+            start_lateness: Percentiles::of(&lock(&self.lateness)),
             backpressure_ratio: if attempted > 0 {
                 (refused as f64 / attempted as f64 * 1e6).round() / 1e6
             } else {
@@ -238,6 +248,9 @@ pub struct PhaseSummary {
     pub latency: Percentiles,
     /// Job hand-off latency: the request that made a job to the job reaching a worker.
     pub job_activation: Percentiles,
+    /// Start lateness: the intended start to the starter's timer firing for it (the tool's own
+    /// delay: tokio's timer has a 1 ms granularity; part of the instance latency).
+    pub start_lateness: Percentiles,
     /// Refused starts (RESOURCE_EXHAUSTED) over attempted starts.
     pub backpressure_ratio: f64,
     pub requests: BTreeMap<String, u64>,
@@ -312,6 +325,8 @@ mod tests {
             s.completed(Duration::from_millis(i), t0 + Duration::from_millis(4000));
         }
         s.activated(Duration::from_micros(1500));
+        s.start_due(Duration::from_micros(400));
+        s.start_due(Duration::from_micros(900));
         s.end_starts(t0 + Duration::from_secs(2));
         let sum = s.summary(t0 + Duration::from_secs(10));
         assert_eq!(sum.seconds, 2.0);
@@ -326,6 +341,9 @@ mod tests {
         assert!((98.9..=99.1).contains(&p99), "{p99}");
         assert!((99.9..=100.1).contains(&sum.latency.max_ms.unwrap()));
         assert_eq!(sum.job_activation.samples, 1);
+        assert_eq!(sum.start_lateness.samples, 2);
+        let late = sum.start_lateness.max_ms.unwrap();
+        assert!((0.89..=0.91).contains(&late), "{late}");
         assert_eq!(sum.errors["RESOURCE_EXHAUSTED"], 2);
         assert_eq!(sum.errors["NOT_FOUND"], 1);
         assert_eq!(sum.errors_by_rpc["CompleteJob"]["NOT_FOUND"], 1);
