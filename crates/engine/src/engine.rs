@@ -171,15 +171,7 @@ impl Engine {
         output: &mut Output,
     ) -> Result<(), ProcessingError> {
         let mut follow_ups: VecDeque<usize> = VecDeque::new();
-        self.process_one(
-            state,
-            command,
-            command,
-            false,
-            records,
-            &mut follow_ups,
-            output,
-        )?;
+        self.process_one(state, command, None, records, &mut follow_ups, output)?;
         while records.len() < self.config.max_batch_records {
             let Some(index) = follow_ups.pop_front() else {
                 return Ok(());
@@ -190,8 +182,7 @@ impl Engine {
             let processed = self.process_one(
                 state,
                 command,
-                &current,
-                true,
+                Some(&current),
                 records,
                 &mut follow_ups,
                 output,
@@ -207,20 +198,19 @@ impl Engine {
         Ok(())
     }
 
-    /// Runs the processor of `current`: the batch's `command`, or one of its follow-ups.
-    #[allow(clippy::too_many_arguments)]
+    /// Runs the processor of the batch's `command`, or of one of its follow-ups.
     fn process_one(
         &self,
         state: &mut EngineState<'_>,
         command: &Record,
-        current: &Record,
-        follow_up: bool,
+        follow_up: Option<&Record>,
         records: &mut Vec<Record>,
         follow_ups: &mut VecDeque<usize>,
         output: &mut Output,
     ) -> Result<(), ProcessingError> {
+        let current = follow_up.unwrap_or(command);
         let mut ctx = ProcessingContext {
-            follow_up,
+            follow_up: follow_up.is_some(),
             state,
             appliers: &self.appliers,
             source_position: command.position,
