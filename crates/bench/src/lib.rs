@@ -260,7 +260,7 @@ pub async fn run_until(
         .zip(machine::CpuTimes::read())
         .and_then(|(before, after)| {
             let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-            machine::MachineReport::between(before, after, cpus)
+            machine::MachineReport::between(before, after, cpus, machine::cpu_model())
         });
     let soak = args.soak.map(|length| {
         let growth = broker.as_ref().and_then(BrokerReport::growth_percent);

@@ -1,6 +1,8 @@
 //! The machine's CPU over a run, from /proc/stat: how busy it was, and how much time the host
 //! took from it ("steal"). On a shared virtual machine, stolen time shows up as latency that no
 //! engine change explains: a run with a few percent of steal is not comparable to a quiet one.
+//! The processor's model is reported too: virtual machines of one size can run on hosts that
+//! differ severalfold in speed, so figures from two machines compare only with it.
 
 use serde::Serialize;
 
@@ -42,10 +44,26 @@ impl CpuTimes {
     }
 }
 
+/// The first `model name` of /proc/cpuinfo's text.
+pub fn parse_cpu_model(cpuinfo: &str) -> Option<String> {
+    cpuinfo.lines().find_map(|line| {
+        let (key, value) = line.split_once(':')?;
+        let value = value.trim();
+        (key.trim() == "model name" && !value.is_empty()).then(|| value.to_owned())
+    })
+}
+
+/// This machine's processor model; `None` where /proc/cpuinfo does not name it.
+pub fn cpu_model() -> Option<String> {
+    parse_cpu_model(&std::fs::read_to_string("/proc/cpuinfo").ok()?)
+}
+
 /// Shares of the machine's CPU time between two readings, in %.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct MachineReport {
     pub cpus: usize,
+    /// The processor, as the (virtual) machine names it.
+    pub cpu_model: Option<String>,
     /// Running anything (user, system, interrupts).
     pub busy_percent: f64,
     pub iowait_percent: f64,
@@ -54,7 +72,12 @@ pub struct MachineReport {
 }
 
 impl MachineReport {
-    pub fn between(before: CpuTimes, after: CpuTimes, cpus: usize) -> Option<MachineReport> {
+    pub fn between(
+        before: CpuTimes,
+        after: CpuTimes,
+        cpus: usize,
+        cpu_model: Option<String>,
+    ) -> Option<MachineReport> {
         let delta = |a: u64, b: u64| b.saturating_sub(a) as f64;
         let busy = delta(before.busy, after.busy);
         let idle = delta(before.idle, after.idle);
@@ -64,6 +87,7 @@ impl MachineReport {
         let share = |x: f64| (x / total * 1000.0).round() / 10.0;
         (total > 0.0).then(|| MachineReport {
             cpus,
+            cpu_model,
             busy_percent: share(busy),
             iowait_percent: share(iowait),
             steal_percent: share(steal),
@@ -92,7 +116,7 @@ mod tests {
         );
         // 200 ticks later: 120 busy, 40 idle, 10 waiting for I/O, 30 stolen.
         let after = CpuTimes::parse("cpu  190 0 70 840 30 0 20 50 0 0\n").unwrap();
-        let report = MachineReport::between(before, after, 2).unwrap();
+        let report = MachineReport::between(before, after, 2, None).unwrap();
         assert_eq!(report.busy_percent, 60.0);
         assert_eq!(report.iowait_percent, 5.0);
         assert_eq!(report.steal_percent, 15.0);
@@ -100,7 +124,16 @@ mod tests {
         assert!(CpuTimes::parse("cpu  1 2 3 4\n").is_some());
         assert_eq!(CpuTimes::parse("cpu  1 x 3 4\n"), None);
         assert_eq!(CpuTimes::parse("intr 1\n"), None);
-        assert_eq!(MachineReport::between(before, before, 2), None);
+        assert_eq!(MachineReport::between(before, before, 2, None), None);
+    }
+
+    #[test]
+    fn names_the_first_processor() {
+        let cpuinfo = "processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC 7B13\n\n\
+                       processor\t: 1\nmodel name\t: AMD EPYC 7B13\n";
+        assert_eq!(parse_cpu_model(cpuinfo).as_deref(), Some("AMD EPYC 7B13"));
+        assert_eq!(parse_cpu_model("processor\t: 0\nmodel name\t:\n"), None);
+        assert_eq!(parse_cpu_model(""), None);
     }
 
     #[test]

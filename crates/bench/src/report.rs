@@ -246,9 +246,12 @@ impl Report {
         if let Some(m) = &self.machine {
             let _ = writeln!(
                 t,
-                "machine over the run: {} CPUs, busy {:.1}%, waiting for I/O {:.1}%, stolen by the \
+                "machine over the run: {} CPUs{}, busy {:.1}%, waiting for I/O {:.1}%, stolen by the \
                  host {:.1}%{}",
                 m.cpus,
+                m.cpu_model
+                    .as_ref()
+                    .map_or_else(String::new, |model| format!(" ({model})")),
                 m.busy_percent,
                 m.iowait_percent,
                 m.steal_percent,
