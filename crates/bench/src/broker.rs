@@ -1,7 +1,8 @@
 //! `--broker-pid`: the broker's memory and CPU, sampled each second from /proc, and the memory
-//! of the cgroup it runs in when that is not the machine's root: what a container's memory
-//! limit is held against (the page cache the broker's files take included), which RSS does not
-//! show.
+//! of the cgroup it runs in when that is neither the machine's root nor the tool's own: what a
+//! container's memory limit is held against (the page cache the broker's files take included),
+//! which RSS does not show. A cgroup the tool shares (a login session's, a container that holds
+//! both) counts everything else in it too, so it is not the broker's figure.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -15,7 +16,8 @@ pub struct Sample {
     pub rss_bytes: u64,
     /// CPU used since the previous sample, in % of one core (200% = two cores busy).
     pub cpu_percent: Option<f64>,
-    /// Memory charged to the broker's cgroup (`None` in the root cgroup, or unreadable).
+    /// Memory charged to the broker's cgroup (`None` in the root cgroup, in the tool's own, or
+    /// unreadable).
     pub cgroup_bytes: Option<u64>,
 }
 
@@ -69,9 +71,17 @@ pub fn cgroup_memory_file(cgroup: &str) -> Option<String> {
     v2
 }
 
+/// The memory file of the broker's cgroup (from its /proc/PID/cgroup), unless the tool's own
+/// cgroup (from /proc/self/cgroup) is the same one.
+pub fn broker_cgroup_file(broker: &str, tool: &str) -> Option<String> {
+    let file = cgroup_memory_file(broker)?;
+    (cgroup_memory_file(tool).as_ref() != Some(&file)).then_some(file)
+}
+
 fn cgroup_bytes(pid: u32) -> Option<u64> {
-    let cgroup = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).ok()?;
-    let file = cgroup_memory_file(&cgroup)?;
+    let broker = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).ok()?;
+    let tool = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+    let file = broker_cgroup_file(&broker, &tool)?;
     std::fs::read_to_string(file).ok()?.trim().parse().ok()
 }
 
@@ -314,6 +324,19 @@ mod tests {
         assert_eq!(cgroup_memory_file("7:memory:/\n0::/\n"), None);
         assert_eq!(cgroup_memory_file("0::/\n"), None);
         assert_eq!(cgroup_memory_file("garbage"), None);
+    }
+
+    #[test]
+    fn a_cgroup_the_tool_shares_is_not_the_brokers() {
+        let session = "4:memory:/process_api/1234\n0::/\n";
+        let container = "4:memory:/docker/abcd\n0::/\n";
+        assert_eq!(
+            broker_cgroup_file(container, session).as_deref(),
+            Some("/sys/fs/cgroup/memory/docker/abcd/memory.usage_in_bytes")
+        );
+        assert_eq!(broker_cgroup_file(session, session), None);
+        assert_eq!(broker_cgroup_file(container, container), None);
+        assert!(broker_cgroup_file(container, "").is_some(), "no reading of the tool's own");
     }
 
     #[test]
