@@ -336,7 +336,10 @@ mod tests {
         );
         assert_eq!(broker_cgroup_file(session, session), None);
         assert_eq!(broker_cgroup_file(container, container), None);
-        assert!(broker_cgroup_file(container, "").is_some(), "no reading of the tool's own");
+        assert!(
+            broker_cgroup_file(container, "").is_some(),
+            "no reading of the tool's own"
+        );
     }
 
     #[test]
