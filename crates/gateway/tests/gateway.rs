@@ -13,7 +13,9 @@ use beeline_gateway::proto::gateway_client::GatewayClient;
 use beeline_gateway::proto::partition::{PartitionBrokerHealth, PartitionBrokerRole};
 use beeline_gateway::proto::*;
 use beeline_gateway::routing::message_partition;
-use beeline_gateway::{Cluster, Gateway, GatewayConfig, GatewayMetrics, NodeInfo, PartitionSlot};
+use beeline_gateway::{
+    Cluster, Gateway, GatewayConfig, GatewayMetrics, NodeInfo, PartitionSlot, ServeError,
+};
 use beeline_log::MemJournal;
 use beeline_protocol::Intent;
 use beeline_protocol::intent::{
@@ -37,11 +39,13 @@ use tonic::transport::Channel;
 
 struct Node {
     address: SocketAddr,
+    /// The REST API's address.
+    rest: SocketAddr,
     client: GatewayClient<Channel>,
     partitions: Vec<PartitionHandle>,
     metrics: GatewayMetrics,
     stop: Option<oneshot::Sender<()>>,
-    server: Option<JoinHandle<Result<(), tonic::transport::Error>>>,
+    server: Option<JoinHandle<Result<(), ServeError>>>,
     _dir: tempfile::TempDir,
 }
 
@@ -81,6 +85,10 @@ impl Node {
             .await
             .expect("an ephemeral port");
         let address = listener.local_addr().expect("local address");
+        let rest_listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("an ephemeral port");
+        let rest = rest_listener.local_addr().expect("local address");
         let partitions = slots
             .iter()
             .filter_map(|slot| match slot {
@@ -103,7 +111,7 @@ impl Node {
         let (stop, stopped) = oneshot::channel::<()>();
         let server = tokio::spawn(async move {
             gateway
-                .serve(listener, async {
+                .serve(listener, Some(rest_listener), async {
                     let _ = stopped.await;
                 })
                 .await
@@ -113,6 +121,7 @@ impl Node {
             .expect("client connects");
         Self {
             address,
+            rest,
             client,
             partitions,
             metrics,

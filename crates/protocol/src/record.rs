@@ -171,6 +171,13 @@ impl Record {
         V::from_record_value(&self.value)
     }
 
+    /// The typed value taken out of the record, when it is of type `V`; the record back
+    /// otherwise.
+    pub fn into_value<V: Value>(self) -> Result<V, Self> {
+        let Self { value, .. } = self;
+        V::from_record_value_owned(value).map_err(|value| Self { value, ..self })
+    }
+
     /// The key with `NO_KEY` spelled as `None`.
     pub fn key(&self) -> Option<i64> {
         (self.key != NO_KEY).then_some(self.key)

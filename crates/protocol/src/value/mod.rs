@@ -5,6 +5,7 @@
 //! To add a value type: write its struct in a file of its own here, then list it in
 //! `record_values!` below.
 
+mod clock;
 mod command_distribution;
 mod decision;
 mod decision_evaluation;
@@ -22,6 +23,7 @@ mod signal;
 mod timer;
 mod variable;
 
+pub use clock::ClockRecord;
 pub use command_distribution::CommandDistributionRecord;
 pub use decision::{DecisionRecord, DecisionRequirementsRecord};
 pub use decision_evaluation::{
@@ -34,7 +36,7 @@ pub use deployment::{
 pub use error::ErrorRecord;
 pub use incident::IncidentRecord;
 pub use job::{JobBatchRecord, JobRecord};
-pub use message::MessageRecord;
+pub use message::{MessageCorrelationRecord, MessageRecord};
 pub use message_subscription::{
     MessageStartEventSubscriptionRecord, MessageSubscriptionRecord,
     ProcessMessageSubscriptionRecord,
@@ -66,6 +68,9 @@ pub trait Value:
     type Intent: Copy + Into<Intent>;
 
     fn from_record_value(value: &RecordValue) -> Option<&Self>;
+
+    /// The value itself, when `value` holds one of this type; `value` back otherwise.
+    fn from_record_value_owned(value: RecordValue) -> Result<Self, RecordValue>;
 
     /// The process instance this value belongs to, if any (the instance an unexpected
     /// processing error bans).
@@ -140,6 +145,14 @@ macro_rules! record_values {
                         _ => None,
                     }
                 }
+
+                fn from_record_value_owned(value: RecordValue) -> Result<Self, RecordValue> {
+                    match value {
+                        RecordValue::$variant(v) => Ok(v),
+                        #[allow(unreachable_patterns)]
+                        other => Err(other),
+                    }
+                }
             }
 
             impl From<$ty> for RecordValue {
@@ -176,6 +189,8 @@ record_values! {
     MessageStartEventSubscription(MessageStartEventSubscriptionRecord, MessageStartEventSubscriptionIntent);
     Signal(SignalRecord, SignalIntent);
     SignalSubscription(SignalSubscriptionRecord, SignalSubscriptionIntent);
+    MessageCorrelation(MessageCorrelationRecord, MessageCorrelationIntent, instance: process_instance_key);
+    Clock(ClockRecord, ClockIntent);
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
