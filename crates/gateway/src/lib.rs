@@ -130,8 +130,7 @@ impl Gateway {
         let rest = async {
             match rest {
                 Some(listener) => {
-                    rest::serve(self.d.clone(), listener, stopped(self.stopping.subscribe()))
-                        .await
+                    rest::serve(self.d.clone(), listener, stopped(self.stopping.subscribe())).await
                 }
                 None => Ok(()),
             }

@@ -37,6 +37,9 @@ use tokio::task::JoinHandle;
 use tonic::Code;
 use tonic::transport::Channel;
 
+#[path = "gateway/rest.rs"]
+mod rest;
+
 struct Node {
     address: SocketAddr,
     /// The REST API's address.
@@ -242,9 +245,9 @@ async fn calls_and_backpressure_show_in_the_metrics() {
     let mut out = String::new();
     node.metrics.render(&mut out);
     for line in [
-        "beeline_gateway_requests_total{rpc=\"Topology\",code=\"OK\"} 1",
-        "beeline_gateway_requests_total{rpc=\"CancelProcessInstance\",code=\"NOT_FOUND\"} 1",
-        "beeline_gateway_request_duration_seconds_count{rpc=\"Topology\"} 1",
+        "beeline_gateway_requests_total{api=\"grpc\",rpc=\"Topology\",code=\"OK\"} 1",
+        "beeline_gateway_requests_total{api=\"grpc\",rpc=\"CancelProcessInstance\",code=\"NOT_FOUND\"} 1",
+        "beeline_gateway_request_duration_seconds_count{api=\"grpc\",rpc=\"Topology\"} 1",
         "beeline_backpressure_inflight{partition=\"2\"} 0",
         "beeline_backpressure_limit{partition=\"1\"} 100",
         "beeline_backpressure_dropped_total{partition=\"1\"} 0",

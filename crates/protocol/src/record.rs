@@ -171,11 +171,9 @@ impl Record {
         V::from_record_value(&self.value)
     }
 
-    /// The typed value taken out of the record, when it is of type `V`; the record back
-    /// otherwise.
-    pub fn into_value<V: Value>(self) -> Result<V, Self> {
-        let Self { value, .. } = self;
-        V::from_record_value_owned(value).map_err(|value| Self { value, ..self })
+    /// The typed value taken out of the record, when it is of type `V`.
+    pub fn into_value<V: Value>(self) -> Option<V> {
+        V::from_record_value_owned(self.value)
     }
 
     /// The key with `NO_KEY` spelled as `None`.

@@ -23,11 +23,12 @@ use std::collections::HashMap;
 
 use beeline_protocol::intent::{
     CommandDistributionIntent, DecisionEvaluationIntent, DeploymentIntent, EscalationIntent,
-    ProcessInstanceCreationIntent, ProcessInstanceIntent, SignalIntent, VariableDocumentIntent,
+    JobIntent, ProcessInstanceCreationIntent, ProcessInstanceIntent, SignalIntent,
+    VariableDocumentIntent,
 };
 #[cfg(test)]
 use beeline_protocol::intent::{
-    DecisionIntent, DecisionRequirementsIntent, IncidentIntent, JobBatchIntent, JobIntent,
+    DecisionIntent, DecisionRequirementsIntent, IncidentIntent, JobBatchIntent,
     MessageSubscriptionIntent, ProcessInstanceResultIntent, ProcessIntent,
     ProcessMessageSubscriptionIntent, SignalSubscriptionIntent, TimerIntent, VariableIntent,
 };
@@ -55,6 +56,8 @@ const NO_STATE_CHANGE: &[Intent] = &[
     Intent::Escalation(EscalationIntent::Escalated),
     Intent::Escalation(EscalationIntent::NotEscalated),
     Intent::Signal(SignalIntent::Broadcasted),
+    // The changes were written as RETRIES_UPDATED and TIMEOUT_UPDATED before it.
+    Intent::Job(JobIntent::Updated),
 ];
 
 /// Events of implemented value types that this engine never writes (yet), because it lacks the
@@ -62,7 +65,6 @@ const NO_STATE_CHANGE: &[Intent] = &[
 #[cfg(test)]
 const NOT_WRITTEN: &[Intent] = &[
     Intent::Job(JobIntent::Migrated),
-    Intent::Job(JobIntent::Updated),
     Intent::Deployment(DeploymentIntent::Distributed),
     Intent::Deployment(DeploymentIntent::FullyDistributed),
     Intent::Deployment(DeploymentIntent::Reconstructed),

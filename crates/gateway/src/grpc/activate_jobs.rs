@@ -23,9 +23,8 @@ use crate::proto::{ActivateJobsRequest, ActivateJobsResponse, StreamActivatedJob
 
 pub(crate) type Stream = ReceiverStream<Result<ActivateJobsResponse, Status>>;
 
-pub(crate) type PushStream = std::pin::Pin<
-    Box<dyn tokio_stream::Stream<Item = Result<proto::ActivatedJob, Status>> + Send>,
->;
+pub(crate) type PushStream =
+    std::pin::Pin<Box<dyn tokio_stream::Stream<Item = Result<proto::ActivatedJob, Status>> + Send>>;
 
 /// Bytes of framing a response adds around its jobs (tag and length per job), kept free below
 /// the maximum message size.
@@ -180,9 +179,9 @@ pub(super) async fn handle_stream(
             tenant_ids: r.tenant_ids,
         },
     )?;
-    Ok(Box::pin(ReceiverStream::new(jobs).map(|job| {
-        job.map(activated_job).map_err(status)
-    })))
+    Ok(Box::pin(
+        ReceiverStream::new(jobs).map(|job| job.map(activated_job).map_err(status)),
+    ))
 }
 
 #[cfg(test)]

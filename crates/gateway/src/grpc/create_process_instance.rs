@@ -15,7 +15,9 @@ use crate::proto::{
 };
 
 /// The process by key when one is given, else by BPMN process id (and version).
-pub(crate) fn request(r: CreateProcessInstanceRequest) -> Result<CreateProcessInstance, GatewayError> {
+pub(crate) fn request(
+    r: CreateProcessInstanceRequest,
+) -> Result<CreateProcessInstance, GatewayError> {
     let process = if r.process_definition_key > 0 {
         ProcessSelector::Key(r.process_definition_key)
     } else if !r.bpmn_process_id.trim().is_empty() {

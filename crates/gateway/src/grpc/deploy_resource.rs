@@ -5,12 +5,12 @@ use beeline_protocol::value::DeploymentRecord;
 use crate::dispatch::Dispatcher;
 use crate::error::GatewayError;
 use crate::operations::deploy_resources::{self, DeployResources, Resource};
-#[allow(deprecated)]
-use crate::proto::{DeployProcessRequest, DeployProcessResponse};
 use crate::proto::{
     DecisionMetadata, DecisionRequirementsMetadata, DeployResourceRequest, DeployResourceResponse,
     Deployment, FormMetadata, ProcessMetadata, deployment,
 };
+#[allow(deprecated)]
+use crate::proto::{DeployProcessRequest, DeployProcessResponse};
 
 pub(super) async fn handle(
     d: &Dispatcher,

@@ -316,9 +316,6 @@ impl Gateway for GatewayService {
         &self,
         _request: Request<TopologyRequest>,
     ) -> Result<Response<TopologyResponse>, Status> {
-        call(&self.d, "Topology", async {
-            Ok(topology::handle(&self.d))
-        })
-        .await
+        call(&self.d, "Topology", async { Ok(topology::handle(&self.d)) }).await
     }
 }

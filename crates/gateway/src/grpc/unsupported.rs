@@ -4,9 +4,7 @@
 use crate::dispatch::Dispatcher;
 use crate::error::GatewayError;
 use crate::operations::delete_resource::{self, DeleteResource};
-use crate::operations::migrate_process_instance::{
-    self, MigrateProcessInstance, MigrationPlan,
-};
+use crate::operations::migrate_process_instance::{self, MigrateProcessInstance, MigrationPlan};
 use crate::operations::modify_process_instance::{
     self, ActivateInstruction, ModifyProcessInstance, VariableInstruction,
 };

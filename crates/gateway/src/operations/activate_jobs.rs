@@ -11,8 +11,8 @@ use tokio::time::Instant;
 
 use crate::dispatch::Dispatcher;
 use crate::error::GatewayError;
-pub use crate::jobs::{ActivatedJob, JobSink};
 use crate::jobs::{self, Wake};
+pub use crate::jobs::{ActivatedJob, JobSink};
 use crate::validate;
 
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -32,7 +32,7 @@ pub mod throw_error;
 pub mod topology;
 pub mod update_job;
 
-use beeline_protocol::{Record, Value};
+use beeline_protocol::{Intent, Record, Value};
 
 use crate::dispatch::{Dispatcher, intent_name};
 use crate::error::GatewayError;
@@ -47,23 +47,25 @@ pub struct Keyed<V> {
 
 /// The answer's value as `V`, or an INTERNAL error saying what came instead.
 pub(crate) fn value_of<V: Value>(record: &Record) -> Result<&V, GatewayError> {
-    record.value_as::<V>().ok_or_else(|| unexpected::<V>(record))
+    record
+        .value_as::<V>()
+        .ok_or_else(|| unexpected::<V>(record.intent))
 }
 
 /// The answer's key and value, the value taken out of the record.
 pub(crate) fn keyed<V: Value>(record: Record) -> Result<Keyed<V>, GatewayError> {
-    let key = record.key;
+    let (key, intent) = (record.key, record.intent);
     match record.into_value::<V>() {
-        Ok(value) => Ok(Keyed { key, value }),
-        Err(record) => Err(unexpected::<V>(&record)),
+        Some(value) => Ok(Keyed { key, value }),
+        None => Err(unexpected::<V>(intent)),
     }
 }
 
-fn unexpected<V: Value>(record: &Record) -> GatewayError {
+fn unexpected<V: Value>(intent: Intent) -> GatewayError {
     GatewayError::Internal(format!(
         "expected a {} record in the answer, but the partition answered with {}",
         V::VALUE_TYPE.name(),
-        intent_name(record.intent)
+        intent_name(intent)
     ))
 }
 

@@ -33,7 +33,10 @@ pub struct PartitionInfo {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {
     Leader,
-    #[expect(dead_code, reason = "a node has followers once partitions are replicated")]
+    #[expect(
+        dead_code,
+        reason = "a node has followers once partitions are replicated"
+    )]
     Follower,
     Inactive,
 }
@@ -41,7 +44,10 @@ pub enum Role {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Health {
     Healthy,
-    #[expect(dead_code, reason = "replicated partitions report a lagging replica so")]
+    #[expect(
+        dead_code,
+        reason = "replicated partitions report a lagging replica so"
+    )]
     Unhealthy,
     Dead,
 }

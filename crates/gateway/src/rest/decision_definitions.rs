@@ -170,7 +170,10 @@ pub(super) async fn evaluate(State(d): State<Gateway>, call: Call) -> Response {
     answer(&d, "EvaluateDecision", &call.path, async {
         let evaluation = request(json::body(&call.body)?)?;
         let evaluated = evaluate_decision::run(&d, evaluation).await?;
-        Ok(Reply::Json(to_vec(&response(evaluated.key, evaluated.value))))
+        Ok(Reply::Json(to_vec(&response(
+            evaluated.key,
+            evaluated.value,
+        ))))
     })
     .await
 }
@@ -187,7 +190,10 @@ mod tests {
         let by_key =
             request(json::body(br#"{"decisionDefinitionKey":"2251799813685249"}"#).unwrap())
                 .unwrap();
-        assert_eq!(by_key.decision, DecisionSelector::Key(2_251_799_813_685_249));
+        assert_eq!(
+            by_key.decision,
+            DecisionSelector::Key(2_251_799_813_685_249)
+        );
         assert!(request(EvaluationRequest::default()).is_err());
     }
 
@@ -218,6 +224,9 @@ mod tests {
             json["evaluatedDecisions"][0]["decisionEvaluationInstanceKey"],
             "99-1"
         );
-        assert_eq!(json["evaluatedDecisions"][0]["matchedRules"][0]["ruleIndex"], 1);
+        assert_eq!(
+            json["evaluatedDecisions"][0]["matchedRules"][0]["ruleIndex"],
+            1
+        );
     }
 }

@@ -174,12 +174,14 @@ async fn read(mut multipart: Multipart) -> Result<DeployResources, Problem> {
 
 pub(super) async fn create(State(d): State<Gateway>, uri: Uri, request: Request) -> Response {
     answer(&d, "DeployResource", uri.path(), async {
-        let multipart = Multipart::from_request(request, &d).await.map_err(|rejection| {
-            Problem::invalid(format!(
-                "Expected a multipart/form-data body with one or more 'resources' parts: {}",
-                rejection.body_text()
-            ))
-        })?;
+        let multipart = Multipart::from_request(request, &d)
+            .await
+            .map_err(|rejection| {
+                Problem::invalid(format!(
+                    "Expected a multipart/form-data body with one or more 'resources' parts: {}",
+                    rejection.body_text()
+                ))
+            })?;
         let deployed = deploy_resources::run(&d, read(multipart).await?).await?;
         Ok(Reply::Json(to_vec(&response(deployed.key, deployed.value))))
     })
@@ -223,6 +225,9 @@ mod tests {
                 "processDefinitionKey": "2251799813685249"
             }})
         );
-        assert_eq!(json["deployments"][1]["decisionDefinition"]["decisionDefinitionKey"], "5");
+        assert_eq!(
+            json["deployments"][1]["decisionDefinition"]["decisionDefinitionKey"],
+            "5"
+        );
     }
 }

@@ -148,9 +148,8 @@ impl JobSink for BodySink {
             self.taken.push(handle);
         }
         if !too_large.is_empty() {
-            let reason = format!(
-                "the response is bigger than the maximum allowed message size {max}"
-            );
+            let reason =
+                format!("the response is bigger than the maximum allowed message size {max}");
             tracing::info!(jobs = too_large.len(), %reason, "handing back jobs too large to send");
             jobs::hand_back(&self.d, too_large, &reason, false).await;
         }
@@ -403,8 +402,14 @@ mod tests {
                 .unwrap_err()
                 .detail
         };
-        assert_eq!(detail(r#"{"timeout":1,"maxJobsToActivate":1}"#), "No type provided");
-        assert_eq!(detail(r#"{"type":"a","maxJobsToActivate":1}"#), "No timeout provided");
+        assert_eq!(
+            detail(r#"{"timeout":1,"maxJobsToActivate":1}"#),
+            "No type provided"
+        );
+        assert_eq!(
+            detail(r#"{"type":"a","maxJobsToActivate":1}"#),
+            "No timeout provided"
+        );
         assert_eq!(
             detail(r#"{"type":"a","timeout":1}"#),
             "No maxJobsToActivate provided"

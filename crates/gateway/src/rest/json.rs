@@ -124,7 +124,9 @@ fn body_problem(error: serde_path_to_error::Error<serde_json::Error>) -> Problem
 
 /// A document (variables) of a request as the JSON text it is; absent or `null` is empty.
 pub(crate) fn document(value: Option<Box<RawValue>>) -> String {
-    value.map(|raw| String::from(Box::<str>::from(raw))).unwrap_or_default()
+    value
+        .map(|raw| String::from(Box::<str>::from(raw)))
+        .unwrap_or_default()
 }
 
 /// A document of a record (JSON text) for a response: `{}` when empty.
@@ -223,8 +225,14 @@ mod tests {
         );
         assert!(detail(r#"{"type":"a""#).starts_with("The request body is not valid JSON"));
         assert!(detail(r#"{"type":"a"} x"#).starts_with("The request body is not valid JSON"));
-        assert_eq!(detail("[1]"), "The request body must be a JSON object ({...})");
-        assert_eq!(detail("3"), "The request body must be a JSON object ({...})");
+        assert_eq!(
+            detail("[1]"),
+            "The request body must be a JSON object ({...})"
+        );
+        assert_eq!(
+            detail("3"),
+            "The request body must be a JSON object ({...})"
+        );
     }
 
     #[test]

@@ -62,7 +62,8 @@ pub(crate) fn router(d: Arc<Dispatcher>) -> Router {
         .route("/v2/status", get(topology::status))
         .route("/v2/deployments", post(deployments::create))
         .route("/v2/process-instances", post(process_instances::create))
-        .route("/v2/process-instances/{processInstanceKey}/cancellation",
+        .route(
+            "/v2/process-instances/{processInstanceKey}/cancellation",
             post(process_instances::cancel),
         )
         .route("/v2/jobs/activation", post(jobs::activate))
@@ -73,13 +74,16 @@ pub(crate) fn router(d: Arc<Dispatcher>) -> Router {
         .route("/v2/messages/publication", post(messages::publish))
         .route("/v2/messages/correlation", post(messages::correlate))
         .route("/v2/signals/broadcast", post(signals::broadcast))
-        .route("/v2/decision-definitions/evaluation",
+        .route(
+            "/v2/decision-definitions/evaluation",
             post(decision_definitions::evaluate),
         )
-        .route("/v2/incidents/{incidentKey}/resolution",
+        .route(
+            "/v2/incidents/{incidentKey}/resolution",
             post(incidents::resolve),
         )
-        .route("/v2/element-instances/{elementInstanceKey}/variables",
+        .route(
+            "/v2/element-instances/{elementInstanceKey}/variables",
             put(element_instances::set_variables),
         )
         .route("/v2/clock", put(clock::pin))

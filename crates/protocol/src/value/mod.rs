@@ -69,8 +69,8 @@ pub trait Value:
 
     fn from_record_value(value: &RecordValue) -> Option<&Self>;
 
-    /// The value itself, when `value` holds one of this type; `value` back otherwise.
-    fn from_record_value_owned(value: RecordValue) -> Result<Self, RecordValue>;
+    /// The value itself, when `value` holds one of this type.
+    fn from_record_value_owned(value: RecordValue) -> Option<Self>;
 
     /// The process instance this value belongs to, if any (the instance an unexpected
     /// processing error bans).
@@ -146,11 +146,11 @@ macro_rules! record_values {
                     }
                 }
 
-                fn from_record_value_owned(value: RecordValue) -> Result<Self, RecordValue> {
+                fn from_record_value_owned(value: RecordValue) -> Option<Self> {
                     match value {
-                        RecordValue::$variant(v) => Ok(v),
+                        RecordValue::$variant(v) => Some(v),
                         #[allow(unreachable_patterns)]
-                        other => Err(other),
+                        _ => None,
                     }
                 }
             }
