@@ -244,12 +244,12 @@ pub(crate) fn error_variables(
     catch_element: &beeline_bpmn::Element,
     code: &str,
     message: &str,
-    extra: Map<String, Json>,
-) -> Map<String, Json> {
+    extra: variables::Document,
+) -> variables::Document {
     let mut variables = extra;
     if !catch_element.io_mapping.outputs.is_empty() {
-        variables.insert("errorCode".into(), Json::String(code.to_string()));
-        variables.insert("errorMessage".into(), Json::String(message.to_string()));
+        variables.set("errorCode", &Json::String(code.to_string()));
+        variables.set("errorMessage", &Json::String(message.to_string()));
     }
     variables
 }
@@ -281,7 +281,12 @@ fn throw_error_event(
         );
     };
     bpmn.write(PI::ElementActivated)?;
-    let variables = error_variables(catch.element(&process.model), &code, "", Map::new());
+    let variables = error_variables(
+        catch.element(&process.model),
+        &code,
+        "",
+        variables::Document::default(),
+    );
     // The end event is terminated with what the catch interrupts.
     events::trigger(bpmn.ctx, &process, &catch, &variables)
 }
@@ -325,7 +330,7 @@ fn throw_escalation_event(
             bpmn.ctx
                 .append_event(key, EscalationIntent::Escalated, escalation)?;
             let interrupting = catch.interrupting();
-            events::trigger(bpmn.ctx, &process, &catch, &Map::new())?;
+            events::trigger(bpmn.ctx, &process, &catch, &variables::Document::default())?;
             if !interrupting {
                 bpmn.complete_self();
             }
