@@ -213,9 +213,18 @@ mod tests {
             json!(u64::MAX),
             "unsigned 64-bit integers keep their digits"
         );
-        assert_eq!(feel("18446744073709551615 + 1").to_json(), json!(1.8446744073709552e19));
+        assert_eq!(
+            feel("18446744073709551615 + 1").to_json(),
+            json!(1.8446744073709552e19)
+        );
         assert_eq!(feel("-9223372036854775808").to_json(), json!(i64::MIN));
-        for double in [0.12496785020850265, 0.9376180953623889, 123456789.12345679, 1e-7, 1e300] {
+        for double in [
+            0.12496785020850265,
+            0.9376180953623889,
+            123456789.12345679,
+            1e-7,
+            1e300,
+        ] {
             let text = serde_json::to_string(&double).unwrap();
             let read: Json = serde_json::from_str(&text).unwrap();
             assert_eq!(

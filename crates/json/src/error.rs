@@ -128,10 +128,9 @@ impl fmt::Display for Error {
                 "the number {text} is beyond the range of a 64-bit floating-point number \
                  (at most 1.7976931348623157e308)"
             )?,
-            ErrorKind::TooDeep => write!(
-                f,
-                "objects and arrays nest deeper than {MAX_DEPTH} levels"
-            )?,
+            ErrorKind::TooDeep => {
+                write!(f, "objects and arrays nest deeper than {MAX_DEPTH} levels")?
+            }
             ErrorKind::NotAnObject(kind) => {
                 return write!(
                     f,

@@ -130,9 +130,12 @@ pub(crate) fn transcode(
                 return Ok(kind);
             };
             if depth == 1
-                && let (Some(entries), Frame::Object {
-                    key, value_start, ..
-                }) = (entries.as_deref_mut(), &*frame)
+                && let (
+                    Some(entries),
+                    Frame::Object {
+                        key, value_start, ..
+                    },
+                ) = (entries.as_deref_mut(), &*frame)
             {
                 entries.push((key.to_string(), *value_start, out.len()));
             }
@@ -270,7 +273,7 @@ impl<'a> Reader<'a> {
             }
             Some(b'"') => {
                 let s = self.string()?;
-                write_decoded(out, &s);
+                write_decoded(out, &s, matches!(s, Cow::Borrowed(_)));
                 Ok(Start::Scalar(Kind::String))
             }
             Some(b'-' | b'0'..=b'9') => self.number(out).map(Start::Scalar),
@@ -335,7 +338,7 @@ impl<'a> Reader<'a> {
             return self.expected("a key in double quotes");
         }
         let key = self.string()?;
-        write_decoded(out, &key);
+        write_decoded(out, &key, matches!(key, Cow::Borrowed(_)));
         self.skip_whitespace();
         if self.peek() != Some(b':') {
             return self.expected("':' after an object key");
@@ -533,15 +536,14 @@ impl<'a> Reader<'a> {
 }
 
 /// Writes a decoded string as `serde_json` does: quoted, with `"`, `\` and control
-/// characters escaped. A string borrowed from the text has none of those.
-fn write_decoded(out: &mut String, s: &Cow<'_, str>) {
-    match s {
-        Cow::Borrowed(s) => {
-            out.push('"');
-            out.push_str(s);
-            out.push('"');
-        }
-        Cow::Owned(s) => write_string(out, s),
+/// characters escaped. A string borrowed from the text (it had no escapes) has none of those.
+fn write_decoded(out: &mut String, s: &str, borrowed: bool) {
+    if borrowed {
+        out.push('"');
+        out.push_str(s);
+        out.push('"');
+    } else {
+        write_string(out, s);
     }
 }
 

@@ -71,7 +71,10 @@ fn integers_beyond_64_bits_and_numbers_beyond_doubles_are_refused() {
         "123456789012345678901234567890",
     ] {
         let e = refused(&format!(r#"{{"n": [1, {text}]}}"#));
-        assert!(matches!(e.kind(), ErrorKind::IntegerOutOfRange(t) if t == text), "{e}");
+        assert!(
+            matches!(e.kind(), ErrorKind::IntegerOutOfRange(t) if t == text),
+            "{e}"
+        );
         assert_eq!(e.path(), "n[1]");
         assert_eq!(e.column(), 11, "{e}");
     }
@@ -112,7 +115,10 @@ fn lone_surrogates_and_raw_control_characters_are_refused() {
         r#"{"s": "\ud800\ud800"}"#,
     ] {
         let e = refused(text);
-        assert!(matches!(e.kind(), ErrorKind::LoneSurrogate(_)), "{text}: {e}");
+        assert!(
+            matches!(e.kind(), ErrorKind::LoneSurrogate(_)),
+            "{text}: {e}"
+        );
         assert_eq!(e.path(), "s");
         assert!(!e.is_syntax());
     }
@@ -146,37 +152,67 @@ fn nesting_is_limited_without_recursion() {
     // Whatever is accepted, serde_json reads too.
     serde_json::from_str::<Json>(&nested(MAX_DEPTH)).unwrap();
     assert_eq!(refused(&nested(MAX_DEPTH + 1)).kind(), &ErrorKind::TooDeep);
-    assert_eq!(refused(&"[{\"a\":".repeat(100_000)).kind(), &ErrorKind::TooDeep);
+    assert_eq!(
+        refused(&"[{\"a\":".repeat(100_000)).kind(),
+        &ErrorKind::TooDeep
+    );
 }
 
 #[test]
 fn not_json_is_refused_with_where() {
     for (text, expected) in [
-        ("{'a': 1}", "expected a key in double quotes (line 1, column 2)"),
+        (
+            "{'a': 1}",
+            "expected a key in double quotes (line 1, column 2)",
+        ),
         ("{\"a\": NaN}", "expected a value at 'a' (line 1, column 7)"),
-        ("{\"a\": 1} x", "expected the end of the text after the value (line 1, column 10)"),
-        ("{\"a\": 01}", "expected ',' or '}' after an object entry at 'a' (line 1, column 8)"),
-        ("{\"a\": 1.}", "expected a digit after the decimal point at 'a' (line 1, column 9)"),
-        ("{\"a\":\n  [1,]}", "expected a value at 'a[1]' (line 2, column 6)"),
-        ("{\"a\": \"x", "the text ends where the closing '\"' of a string should be at 'a' (line 1, column 9)"),
+        (
+            "{\"a\": 1} x",
+            "expected the end of the text after the value (line 1, column 10)",
+        ),
+        (
+            "{\"a\": 01}",
+            "expected ',' or '}' after an object entry at 'a' (line 1, column 8)",
+        ),
+        (
+            "{\"a\": 1.}",
+            "expected a digit after the decimal point at 'a' (line 1, column 9)",
+        ),
+        (
+            "{\"a\":\n  [1,]}",
+            "expected a value at 'a[1]' (line 2, column 6)",
+        ),
+        (
+            "{\"a\": \"x",
+            "the text ends where the closing '\"' of a string should be at 'a' (line 1, column 9)",
+        ),
         ("\u{feff}{}", "expected a value (line 1, column 1)"),
-        ("", "the text ends where a value should be (line 1, column 1)"),
-        (r#"{"a": "\x"}"#, "expected an escape ('\\\"', '\\\\', '\\/', '\\b', '\\f', '\\n', '\\r', '\\t' or '\\u' and four hex digits) at 'a' (line 1, column 9)"),
+        (
+            "",
+            "the text ends where a value should be (line 1, column 1)",
+        ),
+        (
+            r#"{"a": "\x"}"#,
+            "expected an escape ('\\\"', '\\\\', '\\/', '\\b', '\\f', '\\n', '\\r', '\\t' or '\\u' and four hex digits) at 'a' (line 1, column 9)",
+        ),
     ] {
         let e = refused(text);
         assert!(e.is_syntax(), "{text}");
         assert_eq!(e.to_string(), expected, "{text}");
     }
     assert_eq!(
-        canonical_bytes(b"{\"a\": \"\xff\"}").unwrap_err().to_string(),
+        canonical_bytes(b"{\"a\": \"\xff\"}")
+            .unwrap_err()
+            .to_string(),
         "the text is not UTF-8 (line 1, column 8)"
     );
 }
 
 #[test]
 fn documents_are_objects_listed_in_their_order() {
-    let doc = document(" { \"z\" : [ 1 , 2.50 ] , \"a\" : { \"y\" : null, \"b\" : \"\\u00e9\" } } ")
-        .unwrap();
+    let doc =
+        document(" { \"z\" : [ 1 , 2.50 ] , \"a\" : { \"y\" : null, \"b\" : \"\\u00e9\" } } ")
+            .unwrap();
     assert_eq!(
         doc,
         vec![

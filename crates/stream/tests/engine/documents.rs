@@ -110,9 +110,11 @@ fn through_feel(value: &Json) -> Json {
     match value {
         Json::Number(n) if n.is_f64() => {
             let f = n.as_f64().unwrap_or_default();
-            if f.fract() == 0.0 && (-9.223_372_036_854_775_808e18..9.223_372_036_854_775_808e18).contains(&f) {
+            // 2^63 and 2^64, exactly.
+            let (two_63, two_64) = (2f64.powi(63), 2f64.powi(64));
+            if f.fract() == 0.0 && (-two_63..two_63).contains(&f) {
                 Json::from(f as i64)
-            } else if f.fract() == 0.0 && (0.0..1.844_674_407_370_955_2e19).contains(&f) {
+            } else if f.fract() == 0.0 && (0.0..two_64).contains(&f) {
                 Json::from(f as u64)
             } else {
                 value.clone()
@@ -170,27 +172,34 @@ fn run(
     let mut variables = case.created.clone();
     variables.insert("ck".into(), Json::String(key.clone()));
     variables.insert("v".into(), case.copied.clone());
-    let pending = harness.create_instance_with_result("transit", &sent(&variables, case.pretty), &[]);
+    let pending =
+        harness.create_instance_with_result("transit", &sent(&variables, case.pretty), &[]);
 
     // Creation, then the job pushed to the open stream.
     let first = pushed(harness, stream);
-    check("the pushed job's variables", &first.job.variables, &expected(&variables))?;
+    check(
+        "the pushed job's variables",
+        &first.job.variables,
+        &expected(&variables),
+    )?;
 
     // Job completion: the variables propagate to the instance.
     let done = harness.complete_job(first.key, &sent(&case.completed, case.pretty));
-    prop_assert!(done.is_ok_and(|r| r.record_type == RecordType::Event));
+    prop_assert_eq!(done.map(|r| r.record_type).ok(), Some(RecordType::Event));
     variables.extend(case.completed.clone());
 
     // Set variables on the instance.
     let instance = first.job.process_instance_key;
     let set = harness.set_variables(instance, &sent(&case.set, case.pretty), false);
-    prop_assert!(set.is_ok_and(|r| r.record_type == RecordType::Event));
+    prop_assert_eq!(set.map(|r| r.record_type).ok(), Some(RecordType::Event));
     variables.extend(case.set.clone());
 
     // A message and a signal, each with variables, caught by the instance.
-    let published =
-        harness.publish_message("m", &key, 0, "", &sent(&case.message, case.pretty));
-    prop_assert!(published.is_ok_and(|r| r.record_type == RecordType::Event));
+    let published = harness.publish_message("m", &key, 0, "", &sent(&case.message, case.pretty));
+    prop_assert_eq!(
+        published.map(|r| r.record_type).ok(),
+        Some(RecordType::Event)
+    );
     variables.extend(case.message.clone());
     let broadcast = harness.broadcast_signal("sg", &sent(&case.signal, case.pretty));
     let broadcast = broadcast.expect("the signal is broadcast");
@@ -206,27 +215,41 @@ fn run(
     let (mapped, job) = harness.activate_job("mapped");
     let mut seen = variables.clone();
     seen.insert("copy".into(), through_feel(&case.copied));
-    check("the activated job's variables", &job.variables, &expected(&seen))?;
-    prop_assert!(harness.complete_job(mapped, "{}").is_ok());
+    check(
+        "the activated job's variables",
+        &job.variables,
+        &expected(&seen),
+    )?;
+    let done = harness.complete_job(mapped, "{}");
+    prop_assert_eq!(done.map(|r| r.record_type).ok(), Some(RecordType::Event));
 
     // The output mapping copies it out again.
     variables.insert("out".into(), through_feel(&case.copied));
     let (last, job) = harness.activate_job("last");
-    check("the last job's variables", &job.variables, &expected(&variables))?;
-    prop_assert!(harness.complete_job(last, "{}").is_ok());
+    check(
+        "the last job's variables",
+        &job.variables,
+        &expected(&variables),
+    )?;
+    let done = harness.complete_job(last, "{}");
+    prop_assert_eq!(done.map(|r| r.record_type).ok(), Some(RecordType::Event));
 
     // The instance's result.
     let answer = pending.wait(harness).expect("the instance's result");
     let result = answer
         .value_as::<ProcessInstanceResultRecord>()
         .expect("a result");
-    check("the instance's result", &result.variables, &expected(&variables))
+    check(
+        "the instance's result",
+        &result.variables,
+        &expected(&variables),
+    )
 }
 
 #[test]
 fn arbitrary_documents_come_back_as_they_were_sent_on_every_path() {
     let streams = JobStreams::new();
-    let mut stream = streams.open(
+    let stream = streams.open(
         JobStreamProperties {
             job_type: "first".into(),
             worker: "transit".into(),
@@ -239,14 +262,15 @@ fn arbitrary_documents_come_back_as_they_were_sent_on_every_path() {
     let harness = Harness::with_config(1, |config| config.job_streams = Some(streams.clone()));
     harness.deploy_process(&transit_process());
     let mut runner = TestRunner::new(Config {
-        cases: 48,
+        cases: 256,
         failure_persistence: None,
         ..Config::default()
     });
-    let mut n = 0;
+    let n = std::cell::Cell::new(0);
+    let stream = std::cell::RefCell::new(stream);
     let outcome = runner.run(&arbitrary_case(), |case| {
-        n += 1;
-        run(&harness, &mut stream, &case, n)
+        n.set(n.get() + 1);
+        run(&harness, &mut stream.borrow_mut(), &case, n.get())
     });
     if let Err(failure) = outcome {
         panic!("{failure}");
@@ -259,7 +283,11 @@ fn documents_zeebe_cannot_keep_are_rejected_on_every_path_with_where() {
     harness.deploy_process(&transit_process());
     let rejection = |answer: Result<beeline_protocol::Record, _>| {
         let record = answer.expect("an answer");
-        assert_eq!(record.record_type, RecordType::CommandRejection, "{record:?}");
+        assert_eq!(
+            record.record_type,
+            RecordType::CommandRejection,
+            "{record:?}"
+        );
         record.rejection_reason
     };
     let reason = rejection(harness.try_create_instance("transit", r#"{"a": 1, "a": 2}"#));
@@ -267,9 +295,10 @@ fn documents_zeebe_cannot_keep_are_rejected_on_every_path_with_where() {
         reason.contains(r#"an object has the key "a" twice"#),
         "{reason}"
     );
-    let reason = rejection(
-        harness.try_create_instance("transit", r#"{"n": {"big": 123456789012345678901234567890}}"#),
-    );
+    let reason = rejection(harness.try_create_instance(
+        "transit",
+        r#"{"n": {"big": 123456789012345678901234567890}}"#,
+    ));
     assert!(
         reason.contains("the integer 123456789012345678901234567890 is outside the 64-bit range")
             && reason.contains("at 'n.big'"),
@@ -278,9 +307,15 @@ fn documents_zeebe_cannot_keep_are_rejected_on_every_path_with_where() {
     let instance = harness.create_instance("transit", r#"{"ck": "k"}"#);
     let (job, _) = harness.activate_job("first");
     let reason = rejection(harness.complete_job(job, r#"{"s": "\ud800"}"#));
-    assert!(reason.contains("\\ud800, half of a UTF-16 surrogate pair"), "{reason}");
+    assert!(
+        reason.contains("\\ud800, half of a UTF-16 surrogate pair"),
+        "{reason}"
+    );
     let reason = rejection(harness.set_variables(instance, r#"{"x": 1e400}"#, false));
-    assert!(reason.contains("the number 1e400 is beyond the range"), "{reason}");
+    assert!(
+        reason.contains("the number 1e400 is beyond the range"),
+        "{reason}"
+    );
     let reason = rejection(harness.publish_message("m", "k", 0, "", r#"{"x": [1,]}"#));
     assert!(
         reason.starts_with("Expected to publish a message with variables, but the document is not valid JSON: expected a value at 'x[1]'"),

@@ -7,10 +7,10 @@
 
 use std::rc::Rc;
 
+use super::variables::Document;
 use beeline_bpmn::{Element, ElementData, ElementIndex, EventDefinition, ExprOrStatic, Process};
 use beeline_protocol::intent::{ProcessEventIntent, ProcessInstanceIntent as PI};
 use beeline_protocol::value::ProcessEventRecord;
-use super::variables::Document;
 
 use crate::error::ProcessingError;
 use crate::model::DeployedProcess;

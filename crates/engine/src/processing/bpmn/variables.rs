@@ -56,7 +56,11 @@ impl Document {
     /// The document of computed values (mappings, results): `serde_json` prints them as
     /// canonical text.
     pub fn from_map(map: &Map<String, Json>) -> Self {
-        Self(map.iter().map(|(n, v)| (n.clone(), v.to_string())).collect())
+        Self(
+            map.iter()
+                .map(|(n, v)| (n.clone(), v.to_string()))
+                .collect(),
+        )
     }
 
     pub fn is_empty(&self) -> bool {

@@ -25,7 +25,7 @@ impl CommandProcessor for JobThrowErrorProcessor {
         let variables = match Document::parse(&request.variables) {
             Ok(variables) => variables,
             Err(reason) => {
-            ctx.reject(
+                ctx.reject(
                 command,
                 RejectionType::InvalidArgument,
                 format!(
