@@ -288,15 +288,18 @@ async function main() {
     'variables: 300 random doubles and large integers come back exactly (create, job, complete, result)',
     async () => {
       // 200 random doubles in [0, 1) (ids, amounts), 100 of any exponent (random bit
-      // patterns), and the largest integers a JS number holds exactly; compared as JS
-      // numbers with Object.is (JSON itself has no -0 in JS: JSON.stringify writes 0).
+      // patterns) below 2^53, and the largest integers a JS number holds exactly; compared
+      // as JS numbers with Object.is (JSON itself has no -0 in JS: JSON.stringify writes 0).
+      // The SDK refuses to read any number of 2^53 or more ("An unsafe number value was
+      // received ... and no Dto mapping was specified"): every double that large is whole
+      // and beyond Number.MAX_SAFE_INTEGER, so such doubles are left out here.
       const doubles = []
       while (doubles.length < 200) doubles.push(Math.random())
       const bits = new DataView(new ArrayBuffer(8))
       while (doubles.length < 300) {
         for (let i = 0; i < 8; i++) bits.setUint8(i, Math.floor(Math.random() * 256))
         const d = bits.getFloat64(0)
-        if (Number.isFinite(d)) doubles.push(d === 0 ? 0 : d)
+        if (Number.isFinite(d) && Math.abs(d) < 2 ** 53) doubles.push(d === 0 ? 0 : d)
       }
       const ints = [Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER, 2 ** 52 + 1, -(2 ** 52 + 1)]
       const same = (what, gotDoubles, gotInts) => {

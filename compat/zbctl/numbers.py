@@ -56,7 +56,10 @@ def same(what: str, sent: dict, doubles: object, ints: object) -> None:
 def check(sent_text: str) -> None:
     sent = json.loads(sent_text)
     activate_output, create_output = sys.stdin.read().split("\n----\n")
-    seen = job_variables(activate_output)
+    try:
+        seen = job_variables(activate_output)
+    except (SystemExit, ValueError, KeyError) as error:
+        raise SystemExit(f"{error}; zbctl's create answered: {create_output[:500]}") from error
     same("the job's variables", sent, seen.get("doubles"), seen.get("ints"))
     result = json.loads(json.loads(create_output)["variables"])
     same("the instance's result", sent, result.get("doubles"), result.get("ints"))

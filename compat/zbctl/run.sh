@@ -170,7 +170,7 @@ result_pid=$!
 job=
 for _ in $(seq 1 20); do
   activated="$(zb activate jobs zbctl-pack --requestTimeout 1s)"
-  job="$(grep -o '"key": "[0-9]*' <<<"$activated" | head -1 | grep -o '[0-9]*$' || true)"
+  job="$(grep -o '"key": *"\?[0-9]*' <<<"$activated" | head -1 | grep -o '[0-9]*$' || true)"
   if [ -n "$job" ]; then break; fi
 done
 if [ -n "$job" ]; then

@@ -120,8 +120,8 @@ impl fmt::Display for Error {
             ErrorKind::IntegerOutOfRange(text) => write!(
                 f,
                 "the integer {text} is outside the 64-bit range a variable holds \
-                 (-9223372036854775808 to 18446744073709551615, as in Zeebe); \
-                 send it as a string, or with a fraction as a floating-point number"
+                 (-9223372036854775808 to 18446744073709551615, as in Zeebe) and has more \
+                 digits than a floating-point number keeps; send it as a string"
             )?,
             ErrorKind::NumberOutOfRange(text) => write!(
                 f,

@@ -29,9 +29,13 @@
 //!
 //! Refused, each with an [`Error`] that says what and where, never altered silently:
 //!
-//! - **An integer beyond `-2^63 .. 2^64-1`**: Zeebe fails the same way
-//!   (msgpack-java's `packBigInteger`: "MessagePack cannot serialize BigInteger larger than
-//!   2^64-1"; camunda/camunda#9832 asks for a clear rejection instead of its internal error).
+//! - **An integer beyond `-2^63 .. 2^64-1`** with more digits than a double keeps: Zeebe
+//!   fails on every integer beyond that range (msgpack-java's `packBigInteger`: "MessagePack
+//!   cannot serialize BigInteger larger than 2^64-1"; camunda/camunda#9832 asks for a clear
+//!   rejection instead of its internal error). One whose digits are the shortest text of a
+//!   double is kept as that double, the same number in exponent form
+//!   (`610787324020353100000` becomes `6.107873240203531e+20`): JavaScript's and Go's JSON
+//!   print doubles from 2^64 up to 1e21 that way, and Zeebe refuses them from those clients.
 //! - **A number beyond the double range** (`1e400`): Jackson reads `Infinity`, which Zeebe
 //!   writes back as the *string* `"Infinity"`: refused rather than turned into text.
 //! - **A lone surrogate escape** (`"\ud800"`): Java's UTF-8 encoder replaces it with `?`;

@@ -515,12 +515,25 @@ impl<'a> Reader<'a> {
             let fits = digits <= 18
                 || (negative && text.parse::<i64>().is_ok())
                 || (!negative && text.parse::<u64>().is_ok());
-            if !fits {
-                self.pos = start;
-                return self.fail(ErrorKind::IntegerOutOfRange(quoted_number(text)));
+            if fits {
+                out.push_str(if text == "-0" { "0" } else { text });
+                return Ok(Kind::Integer);
             }
-            out.push_str(if text == "-0" { "0" } else { text });
-            return Ok(Kind::Integer);
+            // Beyond 64 bits: kept as a double only when the double's shortest text is the
+            // same number (`610787324020353100000`, as JavaScript and Go print the double
+            // 6.107873240203531e20), so no digit changes; otherwise refused.
+            if let Ok(value) = text.parse::<f64>()
+                && value.is_finite()
+            {
+                let mut buffer = zmij::Buffer::new();
+                let shortest = buffer.format_finite(value);
+                if Decimal::of(text) == Decimal::of(shortest) {
+                    out.push_str(shortest);
+                    return Ok(Kind::Float);
+                }
+            }
+            self.pos = start;
+            return self.fail(ErrorKind::IntegerOutOfRange(quoted_number(text)));
         }
         match text.parse::<f64>() {
             Ok(value) if value.is_finite() => {
@@ -531,6 +544,40 @@ impl<'a> Reader<'a> {
                 self.pos = start;
                 self.fail(ErrorKind::NumberOutOfRange(quoted_number(text)))
             }
+        }
+    }
+}
+
+/// A number written in decimal, as the number it is: its sign, its significant digits and the
+/// power of ten of the first one (`-610787324020353100000` and `-6.107873240203531e+20` are
+/// both `(true, "6107873240203531", 20)`). For number tokens the reader accepted.
+#[derive(PartialEq, Eq)]
+struct Decimal<'t> {
+    negative: bool,
+    digits: String,
+    power: i64,
+    _text: std::marker::PhantomData<&'t str>,
+}
+
+impl Decimal<'_> {
+    fn of(text: &str) -> Decimal<'_> {
+        let (negative, text) = match text.strip_prefix('-') {
+            Some(rest) => (true, rest),
+            None => (false, text),
+        };
+        let (mantissa, exponent) = match text.split_once(['e', 'E']) {
+            Some((mantissa, exponent)) => (mantissa, exponent.parse::<i64>().unwrap_or(0)),
+            None => (text, 0),
+        };
+        let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+        let all = format!("{whole}{fraction}");
+        let significant = all.trim_start_matches('0');
+        let leading_zeros = (all.len() - significant.len()) as i64;
+        Decimal {
+            negative,
+            digits: significant.trim_end_matches('0').to_string(),
+            power: whole.len() as i64 - 1 - leading_zeros + exponent,
+            _text: std::marker::PhantomData,
         }
     }
 }
