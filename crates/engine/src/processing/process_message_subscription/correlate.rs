@@ -4,7 +4,7 @@ use beeline_protocol::{Record, RejectionType};
 use serde_json::Map;
 
 use crate::error::ProcessingError;
-use crate::processing::bpmn::{events, subscriptions, variables};
+use crate::processing::bpmn::behavior::{events, subscriptions, variables};
 use crate::processing::{CommandProcessor, ProcessingContext, value_of};
 use crate::state::values::SubscriptionLifecycle;
 
