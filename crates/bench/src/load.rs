@@ -13,8 +13,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use beeline_gateway::proto;
-use beeline_gateway::proto::gateway_client::GatewayClient;
+use beeline_gateway_protocol::proto;
+use beeline_gateway_protocol::proto::gateway_client::GatewayClient;
 use tokio::sync::{Semaphore, watch};
 use tonic::transport::{Channel, Endpoint};
 

@@ -30,7 +30,7 @@ impl Rpc {
     }
 }
 
-pub use beeline_gateway::code_name;
+pub use beeline_gateway_protocol::code_name;
 
 /// Latencies in µs from 1 µs to one hour, three significant digits.
 fn histogram() -> Histogram<u64> {

@@ -11,7 +11,7 @@
 //! ```
 //!
 //! - [`proto`]: our own definition of Zeebe 8.8's gateway protocol and the code tonic generates
-//!   from it; `tests/wire_compat.rs` checks it field by field against the official one.
+//!   from it, from the `beeline-gateway-protocol` crate.
 //! - An RPC whose command the engine does not process yet answers UNIMPLEMENTED, naming what is
 //!   missing; it works as soon as `Engine::supported_commands()` lists its intent.
 //! - ActivateJobs and StreamActivatedJobs wait for jobs; the partitions' job notifications
@@ -43,7 +43,7 @@ use tonic::transport::server::TcpIncoming;
 pub use cluster::{Cluster, NodeInfo, PartitionSlot};
 pub use config::{DEFAULT_MAX_MESSAGE_SIZE, GatewayConfig};
 pub use error::GatewayError;
-pub use metrics::{GatewayMetrics, code_name};
+pub use metrics::GatewayMetrics;
 
 use dispatch::Dispatcher;
 use health::HealthService;
@@ -52,20 +52,7 @@ use proto::health::health_server::HealthServer;
 use server::MessageSizeLayer;
 use service::GatewayService;
 
-/// Messages and the `Gateway` service of package `gateway_protocol`, generated at build time.
-pub mod proto {
-    tonic::include_proto!("gateway_protocol");
-
-    /// The encoded `FileDescriptorSet` of `gateway.proto`, for gRPC server reflection and
-    /// for comparing our definition with the official one.
-    pub const FILE_DESCRIPTOR_SET: &[u8] =
-        include_bytes!(concat!(env!("OUT_DIR"), "/gateway_protocol.bin"));
-
-    /// The standard gRPC health service, `grpc.health.v1.Health` (`proto/health.proto`).
-    pub mod health {
-        tonic::include_proto!("grpc.health.v1");
-    }
-}
+pub use beeline_gateway_protocol::{code_name, proto};
 
 /// The backpressure state of one partition, for metrics.
 #[derive(Debug, Clone, PartialEq, Eq)]

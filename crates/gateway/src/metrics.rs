@@ -2,6 +2,7 @@
 //! status code, call durations per RPC as a histogram, and each partition's backpressure
 //! (commands in flight, the current limit, commands refused).
 
+use beeline_gateway_protocol::code_name;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -66,30 +67,6 @@ impl RequestMetrics {
         for (rpc, stats) in rpcs.iter() {
             stats.durations.render(out, name, &format!("rpc=\"{rpc}\""));
         }
-    }
-}
-
-/// gRPC's names of status codes, as the gRPC spec spells them (and Zeebe's metrics label them).
-pub fn code_name(code: tonic::Code) -> &'static str {
-    use tonic::Code::*;
-    match code {
-        Ok => "OK",
-        Cancelled => "CANCELLED",
-        Unknown => "UNKNOWN",
-        InvalidArgument => "INVALID_ARGUMENT",
-        DeadlineExceeded => "DEADLINE_EXCEEDED",
-        NotFound => "NOT_FOUND",
-        AlreadyExists => "ALREADY_EXISTS",
-        PermissionDenied => "PERMISSION_DENIED",
-        ResourceExhausted => "RESOURCE_EXHAUSTED",
-        FailedPrecondition => "FAILED_PRECONDITION",
-        Aborted => "ABORTED",
-        OutOfRange => "OUT_OF_RANGE",
-        Unimplemented => "UNIMPLEMENTED",
-        Internal => "INTERNAL",
-        Unavailable => "UNAVAILABLE",
-        DataLoss => "DATA_LOSS",
-        Unauthenticated => "UNAUTHENTICATED",
     }
 }
 

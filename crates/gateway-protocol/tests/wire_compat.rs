@@ -36,7 +36,7 @@ const PACKAGE: &str = "gateway_protocol";
 fn matches_the_official_zeebe_gateway_protocol() {
     let version = std::env::var(VERSION_ENV).unwrap_or_else(|_| ZEEBE_VERSION.to_owned());
     let official = official_descriptors(&version);
-    let ours = FileDescriptorSet::decode(beeline_gateway::proto::FILE_DESCRIPTOR_SET)
+    let ours = FileDescriptorSet::decode(beeline_gateway_protocol::proto::FILE_DESCRIPTOR_SET)
         .expect("our embedded descriptor set decodes");
 
     let official = facts(&official);
@@ -62,7 +62,7 @@ fn matches_the_official_zeebe_gateway_protocol() {
 /// The comparison must notice a change, or the test above could pass vacuously.
 #[test]
 fn a_changed_definition_is_reported() {
-    let ours = FileDescriptorSet::decode(beeline_gateway::proto::FILE_DESCRIPTOR_SET)
+    let ours = FileDescriptorSet::decode(beeline_gateway_protocol::proto::FILE_DESCRIPTOR_SET)
         .expect("our embedded descriptor set decodes");
     let mut changed = ours.clone();
     let file = changed
