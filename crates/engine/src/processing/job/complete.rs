@@ -4,7 +4,7 @@ use beeline_protocol::{Record, RejectionType};
 
 use super::{WORKABLE, job_in_state};
 use crate::error::ProcessingError;
-use crate::processing::bpmn::variables::check_document;
+use crate::processing::bpmn::behavior::variables::check_document;
 use crate::processing::{CommandProcessor, ProcessingContext, value_of};
 
 /// `JOB COMPLETE`: the worker is done; the element completes with the job's variables.

@@ -6,9 +6,9 @@ use super::fail::raise_job_incident;
 use super::{WORKABLE, job_in_state};
 use crate::error::ProcessingError;
 use crate::processing::bpmn::ErrorType;
-use crate::processing::bpmn::elements::error_variables;
-use crate::processing::bpmn::events::{Thrown, find_catch, trigger};
-use crate::processing::bpmn::variables::Document;
+use crate::processing::bpmn::behavior::events::{Thrown, find_catch, trigger};
+use crate::processing::bpmn::behavior::throw::error_variables;
+use crate::processing::bpmn::behavior::variables::Document;
 use crate::processing::{CommandProcessor, ProcessingContext, value_of};
 
 /// `JOB THROW_ERROR`: the worker reports a business error, caught by the nearest error

@@ -4,7 +4,7 @@ use beeline_protocol::{Record, RejectionType};
 
 use super::correlate;
 use crate::error::ProcessingError;
-use crate::processing::bpmn::variables::check_document;
+use crate::processing::bpmn::behavior::variables::check_document;
 use crate::processing::{CommandProcessor, ProcessingContext, value_of};
 
 /// `MESSAGE PUBLISH`: buffers the message for its time to live and correlates it to what

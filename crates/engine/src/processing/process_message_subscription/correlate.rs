@@ -3,7 +3,7 @@ use beeline_protocol::value::{MessageSubscriptionRecord, ProcessMessageSubscript
 use beeline_protocol::{Record, RejectionType};
 
 use crate::error::ProcessingError;
-use crate::processing::bpmn::{events, subscriptions, variables};
+use crate::processing::bpmn::behavior::{events, subscriptions, variables};
 use crate::processing::{CommandProcessor, ProcessingContext, value_of};
 use crate::state::values::SubscriptionLifecycle;
 

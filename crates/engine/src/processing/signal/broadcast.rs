@@ -3,7 +3,7 @@ use beeline_protocol::value::SignalRecord;
 use beeline_protocol::{Record, RejectionType};
 
 use crate::error::ProcessingError;
-use crate::processing::bpmn::{events, variables};
+use crate::processing::bpmn::behavior::{events, variables};
 use crate::processing::{CommandProcessor, ProcessingContext, distribution, value_of};
 
 /// `SIGNAL BROADCAST`: triggers the signal's subscriptions here, starts instances at signal

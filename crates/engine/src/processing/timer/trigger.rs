@@ -4,9 +4,10 @@ use beeline_protocol::{Record, RejectionType};
 
 use crate::error::ProcessingError;
 use crate::model::DeployedProcess;
-use crate::processing::bpmn::subscriptions::{Awaited, awaited};
-use crate::processing::bpmn::variables::Document;
-use crate::processing::bpmn::{events, timers};
+use crate::processing::bpmn::Failure;
+use crate::processing::bpmn::behavior::subscriptions::{Awaited, awaited};
+use crate::processing::bpmn::behavior::variables::Document;
+use crate::processing::bpmn::behavior::{events, timers};
 use crate::processing::{CommandProcessor, ProcessingContext};
 
 /// `TIMER TRIGGER`: a due timer triggers its catch element, or starts an instance at its
@@ -101,15 +102,16 @@ fn reschedule(
     let Some(Awaited::Timer(definition)) = awaited(&process.model[target]) else {
         return Ok(());
     };
-    let schedule = match timers::schedule(ctx, process, definition, scope)? {
+    let schedule = match timers::schedule(ctx, process, definition, scope) {
         Ok(schedule) => schedule,
-        Err(message) => {
+        Err(Failure::Incident(_, message)) => {
             tracing::warn!(
                 timer = timer.target_element_id,
                 "the timer cycle ends: its definition cannot be evaluated again: {message}"
             );
             return Ok(());
         }
+        Err(Failure::Fatal(error)) => return Err(error),
     };
     let (due_date, repetitions) =
         match timers::next(&schedule, timer.due_date, timer.repetitions, ctx.now()) {

@@ -7,10 +7,10 @@ use beeline_protocol::intent::VariableIntent;
 use beeline_protocol::value::VariableRecord;
 use serde_json::{Map, Value as Json};
 
-use super::{Bpmn, Step};
 use crate::error::ProcessingError;
 use crate::expression::{EvalFailure, ScopeVariables, evaluate};
 use crate::processing::ProcessingContext;
+use crate::processing::bpmn::{BpmnElementContext, ErrorType, Failure, Step};
 use crate::state::values::StoredVariable;
 
 /// What a variable record says about where it belongs.
@@ -240,7 +240,7 @@ fn set_path(document: &mut Map<String, Json>, path: &str, value: Json) {
 /// Evaluates an expression of the element's process against the variables visible from
 /// `scope`, plus `overlay`.
 pub(crate) fn eval(
-    bpmn: &Bpmn<'_, '_, '_>,
+    bpmn: &BpmnElementContext<'_, '_, '_>,
     id: ExpressionId,
     scope: i64,
     overlay: Option<&Map<String, Json>>,
@@ -265,34 +265,35 @@ pub(crate) fn eval(
 }
 
 /// Input mappings: evaluated in the element's scope (each sees the ones before it), then set
-/// as local variables of the element. `Err(message)` is an I/O mapping incident.
-pub(super) fn apply_input_mappings(bpmn: &mut Bpmn<'_, '_, '_>) -> Step<()> {
+/// as local variables of the element. A failure is an I/O mapping incident.
+pub(crate) fn apply_input_mappings(bpmn: &mut BpmnElementContext<'_, '_, '_>) -> Step<()> {
     let mut local = Map::new();
     let inputs = bpmn.element().io_mapping.inputs.clone();
     for mapping in &inputs {
         let value = match &mapping.source {
             None => Json::Null,
             Some(ExprOrStatic::Static(text)) => Json::String(text.clone()),
-            Some(ExprOrStatic::Expression(source)) => {
-                match eval(bpmn, source.id, bpmn.key, Some(&local)) {
-                    Ok((value, _)) => value.to_json(),
-                    Err(EvalFailure::Incident(message)) => return Ok(Err(message)),
-                    Err(EvalFailure::State(e)) => return Err(e.into()),
-                }
-            }
+            Some(ExprOrStatic::Expression(source)) => eval(bpmn, source.id, bpmn.key, Some(&local))
+                .map_err(io_mapping_error)?
+                .0
+                .to_json(),
         };
         set_path(&mut local, &mapping.target, value);
     }
     let owner = VariableOwner::of(&bpmn.record);
     merge_local(bpmn.ctx, bpmn.key, &Document::from_map(&local), &owner)?;
-    Ok(Ok(()))
+    Ok(())
+}
+
+fn io_mapping_error(failure: EvalFailure) -> Failure {
+    Failure::of_evaluation(failure, ErrorType::IoMappingError)
 }
 
 /// What an element completes with: output mappings into its flow scope, or else the
 /// variables it completed with (a job's, a script's result) propagated from its own scope.
-/// `Err(message)` is an I/O mapping incident.
-pub(super) fn apply_output_mappings(
-    bpmn: &mut Bpmn<'_, '_, '_>,
+/// A failure is an I/O mapping incident.
+pub(crate) fn apply_output_mappings(
+    bpmn: &mut BpmnElementContext<'_, '_, '_>,
     completion: Option<&Document>,
 ) -> Step<()> {
     let owner = VariableOwner::of(&bpmn.record);
@@ -302,18 +303,17 @@ pub(super) fn apply_output_mappings(
         if let Some(variables) = completion {
             merge_propagating(bpmn.ctx, bpmn.key, variables, &owner)?;
         }
-        return Ok(Ok(()));
+        return Ok(());
     }
     if let Some(variables) = completion {
         merge_local(bpmn.ctx, bpmn.key, variables, &owner)?;
     }
     let mut result = Map::new();
     for mapping in &outputs {
-        let value = match eval(bpmn, mapping.source.id, bpmn.key, None) {
-            Ok((value, _)) => value.to_json(),
-            Err(EvalFailure::Incident(message)) => return Ok(Err(message)),
-            Err(EvalFailure::State(e)) => return Err(e.into()),
-        };
+        let value = eval(bpmn, mapping.source.id, bpmn.key, None)
+            .map_err(io_mapping_error)?
+            .0
+            .to_json();
         let root = mapping
             .target
             .split('.')
@@ -337,7 +337,7 @@ pub(super) fn apply_output_mappings(
         set_path(&mut result, &mapping.target, value);
     }
     merge_propagating(bpmn.ctx, flow_scope, &Document::from_map(&result), &owner)?;
-    Ok(Ok(()))
+    Ok(())
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@ use beeline_protocol::value::ProcessEventRecord;
 use crate::error::ProcessingError;
 use crate::model::DeployedProcess;
 use crate::processing::ProcessingContext;
-use crate::state::values::ElementInstance;
+use crate::state::values::{ElementInstance, ElementLifecycle};
 
 /// What catches an event.
 #[derive(Debug, Clone)]
@@ -137,7 +137,7 @@ pub(crate) fn can_trigger(
     let Some(current) = ctx.state().element_instances().get(owner.key)? else {
         return Ok(false);
     };
-    if current.state != super::lifecycle::ACTIVATED || current.interrupted {
+    if !current.is(ElementLifecycle::Activated) || current.interrupted {
         return Ok(false);
     }
     Ok(match catch {
