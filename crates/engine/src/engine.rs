@@ -17,7 +17,7 @@ use crate::appliers::Appliers;
 use crate::error::{FatalError, ProcessingError};
 use crate::model::Caches;
 pub use crate::processing::Response;
-use crate::processing::bpmn::subscriptions;
+use crate::processing::bpmn::behavior::subscriptions;
 use crate::processing::message::correlate;
 use crate::processing::{Output, ProcessingContext, Processors};
 use crate::push::{JobPush, Push};

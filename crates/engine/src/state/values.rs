@@ -1,6 +1,7 @@
 //! Engine-internal state values: protobuf messages, so fields can be added without a
 //! migration (a new field gets a new number; removed numbers stay reserved).
 
+use beeline_protocol::intent::ProcessInstanceIntent;
 use beeline_protocol::value::{
     JobRecord, MessageStartEventSubscriptionRecord, MessageSubscriptionRecord,
     ProcessInstanceRecord, ProcessMessageSubscriptionRecord,
@@ -38,6 +39,23 @@ impl ElementInstance {
     pub fn record(&self) -> ProcessInstanceRecord {
         self.record.clone().unwrap_or_default()
     }
+
+    /// Whether its last lifecycle event put it in `lifecycle`.
+    pub fn is(&self, lifecycle: ElementLifecycle) -> bool {
+        self.state == lifecycle as u32
+    }
+}
+
+/// Where an element instance is in its lifecycle: the `ProcessInstanceIntent` of its last
+/// lifecycle event, as [`ElementInstance::state`] stores it. An instance is gone once it is
+/// completed or terminated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u32)]
+pub enum ElementLifecycle {
+    Activating = ProcessInstanceIntent::ElementActivating as u32,
+    Activated = ProcessInstanceIntent::ElementActivated as u32,
+    Completing = ProcessInstanceIntent::ElementCompleting as u32,
+    Terminating = ProcessInstanceIntent::ElementTerminating as u32,
 }
 
 /// Job states (Zeebe's `JobState.State`).

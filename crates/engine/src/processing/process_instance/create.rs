@@ -4,7 +4,7 @@ use beeline_protocol::value::{ProcessInstanceCreationRecord, ProcessInstanceReco
 use beeline_protocol::{Intent, Record, RejectionType};
 
 use crate::error::ProcessingError;
-use crate::processing::bpmn::variables::{Document, VariableOwner, create_local};
+use crate::processing::bpmn::behavior::variables::{Document, VariableOwner, create_local};
 use crate::processing::{CommandProcessor, ProcessingContext, value_of};
 use crate::transient::AwaitingResult;
 

@@ -7,15 +7,15 @@
 
 use std::rc::Rc;
 
+use super::variables::Document;
 use beeline_bpmn::{Element, ElementData, ElementIndex, EventDefinition, ExprOrStatic, Process};
 use beeline_protocol::intent::{ProcessEventIntent, ProcessInstanceIntent as PI};
 use beeline_protocol::value::ProcessEventRecord;
-use serde_json::{Map, Value as Json};
 
 use crate::error::ProcessingError;
 use crate::model::DeployedProcess;
 use crate::processing::ProcessingContext;
-use crate::state::values::ElementInstance;
+use crate::state::values::{ElementInstance, ElementLifecycle};
 
 /// What catches an event.
 #[derive(Debug, Clone)]
@@ -137,7 +137,7 @@ pub(crate) fn can_trigger(
     let Some(current) = ctx.state().element_instances().get(owner.key)? else {
         return Ok(false);
     };
-    if current.state != super::lifecycle::ACTIVATED || current.interrupted {
+    if !current.is(ElementLifecycle::Activated) || current.interrupted {
         return Ok(false);
     }
     Ok(match catch {
@@ -265,7 +265,7 @@ pub(crate) fn trigger(
     ctx: &mut ProcessingContext<'_, '_>,
     process: &DeployedProcess,
     catch: &Catch,
-    variables: &Map<String, Json>,
+    variables: &Document,
 ) -> Result<(), ProcessingError> {
     let model = &process.model;
     let key = ctx.next_key()?;
@@ -300,7 +300,7 @@ pub(crate) fn trigger(
         ProcessEventRecord {
             scope_key: scope.key,
             target_element_id: model[target].id.clone(),
-            variables: Json::Object(variables.clone()).to_string().into_bytes(),
+            variables: variables.to_bytes(),
             process_definition_key: record.process_definition_key,
             process_instance_key: record.process_instance_key,
             tenant_id: record.tenant_id.clone(),
