@@ -54,6 +54,7 @@ pub fn supported_kinds() -> ElementKindSet {
         SignalIntermediateThrowEvent,
         SignalEndEvent,
         EventBasedGateway,
+        MultiInstanceBody,
     ]
     .into_iter()
     .collect()

@@ -354,11 +354,52 @@ impl ProcessBuilder {
         self
     }
 
+    /// Makes the activity `id` a multi-instance activity: `loop_attributes` are the attributes
+    /// of its `zeebe:loopCharacteristics` (`inputCollection="= items" inputElement="item"`),
+    /// `completion_condition` its completion condition (with its `=`).
+    pub fn multi_instance(
+        mut self,
+        id: &str,
+        sequential: bool,
+        loop_attributes: &str,
+        completion_condition: Option<&str>,
+    ) -> Self {
+        let condition = completion_condition
+            .map(|c| {
+                format!(
+                    "<bpmn:completionCondition>{}</bpmn:completionCondition>",
+                    escape(c)
+                )
+            })
+            .unwrap_or_default();
+        let characteristics = format!(
+            r#"<bpmn:multiInstanceLoopCharacteristics isSequential="{sequential}"><bpmn:extensionElements><zeebe:loopCharacteristics {loop_attributes}/></bpmn:extensionElements>{condition}</bpmn:multiInstanceLoopCharacteristics>"#
+        );
+        let is_scope = self.sub_processes.contains(id);
+        if let Some(position) = self.elements.iter().position(|(e, _)| e == id) {
+            let xml = &mut self.elements[position].1;
+            if is_scope {
+                // A sub-process's own content comes right after its opening tag.
+                xml.push_str(&characteristics);
+            } else if let Some(open) = xml.strip_suffix("/>") {
+                let tag = open[1..].split(' ').next().unwrap_or_default().to_string();
+                *xml = format!("{open}>{characteristics}</{tag}>");
+            } else if let Some(end) = xml.rfind("</") {
+                xml.insert_str(end, &characteristics);
+            }
+        }
+        self
+    }
+
     /// Adds `<zeebe:ioMapping>` content to an element built without it (sub-processes).
     pub fn io_mapping(mut self, id: &str, mapping: &str) -> Self {
         if let Some(position) = self.elements.iter().position(|(e, _)| e == id) {
-            self.elements[position].1 = format!(
-                r#"<bpmn:extensionElements><zeebe:ioMapping>{mapping}</zeebe:ioMapping></bpmn:extensionElements>"#
+            let content = &mut self.elements[position].1;
+            content.insert_str(
+                0,
+                &format!(
+                    r#"<bpmn:extensionElements><zeebe:ioMapping>{mapping}</zeebe:ioMapping></bpmn:extensionElements>"#
+                ),
             );
         }
         self

@@ -10,6 +10,7 @@ mod incidents;
 mod job_push;
 mod jobs;
 mod messages;
+mod multi_instance;
 mod process_instance;
 mod replay;
 mod signals;

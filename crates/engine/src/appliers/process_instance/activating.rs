@@ -3,7 +3,7 @@ use beeline_protocol::value::ProcessInstanceRecord;
 
 use crate::appliers::EventApplier;
 use crate::error::ProcessingError;
-use crate::model::{deployed_element, is_joining};
+use crate::model::{InstanceRole, deployed_element, is_joining};
 use crate::processing::value_of;
 use crate::state::EngineState;
 
@@ -24,6 +24,17 @@ impl EventApplier for ElementActivatingApplier {
         state.variables_mut().set_parent(event.key, scope);
         let (process, index) = deployed_element(state, record)?;
         let element = &process.model[index];
+        if InstanceRole::of(element, record) == InstanceRole::MultiInstanceInner {
+            // The body counts its inner instances; the body took the token it was reached by.
+            let mut loop_counter = 0;
+            state.element_instances_mut().update(scope, |body| {
+                body.loop_counter += 1;
+                loop_counter = body.loop_counter;
+            })?;
+            return Ok(state
+                .element_instances_mut()
+                .update(event.key, |inner| inner.loop_counter = loop_counter)?);
+        }
         let consumed = if is_joining(&process.model, index) {
             let mut consumed = 0;
             for &flow in &element.incoming {

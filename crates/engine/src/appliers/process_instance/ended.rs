@@ -5,7 +5,7 @@ use beeline_protocol::value::ProcessInstanceRecord;
 
 use crate::appliers::EventApplier;
 use crate::error::ProcessingError;
-use crate::model::{can_be_triggered, deployed_element};
+use crate::model::{InstanceRole, can_be_triggered, deployed_element};
 use crate::processing::value_of;
 use crate::state::EngineState;
 
@@ -18,6 +18,30 @@ impl EventApplier for ElementEndedApplier {
         let record = value_of::<ProcessInstanceRecord>(event)?;
         let (process, index) = deployed_element(state, record)?;
         let element = &process.model[index];
+        match InstanceRole::of(element, record) {
+            InstanceRole::MultiInstanceBody => {
+                let size = state
+                    .element_instances()
+                    .get(event.key)?
+                    .map_or(0, |body| body.input_collection_size);
+                state
+                    .multi_instance_mut()
+                    .remove_input_collection(event.key, size);
+            }
+            InstanceRole::MultiInstanceInner => {
+                let completed = event.intent == ProcessInstanceIntent::ElementCompleted.into();
+                state
+                    .element_instances_mut()
+                    .update(record.flow_scope_key, |body| {
+                        if completed {
+                            body.completed_children += 1;
+                        } else {
+                            body.terminated_children += 1;
+                        }
+                    })?;
+            }
+            InstanceRole::Element => {}
+        }
         state.element_instances_mut().remove(event.key)?;
         // Only a flow scope (the process, a sub-process) counts the flows taken into it.
         if element.scope.is_some() {

@@ -13,7 +13,7 @@ use beeline_protocol::value::ProcessEventRecord;
 use serde_json::{Map, Value as Json};
 
 use crate::error::ProcessingError;
-use crate::model::DeployedProcess;
+use crate::model::{DeployedProcess, InstanceRole, element_types};
 use crate::processing::ProcessingContext;
 use crate::state::values::{ElementInstance, ElementLifecycle};
 
@@ -85,15 +85,17 @@ pub(crate) fn catch_of(
     target: &str,
 ) -> Option<Catch> {
     let model = &process.model;
-    let index = process.element(&instance.record().element_id)?;
+    let record = instance.record.as_ref()?;
+    let index = process.element(&record.element_id)?;
     let target = process.element(target)?;
     let element = &model[index];
-    if target == index {
+    let role = InstanceRole::of(element, record);
+    if target == index && role.runs_element() {
         return Some(Catch::Waiting {
             instance: instance.clone(),
         });
     }
-    if element.boundary_events.contains(&target) {
+    if role.has_boundary_and_flows() && element.boundary_events.contains(&target) {
         let ElementData::BoundaryEvent(data) = &model[target].data else {
             return None;
         };
@@ -104,6 +106,7 @@ pub(crate) fn catch_of(
         });
     }
     if let Some(sub_process) = model[target].parent
+        && role.runs_element()
         && matches!(model[sub_process].data, ElementData::EventSubProcess)
         && model[sub_process].parent == Some(index)
     {
@@ -207,8 +210,14 @@ pub(crate) fn find_catch(
             break;
         };
         let element = &model[index];
+        let role = InstanceRole::of(element, &record);
+        let boundary_events: &[ElementIndex] = if role.has_boundary_and_flows() {
+            &element.boundary_events
+        } else {
+            &[]
+        };
         let mut best: Option<(bool, Catch)> = None;
-        for &boundary in &element.boundary_events {
+        for &boundary in boundary_events {
             let ElementData::BoundaryEvent(data) = &model[boundary].data else {
                 continue;
             };
@@ -226,6 +235,7 @@ pub(crate) fn find_catch(
             }
         }
         if best.is_none()
+            && role.runs_element()
             && let Some(scope) = &element.scope
         {
             for &sub_process in &scope.event_sub_processes {
@@ -423,15 +433,15 @@ pub(crate) fn activate(
     like: &beeline_protocol::value::ProcessInstanceRecord,
 ) {
     let element = &process.model[index];
-    let kind = element.kind();
+    let (element_type, event_type) = element_types(element);
     ctx.append_command(
         key,
         PI::ActivateElement,
         beeline_protocol::value::ProcessInstanceRecord {
             element_id: element.id.clone(),
             flow_scope_key,
-            bpmn_element_type: kind.zeebe_element_type().to_string(),
-            bpmn_event_type: kind.zeebe_event_type().to_string(),
+            bpmn_element_type: element_type.to_string(),
+            bpmn_event_type: event_type.to_string(),
             ..like.clone()
         },
     );

@@ -80,6 +80,12 @@ impl Document {
         Self(map.iter().map(|(n, v)| (n.clone(), print(v))).collect())
     }
 
+    /// Variables in this order, each with its value as printed JSON (as `serde_json` prints
+    /// it, and as the state holds it).
+    pub fn from_printed(variables: Vec<(String, String)>) -> Self {
+        Self(variables)
+    }
+
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }

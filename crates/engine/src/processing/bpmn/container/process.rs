@@ -37,10 +37,7 @@ impl ElementProcessor for ProcessProcessor {
     }
 
     /// The process instance completes: answer a creation that waits for its result.
-    fn on_complete(
-        &self,
-        bpmn: &mut BpmnElementContext<'_, '_, '_>,
-    ) -> Result<(), ProcessingError> {
+    fn on_complete(&self, bpmn: &mut BpmnElementContext<'_, '_, '_>) -> Step<()> {
         let awaiting = bpmn
             .ctx
             .state()
