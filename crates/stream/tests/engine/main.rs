@@ -4,6 +4,7 @@
 mod corpus;
 mod decisions;
 mod deployment;
+mod documents;
 mod events;
 mod gateways;
 mod incidents;

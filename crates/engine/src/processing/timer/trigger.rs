@@ -1,12 +1,12 @@
 use beeline_protocol::intent::TimerIntent;
 use beeline_protocol::value::TimerRecord;
 use beeline_protocol::{Record, RejectionType};
-use serde_json::Map;
 
 use crate::error::ProcessingError;
 use crate::model::DeployedProcess;
 use crate::processing::bpmn::Failure;
 use crate::processing::bpmn::behavior::subscriptions::{Awaited, awaited};
+use crate::processing::bpmn::behavior::variables::Document;
 use crate::processing::bpmn::behavior::{events, timers};
 use crate::processing::{CommandProcessor, ProcessingContext};
 
@@ -81,7 +81,7 @@ impl CommandProcessor for TimerTriggerProcessor {
             return Ok(());
         };
         ctx.append_event(command.key, TimerIntent::Triggered, timer.clone())?;
-        events::trigger(ctx, &process, &catch, &Map::new())?;
+        events::trigger(ctx, &process, &catch, &Document::default())?;
         if !catch.interrupting() {
             reschedule(ctx, &process, &timer, timer.element_instance_key)?;
         }

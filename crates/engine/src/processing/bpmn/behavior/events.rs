@@ -7,10 +7,10 @@
 
 use std::rc::Rc;
 
+use super::variables::Document;
 use beeline_bpmn::{Element, ElementData, ElementIndex, EventDefinition, ExprOrStatic, Process};
 use beeline_protocol::intent::{ProcessEventIntent, ProcessInstanceIntent as PI};
 use beeline_protocol::value::ProcessEventRecord;
-use serde_json::{Map, Value as Json};
 
 use crate::error::ProcessingError;
 use crate::model::{DeployedProcess, InstanceRole, element_types};
@@ -275,7 +275,7 @@ pub(crate) fn trigger(
     ctx: &mut ProcessingContext<'_, '_>,
     process: &DeployedProcess,
     catch: &Catch,
-    variables: &Map<String, Json>,
+    variables: &Document,
 ) -> Result<(), ProcessingError> {
     let model = &process.model;
     let key = ctx.next_key()?;
@@ -310,7 +310,7 @@ pub(crate) fn trigger(
         ProcessEventRecord {
             scope_key: scope.key,
             target_element_id: model[target].id.clone(),
-            variables: Json::Object(variables.clone()).to_string().into_bytes(),
+            variables: variables.to_bytes(),
             process_definition_key: record.process_definition_key,
             process_instance_key: record.process_instance_key,
             tenant_id: record.tenant_id.clone(),

@@ -4,11 +4,11 @@
 use beeline_bpmn::{Element, ErrorEventDefinition, EscalationEventDefinition, ExprOrStatic};
 use beeline_protocol::intent::{EscalationIntent, ProcessInstanceIntent as PI, SignalIntent};
 use beeline_protocol::value::{EscalationRecord, SignalRecord};
-use serde_json::{Map, Value as Json};
+use serde_json::Value as Json;
 
 use super::events::{self, Thrown};
 use super::subscriptions;
-use super::variables::eval;
+use super::variables::{Document, eval};
 use crate::expression::wrong_type;
 use crate::processing::bpmn::{BpmnElementContext, ErrorType, Failure, Step};
 use crate::state::document;
@@ -44,12 +44,12 @@ pub(crate) fn error_variables(
     catch_element: &Element,
     code: &str,
     message: &str,
-    extra: Map<String, Json>,
-) -> Map<String, Json> {
+    extra: Document,
+) -> Document {
     let mut variables = extra;
     if !catch_element.io_mapping.outputs.is_empty() {
-        variables.insert("errorCode".into(), Json::String(code.to_string()));
-        variables.insert("errorMessage".into(), Json::String(message.to_string()));
+        variables.set("errorCode", &Json::String(code.to_string()));
+        variables.set("errorMessage", &Json::String(message.to_string()));
     }
     variables
 }
@@ -77,7 +77,12 @@ pub(crate) fn throw_error(
         ));
     };
     bpmn.write(PI::ElementActivated)?;
-    let variables = error_variables(catch.element(&process.model), &code, "", Map::new());
+    let variables = error_variables(
+        catch.element(&process.model),
+        &code,
+        "",
+        Document::default(),
+    );
     // The end event is terminated with what the catch interrupts.
     events::trigger(bpmn.ctx, &process, &catch, &variables)?;
     Ok(())
@@ -114,7 +119,7 @@ pub(crate) fn throw_escalation(
             bpmn.ctx
                 .append_event(key, EscalationIntent::Escalated, escalation)?;
             let interrupting = catch.interrupting();
-            events::trigger(bpmn.ctx, &process, &catch, &Map::new())?;
+            events::trigger(bpmn.ctx, &process, &catch, &Document::default())?;
             if !interrupting {
                 bpmn.complete_self();
             }
