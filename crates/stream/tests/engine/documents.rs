@@ -103,9 +103,19 @@ fn expected(document: &BTreeMap<String, Json>) -> String {
     Json::Object(document.clone().into_iter().collect()).to_string()
 }
 
+/// A variable a mapping copies (`source="=v"`): an object as it was (Zeebe writes the
+/// MessagePack map it read back unchanged), anything else through FEEL.
+fn copied(value: &Json) -> Json {
+    if value.is_object() {
+        value.clone()
+    } else {
+        through_feel(value)
+    }
+}
+
 /// A value read into FEEL and written back (Zeebe's `FeelToMessagePackTransformer`): a whole
 /// number is written as an integer (within 64 bits: signed, else unsigned), anything else as
-/// it was. Nested objects are written from FEEL's context too, in name order.
+/// it was. Objects inside a list are written from FEEL's context, in name order.
 fn through_feel(value: &Json) -> Json {
     match value {
         Json::Number(n) if n.is_f64() => {
@@ -214,7 +224,7 @@ fn run(
     // An input mapping copies `v` into the task's scope; job activation shows it.
     let (mapped, job) = harness.activate_job("mapped");
     let mut seen = variables.clone();
-    seen.insert("copy".into(), through_feel(&case.copied));
+    seen.insert("copy".into(), copied(&case.copied));
     check(
         "the activated job's variables",
         &job.variables,
@@ -224,7 +234,7 @@ fn run(
     prop_assert_eq!(done.map(|r| r.record_type).ok(), Some(RecordType::Event));
 
     // The output mapping copies it out again.
-    variables.insert("out".into(), through_feel(&case.copied));
+    variables.insert("out".into(), copied(&case.copied));
     let (last, job) = harness.activate_job("last");
     check(
         "the last job's variables",
@@ -274,6 +284,52 @@ fn arbitrary_documents_come_back_as_they_were_sent_on_every_path() {
     });
     if let Err(failure) = outcome {
         panic!("{failure}");
+    }
+}
+
+#[test]
+fn a_mapping_copies_an_object_as_it_is_and_anything_else_through_feel() {
+    let harness = Harness::new(1);
+    harness.deploy_process(
+        &ProcessBuilder::new("p")
+            .start_event("s")
+            .service_task_with(
+                "t",
+                "w",
+                r#"<zeebe:ioMapping><zeebe:input source="=o" target="object"/><zeebe:input source="=object" target="again"/><zeebe:input source="=d" target="double"/><zeebe:input source="=l" target="list"/><zeebe:input source="=o" target="nested.object"/><zeebe:input source="=context put(o, &quot;c&quot;, 2.50)" target="changed"/></zeebe:ioMapping>"#,
+            )
+            .end_event("e"),
+    );
+    harness.create_instance(
+        "p",
+        r#"{"o": {"z": 1.0, "a": [-0.0, 0.12496785020850265]}, "d": 1.0, "l": [1.0, {"y": 2.0, "b": 1}]}"#,
+    );
+    let (_, job) = harness.activate_job("w");
+    let text = String::from_utf8(job.variables).unwrap();
+    for (what, part) in [
+        (
+            "an object copied as it is",
+            r#""object":{"z":1.0,"a":[-0.0,0.12496785020850265]}"#,
+        ),
+        (
+            "a copy of the copy",
+            r#""again":{"z":1.0,"a":[-0.0,0.12496785020850265]}"#,
+        ),
+        (
+            "a whole double through FEEL, as Zeebe writes it",
+            r#""double":1"#,
+        ),
+        ("a list through FEEL", r#""list":[1,{"b":1,"y":2}]"#),
+        (
+            "an object under a path, through FEEL",
+            r#""nested":{"object":{"a":[0,0.12496785020850265],"z":1}}"#,
+        ),
+        (
+            "an object FEEL changed",
+            r#""changed":{"a":[0,0.12496785020850265],"c":2.5,"z":1}"#,
+        ),
+    ] {
+        assert!(text.contains(part), "{what}: {part} in {text}");
     }
 }
 

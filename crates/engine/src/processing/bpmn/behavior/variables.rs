@@ -1,6 +1,8 @@
 //! Variables: setting them (VARIABLE CREATED / UPDATED), Zeebe's propagation, and input and
 //! output mappings (Zeebe's `VariableBehavior` and `VariableMappingBehavior`).
 
+use std::collections::BTreeMap;
+
 use beeline_bpmn::{ExprOrStatic, ExpressionId};
 use beeline_feel::Value;
 use beeline_protocol::intent::VariableIntent;
@@ -79,7 +81,11 @@ impl Document {
 
     /// Sets one variable to a computed value, replacing one of that name.
     pub fn set(&mut self, name: &str, value: &Json) {
-        let text = value.to_string();
+        self.set_text(name, value.to_string());
+    }
+
+    /// Sets one variable to a value given in canonical text, replacing one of that name.
+    fn set_text(&mut self, name: &str, text: String) {
         match self.0.binary_search_by(|(n, _)| n.as_str().cmp(name)) {
             Ok(i) => self.0[i].1 = text,
             Err(i) => self.0.insert(i, (name.to_string(), text)),
@@ -274,21 +280,97 @@ pub(crate) fn eval(
 /// as local variables of the element. A failure is an I/O mapping incident.
 pub(crate) fn apply_input_mappings(bpmn: &mut BpmnElementContext<'_, '_, '_>) -> Step<()> {
     let mut local = Map::new();
+    let mut copied = Copied::default();
     let inputs = bpmn.element().io_mapping.inputs.clone();
     for mapping in &inputs {
         let value = match &mapping.source {
             None => Json::Null,
             Some(ExprOrStatic::Static(text)) => Json::String(text.clone()),
-            Some(ExprOrStatic::Expression(source)) => eval(bpmn, source.id, bpmn.key, Some(&local))
-                .map_err(io_mapping_error)?
-                .0
-                .to_json(),
+            Some(ExprOrStatic::Expression(source)) => {
+                if let Some(value) =
+                    copied.object(bpmn, source.id, &mapping.target, Some(&local))?
+                {
+                    local.insert(mapping.target.trim().to_string(), value);
+                    continue;
+                }
+                eval(bpmn, source.id, bpmn.key, Some(&local))
+                    .map_err(io_mapping_error)?
+                    .0
+                    .to_json()
+            }
         };
+        copied.overwritten(&mapping.target);
         set_path(&mut local, &mapping.target, value);
     }
     let owner = VariableOwner::of(&bpmn.record);
-    merge_local(bpmn.ctx, bpmn.key, &Document::from_map(&local), &owner)?;
+    let document = copied.into_document(&local);
+    merge_local(bpmn.ctx, bpmn.key, &document, &owner)?;
     Ok(())
+}
+
+/// Objects a mapping copies as they are (`source="=order"`, a variable and nothing else, to
+/// a target without a path): Zeebe reads an object variable into FEEL as a context over its
+/// MessagePack map and writes that context back as the map it read
+/// (`MessagePackContext`, `FeelToMessagePackTransformer.writeRaw`), so its key order and every
+/// number inside (`1.0`, `-0.0`) stay as they were. Here the stored text is copied. Other
+/// values, and objects a mapping changes, go through FEEL.
+#[derive(Default)]
+struct Copied(BTreeMap<String, String>);
+
+impl Copied {
+    /// The value of an object variable that the mapping from `source` to `target` copies as
+    /// it is (its text is kept for the document); `None` when the mapping computes its value.
+    fn object(
+        &mut self,
+        bpmn: &BpmnElementContext<'_, '_, '_>,
+        source: ExpressionId,
+        target: &str,
+        overlay: Option<&Map<String, Json>>,
+    ) -> Step<Option<Json>> {
+        let target = target.trim();
+        if target.contains('.') {
+            return Ok(None);
+        }
+        let Some(expression) = bpmn.process.expression(source) else {
+            return Ok(None);
+        };
+        let beeline_feel::ast::Kind::Var(name) = &expression.root().kind else {
+            return Ok(None);
+        };
+        let text = match overlay.and_then(|o| o.get(&**name)) {
+            // A value this element's mappings made: copied as they made it.
+            Some(_) => self.0.get(&**name).cloned(),
+            None => bpmn
+                .ctx
+                .state()
+                .variables()
+                .get_visible(bpmn.key, name)?
+                .map(|(_, variable)| variable.value),
+        };
+        let Some(text) = text.filter(|t| t.starts_with('{')) else {
+            return Ok(None);
+        };
+        let Ok(value) = serde_json::from_str::<Json>(&text) else {
+            return Ok(None);
+        };
+        self.0.insert(target.to_string(), text);
+        Ok(Some(value))
+    }
+
+    /// A later mapping sets (part of) `target`: its copy no longer stands.
+    fn overwritten(&mut self, target: &str) {
+        let root = target.split('.').next().unwrap_or_default().trim();
+        self.0.remove(root);
+    }
+
+    /// The document of `values`, with the copied objects in the text they were copied in.
+    fn into_document(self, values: &Map<String, Json>) -> Document {
+        let mut document = Document::from_map(values);
+        for (name, text) in self.0 {
+            document.set_text(&name, text);
+        }
+        document
+    }
 }
 
 fn io_mapping_error(failure: EvalFailure) -> Failure {
@@ -315,7 +397,13 @@ pub(crate) fn apply_output_mappings(
         merge_local(bpmn.ctx, bpmn.key, variables, &owner)?;
     }
     let mut result = Map::new();
+    let mut copied = Copied::default();
     for mapping in &outputs {
+        if let Some(value) = copied.object(bpmn, mapping.source.id, &mapping.target, None)? {
+            result.insert(mapping.target.trim().to_string(), value);
+            continue;
+        }
+        copied.overwritten(&mapping.target);
         let value = eval(bpmn, mapping.source.id, bpmn.key, None)
             .map_err(io_mapping_error)?
             .0
@@ -342,7 +430,7 @@ pub(crate) fn apply_output_mappings(
         }
         set_path(&mut result, &mapping.target, value);
     }
-    merge_propagating(bpmn.ctx, flow_scope, &Document::from_map(&result), &owner)?;
+    merge_propagating(bpmn.ctx, flow_scope, &copied.into_document(&result), &owner)?;
     Ok(())
 }
 
