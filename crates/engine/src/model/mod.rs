@@ -26,6 +26,10 @@ pub struct DeployedProcess {
     pub bpmn_process_id: String,
     pub version: i32,
     pub tenant_id: String,
+    /// The deployment it came with (a call activity's `deployment` binding).
+    pub deployment_key: i64,
+    /// `zeebe:versionTag`, or empty.
+    pub version_tag: String,
     pub model: Arc<Process>,
     /// Compiled expressions, indexed by [`ExpressionId`].
     pub expressions: Vec<Arc<Expression>>,

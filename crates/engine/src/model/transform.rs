@@ -55,6 +55,7 @@ pub fn supported_kinds() -> ElementKindSet {
         SignalEndEvent,
         EventBasedGateway,
         MultiInstanceBody,
+        CallActivity,
     ]
     .into_iter()
     .collect()

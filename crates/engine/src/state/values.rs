@@ -46,6 +46,13 @@ pub struct ElementInstance {
     /// Multi-instance bodies: inner instances that were terminated.
     #[prost(int32, tag = "12")]
     pub terminated_children: i32,
+    /// Call activities: the process instance they called, or 0.
+    #[prost(int64, tag = "13")]
+    pub called_child_key: i64,
+    /// Process instances: how many call activities deep (1 for an instance no call activity
+    /// created).
+    #[prost(int32, tag = "14")]
+    pub process_depth: i32,
 }
 
 impl ElementInstance {

@@ -46,6 +46,8 @@ pub struct ProcessBuilder {
     event_sub_processes: std::collections::HashSet<String>,
     /// Root elements (`bpmn:error`, `bpmn:message`, ...).
     roots: Vec<String>,
+    /// `zeebe:versionTag` of the process.
+    version_tag: Option<String>,
 }
 
 impl ProcessBuilder {
@@ -63,7 +65,14 @@ impl ProcessBuilder {
             sub_processes: std::collections::HashSet::new(),
             event_sub_processes: std::collections::HashSet::new(),
             roots: Vec::new(),
+            version_tag: None,
         }
+    }
+
+    /// Tags the process's version (`zeebe:versionTag`).
+    pub fn version_tag(mut self, tag: &str) -> Self {
+        self.version_tag = Some(tag.to_string());
+        self
     }
 
     fn add(mut self, id: &str, xml: String) -> Self {
@@ -195,6 +204,18 @@ impl ProcessBuilder {
             format!(
                 r#"<bpmn:businessRuleTask id="{id}"><bpmn:extensionElements><zeebe:calledDecision decisionId="{}" resultVariable="{result_variable}"/></bpmn:extensionElements></bpmn:businessRuleTask>"#,
                 escape(decision_id)
+            ),
+        )
+    }
+
+    /// A call activity; `called_element` holds the attributes of its `zeebe:calledElement`
+    /// (`processId="child"`, `propagateAllChildVariables="false"`, ...), `extensions` more
+    /// extension elements (`<zeebe:ioMapping>`).
+    pub fn call_activity(self, id: &str, called_element: &str, extensions: &str) -> Self {
+        self.add(
+            id,
+            format!(
+                r#"<bpmn:callActivity id="{id}"><bpmn:extensionElements><zeebe:calledElement {called_element}/>{extensions}</bpmn:extensionElements></bpmn:callActivity>"#
             ),
         )
     }
@@ -413,6 +434,13 @@ impl ProcessBuilder {
             r#"<?xml version="1.0" encoding="UTF-8"?><bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:zeebe="http://camunda.org/schema/zeebe/1.0" id="definitions" targetNamespace="http://beeline.test"><bpmn:process id="{}" isExecutable="true">"#,
             self.id
         );
+        if let Some(tag) = &self.version_tag {
+            let _ = write!(
+                out,
+                r#"<bpmn:extensionElements><zeebe:versionTag value="{}"/></bpmn:extensionElements>"#,
+                escape(tag)
+            );
+        }
         self.write_scope(&mut out, None);
         out.push_str("</bpmn:process>");
         for root in &self.roots {

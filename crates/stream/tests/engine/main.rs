@@ -1,6 +1,7 @@
 //! Engine scenarios through the test kit: deploy models, run instances, work on jobs, and
 //! assert on the record stream (printed in compact form when an assertion fails).
 
+mod call_activity;
 mod corpus;
 mod decisions;
 mod deployment;

@@ -19,6 +19,22 @@ impl EventApplier for ElementActivatingApplier {
             .element_instances_mut()
             .create(event.key, record, event.intent.value().into())?;
         if scope <= 0 {
+            if record.parent_element_instance_key > 0 {
+                // A process instance a call activity created: the call activity knows it, and
+                // it is one deeper than its parent (an instance without depth is at 1).
+                let parent_depth = state
+                    .element_instances()
+                    .get(record.parent_process_instance_key)?
+                    .map_or(1, |parent| parent.process_depth.max(1));
+                state
+                    .element_instances_mut()
+                    .update(record.parent_element_instance_key, |call| {
+                        call.called_child_key = event.key
+                    })?;
+                state
+                    .element_instances_mut()
+                    .update(event.key, |child| child.process_depth = parent_depth + 1)?;
+            }
             return Ok(());
         }
         state.variables_mut().set_parent(event.key, scope);

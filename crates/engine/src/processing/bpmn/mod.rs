@@ -83,6 +83,7 @@ pub(crate) enum ErrorType {
     ConditionError,
     ExtractValueError,
     UnhandledErrorEvent,
+    CalledElementError,
     CalledDecisionError,
     DecisionEvaluationError,
 }
@@ -95,6 +96,7 @@ impl ErrorType {
             ErrorType::ConditionError => "CONDITION_ERROR",
             ErrorType::ExtractValueError => "EXTRACT_VALUE_ERROR",
             ErrorType::UnhandledErrorEvent => "UNHANDLED_ERROR_EVENT",
+            ErrorType::CalledElementError => "CALLED_ELEMENT_ERROR",
             ErrorType::CalledDecisionError => "CALLED_DECISION_ERROR",
             ErrorType::DecisionEvaluationError => "DECISION_EVALUATION_ERROR",
         }
@@ -230,9 +232,8 @@ pub(super) fn processor_of(
             &event::intermediate_throw_event::IntermediateThrowEventProcessor
         }
         ElementData::BoundaryEvent(_) => &event::boundary_event::BoundaryEventProcessor,
-        ElementData::AdHocSubProcess(_)
-        | ElementData::CallActivity(_)
-        | ElementData::UserTask(_) => &NotExecuted,
+        ElementData::CallActivity(_) => &container::call_activity::CallActivityProcessor,
+        ElementData::AdHocSubProcess(_) | ElementData::UserTask(_) => &NotExecuted,
     }
 }
 

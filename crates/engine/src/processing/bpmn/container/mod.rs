@@ -2,6 +2,7 @@
 //! container of its children (Zeebe's `BpmnElementContainerProcessor`): when a path inside it
 //! ends, or a child is terminated, it decides what that means for itself.
 
+pub(super) mod call_activity;
 pub(super) mod event_sub_process;
 pub(super) mod multi_instance_body;
 pub(super) mod process;

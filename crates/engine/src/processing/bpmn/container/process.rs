@@ -9,6 +9,7 @@ use beeline_protocol::intent::{
 use beeline_protocol::value::{ProcessInstanceCreationRecord, ProcessInstanceResultRecord};
 use beeline_protocol::{Intent, Record, RejectionType};
 
+use super::call_activity;
 use crate::error::ProcessingError;
 use crate::processing::bpmn::behavior::{events, subscriptions};
 use crate::processing::bpmn::{BpmnElementContext, ElementProcessor, Step};
@@ -50,6 +51,12 @@ impl ElementProcessor for ProcessProcessor {
         let held = bpmn.ctx.state().messages().correlation_key_of(bpmn.key)?;
         bpmn.write(PI::ElementCompleted)?;
         start_next_buffered(bpmn, held)?;
+        if bpmn.record.parent_element_instance_key > 0 {
+            call_activity::on_called_process_completed(
+                bpmn.ctx,
+                bpmn.record.parent_element_instance_key,
+            )?;
+        }
         if let (Some(awaiting), Some(variables)) = (awaiting, result) {
             let answer = Record::event(
                 bpmn.record.process_instance_key,
@@ -103,7 +110,14 @@ impl ElementProcessor for ProcessProcessor {
         }
         let held = bpmn.ctx.state().messages().correlation_key_of(bpmn.key)?;
         bpmn.write(PI::ElementTerminated)?;
-        start_next_buffered(bpmn, held)
+        start_next_buffered(bpmn, held)?;
+        if bpmn.record.parent_element_instance_key > 0 {
+            call_activity::on_called_process_terminated(
+                bpmn.ctx,
+                bpmn.record.parent_element_instance_key,
+            )?;
+        }
+        Ok(())
     }
 }
 
