@@ -11,6 +11,7 @@ mod job_batch;
 mod message;
 mod message_start_event_subscription;
 mod message_subscription;
+mod multi_instance;
 mod process;
 mod process_event;
 mod process_instance;
@@ -23,8 +24,8 @@ use std::collections::HashMap;
 
 use beeline_protocol::intent::{
     CommandDistributionIntent, DecisionEvaluationIntent, DeploymentIntent, EscalationIntent,
-    JobIntent, ProcessInstanceCreationIntent, ProcessInstanceIntent, SignalIntent,
-    VariableDocumentIntent,
+    JobIntent, ProcessInstanceBatchIntent, ProcessInstanceCreationIntent, ProcessInstanceIntent,
+    SignalIntent, VariableDocumentIntent,
 };
 #[cfg(test)]
 use beeline_protocol::intent::{
@@ -56,6 +57,8 @@ const NO_STATE_CHANGE: &[Intent] = &[
     Intent::Escalation(EscalationIntent::Escalated),
     Intent::Escalation(EscalationIntent::NotEscalated),
     Intent::Signal(SignalIntent::Broadcasted),
+    Intent::ProcessInstanceBatch(ProcessInstanceBatchIntent::Activated),
+    Intent::ProcessInstanceBatch(ProcessInstanceBatchIntent::Terminated),
     // The changes were written as RETRIES_UPDATED and TIMEOUT_UPDATED before it.
     Intent::Job(JobIntent::Updated),
 ];
@@ -121,6 +124,7 @@ impl Appliers {
         process_message_subscription::register(&mut appliers);
         message_start_event_subscription::register(&mut appliers);
         signal_subscription::register(&mut appliers);
+        multi_instance::register(&mut appliers);
         appliers
     }
 
@@ -187,6 +191,8 @@ mod tests {
         ValueType::MessageStartEventSubscription,
         ValueType::Signal,
         ValueType::SignalSubscription,
+        ValueType::ProcessInstanceBatch,
+        ValueType::MultiInstance,
     ];
 
     #[test]
