@@ -33,6 +33,26 @@ pub struct ElementInstance {
     /// A terminate end event ended the scope: what is still on its way in is dropped.
     #[prost(bool, tag = "8")]
     pub interrupted: bool,
+    /// Multi-instance: on a body, how many inner instances it created; on an inner instance,
+    /// which one it is (from 1: its `loopCounter`).
+    #[prost(int32, tag = "9")]
+    pub loop_counter: i32,
+    /// Multi-instance bodies: the size of the input collection.
+    #[prost(int32, tag = "10")]
+    pub input_collection_size: i32,
+    /// Multi-instance bodies: inner instances that completed.
+    #[prost(int32, tag = "11")]
+    pub completed_children: i32,
+    /// Multi-instance bodies: inner instances that were terminated.
+    #[prost(int32, tag = "12")]
+    pub terminated_children: i32,
+    /// Call activities: the process instance they called, or 0.
+    #[prost(int64, tag = "13")]
+    pub called_child_key: i64,
+    /// Process instances: how many call activities deep (1 for an instance no call activity
+    /// created).
+    #[prost(int32, tag = "14")]
+    pub process_depth: i32,
 }
 
 impl ElementInstance {

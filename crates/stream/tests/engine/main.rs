@@ -1,6 +1,7 @@
 //! Engine scenarios through the test kit: deploy models, run instances, work on jobs, and
 //! assert on the record stream (printed in compact form when an assertion fails).
 
+mod call_activity;
 mod corpus;
 mod decisions;
 mod deployment;
@@ -11,6 +12,7 @@ mod incidents;
 mod job_push;
 mod jobs;
 mod messages;
+mod multi_instance;
 mod process_instance;
 mod replay;
 mod signals;

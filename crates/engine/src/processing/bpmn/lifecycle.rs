@@ -5,9 +5,9 @@ use beeline_protocol::intent::{IncidentIntent, ProcessEventIntent, ProcessInstan
 
 use super::behavior::variables::{self, Document};
 use super::behavior::{events, jobs, subscriptions};
-use super::{BpmnElementContext, ElementProcessor, Step};
+use super::{BpmnElementContext, ElementProcessor, Step, container_of};
 use crate::error::ProcessingError;
-use crate::model::can_be_triggered;
+use crate::model::{InstanceRole, can_be_triggered};
 use crate::state::values::{ElementInstance, ElementLifecycle};
 
 /// `ACTIVATE_ELEMENT`: ELEMENT_ACTIVATING, the input mappings, then what the kind does.
@@ -31,16 +31,30 @@ pub(super) fn activate(
             return Ok(());
         }
     }
-    let step = apply_input_mappings(bpmn).and_then(|()| processor.on_activate(bpmn));
+    let step = activating(bpmn, processor);
     bpmn.settle(step)
 }
 
-fn apply_input_mappings(bpmn: &mut BpmnElementContext<'_, '_, '_>) -> Step<()> {
+fn activating(
+    bpmn: &mut BpmnElementContext<'_, '_, '_>,
+    processor: &dyn ElementProcessor,
+) -> Step<()> {
+    if bpmn.role == InstanceRole::MultiInstanceInner {
+        // Its body gives it its item and loop counter.
+        let body = bpmn
+            .ctx
+            .state()
+            .element_instances()
+            .get(bpmn.record.flow_scope_key)?;
+        if let Some(body) = body {
+            container_of(bpmn, &body)?.on_child_activating(bpmn, &body)?;
+        }
+    }
     let element = bpmn.element();
-    if element.is_activity() && !element.io_mapping.inputs.is_empty() {
+    if bpmn.role.runs_element() && element.is_activity() && !element.io_mapping.inputs.is_empty() {
         variables::apply_input_mappings(bpmn)?;
     }
-    Ok(())
+    processor.on_activate(bpmn)
 }
 
 /// Whether the flow scope is active and can take a new child.
@@ -121,7 +135,7 @@ fn completing(
             completion = Some(result);
         }
         let process = bpmn.process.clone();
-        subscriptions::close_all(bpmn.ctx, &process, bpmn.index, bpmn.key)?;
+        subscriptions::close_all(bpmn.ctx, &process, bpmn.index, bpmn.role, bpmn.key)?;
         bpmn.write(PI::ElementCompleting)?;
     } else if instance.is(ElementLifecycle::Completing) {
         if let Some(result) = processor.completion_result(bpmn, true)? {
@@ -131,7 +145,9 @@ fn completing(
         bpmn.reject_state("complete");
         return Ok(());
     }
-    variables::apply_output_mappings(bpmn, completion.as_ref())?;
+    if bpmn.role.runs_element() {
+        variables::apply_output_mappings(bpmn, completion.as_ref())?;
+    }
     processor.on_complete(bpmn)?;
     Ok(())
 }
@@ -149,7 +165,7 @@ pub(super) fn terminate(
         bpmn.write(PI::ElementTerminating)?;
         jobs::cancel(bpmn.ctx, instance.job_key)?;
         let process = bpmn.process.clone();
-        subscriptions::close_all(bpmn.ctx, &process, bpmn.index, bpmn.key)?;
+        subscriptions::close_all(bpmn.ctx, &process, bpmn.index, bpmn.role, bpmn.key)?;
         if let Some(incident) = bpmn.ctx.state().incidents().of_element_instance(bpmn.key)?
             && let Some(record) = bpmn.ctx.state().incidents().get(incident)?
         {

@@ -30,9 +30,10 @@ use beeline_protocol::{Intent, Record, RejectionType};
 use super::{CommandProcessor, ProcessingContext, Processors, value_of};
 use crate::error::ProcessingError;
 use crate::expression::EvalFailure;
-use crate::model::{DeployedProcess, deployed_element};
+use crate::model::{DeployedProcess, InstanceRole, deployed_element, element_types};
 use crate::state::values::ElementInstance;
 use behavior::variables::Document;
+pub(crate) use container::multi_instance_body::inner_record;
 
 pub(super) fn register(processors: &mut Processors) {
     processors.register(ProcessInstanceIntent::ActivateElement, BpmnStreamProcessor);
@@ -82,6 +83,7 @@ pub(crate) enum ErrorType {
     ConditionError,
     ExtractValueError,
     UnhandledErrorEvent,
+    CalledElementError,
     CalledDecisionError,
     DecisionEvaluationError,
 }
@@ -94,6 +96,7 @@ impl ErrorType {
             ErrorType::ConditionError => "CONDITION_ERROR",
             ErrorType::ExtractValueError => "EXTRACT_VALUE_ERROR",
             ErrorType::UnhandledErrorEvent => "UNHANDLED_ERROR_EVENT",
+            ErrorType::CalledElementError => "CALLED_ELEMENT_ERROR",
             ErrorType::CalledDecisionError => "CALLED_DECISION_ERROR",
             ErrorType::DecisionEvaluationError => "DECISION_EVALUATION_ERROR",
         }
@@ -122,12 +125,8 @@ pub(crate) trait ElementProcessor: Sync {
 
     /// The instance is ELEMENT_COMPLETING and its output mappings are applied: write
     /// ELEMENT_COMPLETED and leave it (its outgoing flows, or the end of its path).
-    fn on_complete(
-        &self,
-        bpmn: &mut BpmnElementContext<'_, '_, '_>,
-    ) -> Result<(), ProcessingError> {
-        bpmn.write(ProcessInstanceIntent::ElementCompleted)?;
-        behavior::flow::leave(bpmn)
+    fn on_complete(&self, bpmn: &mut BpmnElementContext<'_, '_, '_>) -> Step<()> {
+        behavior::flow::complete_and_leave(bpmn)
     }
 
     /// The instance is ELEMENT_TERMINATING: end what runs inside it. Returns whether it waits
@@ -155,11 +154,34 @@ pub(crate) trait ElementProcessor: Sync {
         behavior::flow::after_terminated(bpmn)
     }
 
-    /// Containers: a path in `scope` ended (`child` completed without outgoing flows).
+    /// Containers: `child`, an instance inside `scope`, is ELEMENT_ACTIVATING (again, when an
+    /// incident is resolved), before its input mappings.
+    fn on_child_activating(
+        &self,
+        _child: &mut BpmnElementContext<'_, '_, '_>,
+        _scope: &ElementInstance,
+    ) -> Step<()> {
+        Ok(())
+    }
+
+    /// Containers: `child`, an instance inside `scope` without outgoing flows, is about to
+    /// complete (the end of a path); a failure leaves it ELEMENT_COMPLETING with an incident.
+    /// Returns whether the container's completion condition is fulfilled.
+    fn before_path_completed(
+        &self,
+        _child: &mut BpmnElementContext<'_, '_, '_>,
+        _scope: &ElementInstance,
+    ) -> Step<bool> {
+        Ok(false)
+    }
+
+    /// Containers: a path in `scope` ended (`child` completed without outgoing flows), with
+    /// what [`before_path_completed`](Self::before_path_completed) decided.
     fn after_path_completed(
         &self,
         child: &mut BpmnElementContext<'_, '_, '_>,
         scope: &ElementInstance,
+        _condition_fulfilled: bool,
     ) -> Result<(), ProcessingError> {
         behavior::flow::complete_if_done(child, scope);
         Ok(())
@@ -175,8 +197,15 @@ pub(crate) trait ElementProcessor: Sync {
     }
 }
 
-/// The processor of an element's kind.
-pub(super) fn processor_of(element: &Element) -> &'static dyn ElementProcessor {
+/// The processor of an instance of `element` with `record`: a multi-instance body's, or the
+/// processor of the element's kind.
+pub(super) fn processor_of(
+    element: &Element,
+    record: &ProcessInstanceRecord,
+) -> &'static dyn ElementProcessor {
+    if InstanceRole::of(element, record) == InstanceRole::MultiInstanceBody {
+        return &container::multi_instance_body::MultiInstanceBodyProcessor;
+    }
     match &element.data {
         ElementData::Process => &container::process::ProcessProcessor,
         ElementData::SubProcess => &container::sub_process::SubProcessProcessor,
@@ -203,9 +232,8 @@ pub(super) fn processor_of(element: &Element) -> &'static dyn ElementProcessor {
             &event::intermediate_throw_event::IntermediateThrowEventProcessor
         }
         ElementData::BoundaryEvent(_) => &event::boundary_event::BoundaryEventProcessor,
-        ElementData::AdHocSubProcess(_)
-        | ElementData::CallActivity(_)
-        | ElementData::UserTask(_) => &NotExecuted,
+        ElementData::CallActivity(_) => &container::call_activity::CallActivityProcessor,
+        ElementData::AdHocSubProcess(_) | ElementData::UserTask(_) => &NotExecuted,
     }
 }
 
@@ -215,17 +243,16 @@ pub(crate) fn container_of(
     bpmn: &BpmnElementContext<'_, '_, '_>,
     scope: &ElementInstance,
 ) -> Result<&'static dyn ElementProcessor, ProcessingError> {
-    let id = scope
-        .record
-        .as_ref()
-        .map_or("", |record| record.element_id.as_str());
-    let index = bpmn.process.element(id).ok_or_else(|| {
+    let record = scope.record.as_ref().ok_or_else(|| {
+        ProcessingError::Internal(format!("element instance {} has no record", scope.key))
+    })?;
+    let index = bpmn.process.element(&record.element_id).ok_or_else(|| {
         ProcessingError::Internal(format!(
-            "flow scope '{id}' of element instance {} is not in process '{}'",
-            bpmn.key, bpmn.process.bpmn_process_id
+            "flow scope '{}' of element instance {} is not in process '{}'",
+            record.element_id, bpmn.key, bpmn.process.bpmn_process_id
         ))
     })?;
-    Ok(processor_of(&bpmn.process.model[index]))
+    Ok(processor_of(&bpmn.process.model[index], record))
 }
 
 /// Kinds refused at deployment: an instance of one can only come from a damaged log.
@@ -253,12 +280,15 @@ impl CommandProcessor for BpmnStreamProcessor {
     ) -> Result<(), ProcessingError> {
         let record = value_of::<ProcessInstanceRecord>(command)?.clone();
         let (process, index) = deployed_element(ctx.state(), &record)?;
-        let processor = processor_of(&process.model[index]);
+        let element = &process.model[index];
+        let processor = processor_of(element, &record);
+        let role = InstanceRole::of(element, &record);
         let mut bpmn = BpmnElementContext {
             ctx,
             command,
             process,
             index,
+            role,
             key: command.key,
             record,
         };
@@ -287,6 +317,8 @@ pub(crate) struct BpmnElementContext<'c, 'a, 's> {
     pub command: &'c Record,
     pub process: Arc<DeployedProcess>,
     pub index: ElementIndex,
+    /// Which part of the element the instance is (a multi-instance body, an inner instance).
+    pub role: InstanceRole,
     pub key: i64,
     pub record: ProcessInstanceRecord,
 }
@@ -314,15 +346,16 @@ impl BpmnElementContext<'_, '_, '_> {
         self.ctx.append_event(self.key, intent, self.record.clone())
     }
 
-    /// The record of `index` as a child of the scope `flow_scope_key`.
+    /// The record of `index` as a child of the scope `flow_scope_key` (a multi-instance
+    /// activity's body).
     pub fn record_of(&self, index: ElementIndex, flow_scope_key: i64) -> ProcessInstanceRecord {
         let element = &self.process.model[index];
-        let kind = element.kind();
+        let (element_type, event_type) = element_types(element);
         ProcessInstanceRecord {
             element_id: element.id.clone(),
             flow_scope_key,
-            bpmn_element_type: kind.zeebe_element_type().to_string(),
-            bpmn_event_type: kind.zeebe_event_type().to_string(),
+            bpmn_element_type: element_type.to_string(),
+            bpmn_event_type: event_type.to_string(),
             ..self.record.clone()
         }
     }

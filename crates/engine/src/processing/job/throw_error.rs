@@ -54,7 +54,7 @@ impl CommandProcessor for JobThrowErrorProcessor {
                 .state()
                 .processes()
                 .deployed(thrown.process_definition_key)?
-            && let Some(catch) = find_catch(
+            && let Some((process, catch)) = find_catch(
                 ctx,
                 &process,
                 element.key,

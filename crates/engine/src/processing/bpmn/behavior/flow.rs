@@ -9,7 +9,7 @@ use beeline_protocol::value::ProcessInstanceRecord;
 
 use crate::error::ProcessingError;
 use crate::model::is_joining;
-use crate::processing::bpmn::{BpmnElementContext, container_of};
+use crate::processing::bpmn::{BpmnElementContext, Step, container_of};
 use crate::state::values::{ElementInstance, ElementLifecycle};
 
 /// Takes each flow (SEQUENCE_FLOW_TAKEN) and starts what it leads to.
@@ -203,24 +203,49 @@ pub(crate) fn recheck_inclusive_joins(
     Ok(())
 }
 
-/// Leaves an element that completed: its outgoing flows, or the end of its path.
-pub(crate) fn leave(bpmn: &mut BpmnElementContext<'_, '_, '_>) -> Result<(), ProcessingError> {
+/// Writes ELEMENT_COMPLETED and leaves the element: on its outgoing flows, or at the end of its
+/// path, which the container of its scope hears of before (it may still stop the completion
+/// with an incident: a multi-instance body's output collection) and after.
+pub(crate) fn complete_and_leave(bpmn: &mut BpmnElementContext<'_, '_, '_>) -> Step<()> {
     let process = bpmn.process.clone();
-    let outgoing = &process.model[bpmn.index].outgoing;
-    if outgoing.is_empty() {
-        path_ended(bpmn)
+    let outgoing: &[SequenceFlowIndex] = if bpmn.role.has_boundary_and_flows() {
+        &process.model[bpmn.index].outgoing
     } else {
-        take(bpmn, outgoing)
+        &[]
+    };
+    if !outgoing.is_empty() {
+        bpmn.write(ProcessInstanceIntent::ElementCompleted)?;
+        take(bpmn, outgoing)?;
+        return Ok(());
     }
+    let fulfilled = match bpmn
+        .ctx
+        .state()
+        .element_instances()
+        .get(bpmn.record.flow_scope_key)?
+    {
+        Some(scope) => container_of(bpmn, &scope)?.before_path_completed(bpmn, &scope)?,
+        None => false,
+    };
+    bpmn.write(ProcessInstanceIntent::ElementCompleted)?;
+    path_ended_with(bpmn, fulfilled)?;
+    Ok(())
 }
 
 /// A token ended here (no outgoing flow): the scope's container decides what that means (a
 /// scope with nothing left in it completes), and inclusive joins that waited for this token
 /// may go on without it.
 pub(crate) fn path_ended(bpmn: &mut BpmnElementContext<'_, '_, '_>) -> Result<(), ProcessingError> {
+    path_ended_with(bpmn, false)
+}
+
+fn path_ended_with(
+    bpmn: &mut BpmnElementContext<'_, '_, '_>,
+    condition_fulfilled: bool,
+) -> Result<(), ProcessingError> {
     let scope_key = bpmn.record.flow_scope_key;
     if let Some(scope) = bpmn.ctx.state().element_instances().get(scope_key)? {
-        container_of(bpmn, &scope)?.after_path_completed(bpmn, &scope)?;
+        container_of(bpmn, &scope)?.after_path_completed(bpmn, &scope, condition_fulfilled)?;
     }
     recheck_inclusive_joins(bpmn, scope_key)
 }

@@ -20,15 +20,16 @@ use crate::push::{Push, PushSlot};
 /// A job worker element (a service task, or a send, script, business rule task or message
 /// throw event with a `zeebe:taskDefinition`) is activated: its job's properties are
 /// evaluated first (a failure there is an incident that leaves no subscription open, as in
-/// Zeebe), then what it waits for is opened, ELEMENT_ACTIVATED written and the job created.
+/// Zeebe), then what it waits for is opened, the job created and ELEMENT_ACTIVATED written
+/// (Zeebe's order).
 pub(crate) fn activate_job_worker(
     bpmn: &mut BpmnElementContext<'_, '_, '_>,
     properties: &JobWorkerProperties,
 ) -> Step<()> {
     let (job_type, retries) = evaluate(bpmn, properties)?;
     subscriptions::open(bpmn)?;
-    bpmn.write(ProcessInstanceIntent::ElementActivated)?;
     create(bpmn, properties, job_type, retries)?;
+    bpmn.write(ProcessInstanceIntent::ElementActivated)?;
     Ok(())
 }
 

@@ -22,7 +22,7 @@ use super::variables::eval;
 use super::{events, timers};
 use crate::error::ProcessingError;
 use crate::expression::{EvalFailure, wrong_type};
-use crate::model::DeployedProcess;
+use crate::model::{DeployedProcess, InstanceRole};
 use crate::processing::ProcessingContext;
 use crate::processing::bpmn::{BpmnElementContext, ErrorType, Failure, Step};
 use crate::state::values::SubscriptionLifecycle;
@@ -53,19 +53,33 @@ pub(crate) fn awaited(element: &Element) -> Option<Awaited<'_>> {
     }
 }
 
-/// The catch elements an instance of `index` waits on while it is active.
-pub(crate) fn catch_elements(model: &Process, index: ElementIndex) -> Vec<ElementIndex> {
+/// The catch elements an instance of `index` in `role` waits on while it is active (the
+/// boundary events of a multi-instance activity are its body's; what the activity itself
+/// waits for, its inner instances').
+pub(crate) fn catch_elements(
+    model: &Process,
+    index: ElementIndex,
+    role: InstanceRole,
+) -> Vec<ElementIndex> {
     let element = &model[index];
     let mut found = Vec::new();
-    match &element.data {
-        ElementData::IntermediateCatchEvent(_) | ElementData::ReceiveTask(_) => found.push(index),
-        ElementData::EventBasedGateway => {
-            found.extend(element.outgoing.iter().map(|&flow| model[flow].target));
+    if role.runs_element() {
+        match &element.data {
+            ElementData::IntermediateCatchEvent(_) | ElementData::ReceiveTask(_) => {
+                found.push(index)
+            }
+            ElementData::EventBasedGateway => {
+                found.extend(element.outgoing.iter().map(|&flow| model[flow].target));
+            }
+            _ => {}
         }
-        _ => {}
     }
-    found.extend(element.boundary_events.iter().copied());
-    if let Some(scope) = &element.scope {
+    if role.has_boundary_and_flows() {
+        found.extend(element.boundary_events.iter().copied());
+    }
+    if role.runs_element()
+        && let Some(scope) = &element.scope
+    {
         found.extend(
             scope
                 .event_sub_processes
@@ -109,7 +123,7 @@ enum Opening {
 /// Opens the subscriptions of the element instance being activated; an expression that
 /// fails is an incident, and nothing is opened then.
 pub(crate) fn open(bpmn: &mut BpmnElementContext<'_, '_, '_>) -> Step<()> {
-    let targets = catch_elements(&bpmn.process.model, bpmn.index);
+    let targets = catch_elements(&bpmn.process.model, bpmn.index, bpmn.role);
     let mut openings = Vec::with_capacity(targets.len());
     for target in targets {
         openings.push(prepare(bpmn, target)?);
@@ -350,15 +364,16 @@ pub(crate) fn close(
     Ok(())
 }
 
-/// Closes every subscription of the element instance, an instance of `index`. An element that
-/// waits on no catch element has none, and its instance is not looked up at all.
+/// Closes every subscription of the element instance, an instance of `index` in `role`. An
+/// element that waits on no catch element has none, and its instance is not looked up at all.
 pub(crate) fn close_all(
     ctx: &mut ProcessingContext<'_, '_>,
     process: &DeployedProcess,
     index: ElementIndex,
+    role: InstanceRole,
     element_instance_key: i64,
 ) -> Result<(), ProcessingError> {
-    if catch_elements(&process.model, index).is_empty() {
+    if catch_elements(&process.model, index, role).is_empty() {
         return Ok(());
     }
     close(ctx, process, element_instance_key, |_| false)

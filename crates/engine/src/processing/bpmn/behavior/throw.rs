@@ -67,7 +67,8 @@ pub(crate) fn throw_error(
             .and_then(|e| e.error_code.as_ref()),
     )?;
     let process = bpmn.process.clone();
-    let Some(catch) = events::find_catch(bpmn.ctx, &process, bpmn.key, Thrown::Error(&code))?
+    let Some((process, catch)) =
+        events::find_catch(bpmn.ctx, &process, bpmn.key, Thrown::Error(&code))?
     else {
         return Err(Failure::Incident(
             ErrorType::UnhandledErrorEvent,
@@ -111,11 +112,11 @@ pub(crate) fn throw_escalation(
         throw_element_id: bpmn.record.element_id.clone(),
         catch_element_id: catch
             .as_ref()
-            .map(|c| c.element(&process.model).id.clone())
+            .map(|(process, c)| c.element(&process.model).id.clone())
             .unwrap_or_default(),
     };
     match catch {
-        Some(catch) => {
+        Some((process, catch)) => {
             bpmn.ctx
                 .append_event(key, EscalationIntent::Escalated, escalation)?;
             let interrupting = catch.interrupting();

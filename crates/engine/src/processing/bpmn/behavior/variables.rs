@@ -65,6 +65,12 @@ impl Document {
         )
     }
 
+    /// Variables in this order, each with its value as printed JSON (as `serde_json` prints
+    /// it, and as the state holds it).
+    pub fn from_printed(variables: Vec<(String, String)>) -> Self {
+        Self(variables)
+    }
+
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }

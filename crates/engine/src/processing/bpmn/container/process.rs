@@ -9,6 +9,7 @@ use beeline_protocol::intent::{
 use beeline_protocol::value::{ProcessInstanceCreationRecord, ProcessInstanceResultRecord};
 use beeline_protocol::{Intent, Record, RejectionType};
 
+use super::call_activity;
 use crate::error::ProcessingError;
 use crate::processing::bpmn::behavior::{events, subscriptions};
 use crate::processing::bpmn::{BpmnElementContext, ElementProcessor, Step};
@@ -37,10 +38,7 @@ impl ElementProcessor for ProcessProcessor {
     }
 
     /// The process instance completes: answer a creation that waits for its result.
-    fn on_complete(
-        &self,
-        bpmn: &mut BpmnElementContext<'_, '_, '_>,
-    ) -> Result<(), ProcessingError> {
+    fn on_complete(&self, bpmn: &mut BpmnElementContext<'_, '_, '_>) -> Step<()> {
         let awaiting = bpmn
             .ctx
             .state()
@@ -53,6 +51,12 @@ impl ElementProcessor for ProcessProcessor {
         let held = bpmn.ctx.state().messages().correlation_key_of(bpmn.key)?;
         bpmn.write(PI::ElementCompleted)?;
         start_next_buffered(bpmn, held)?;
+        if bpmn.record.parent_element_instance_key > 0 {
+            call_activity::on_called_process_completed(
+                bpmn.ctx,
+                bpmn.record.parent_element_instance_key,
+            )?;
+        }
         if let (Some(awaiting), Some(variables)) = (awaiting, result) {
             let answer = Record::event(
                 bpmn.record.process_instance_key,
@@ -106,7 +110,14 @@ impl ElementProcessor for ProcessProcessor {
         }
         let held = bpmn.ctx.state().messages().correlation_key_of(bpmn.key)?;
         bpmn.write(PI::ElementTerminated)?;
-        start_next_buffered(bpmn, held)
+        start_next_buffered(bpmn, held)?;
+        if bpmn.record.parent_element_instance_key > 0 {
+            call_activity::on_called_process_terminated(
+                bpmn.ctx,
+                bpmn.record.parent_element_instance_key,
+            )?;
+        }
+        Ok(())
     }
 }
 

@@ -29,18 +29,14 @@ impl ElementProcessor for EndEventProcessor {
         }
     }
 
-    fn on_complete(
-        &self,
-        bpmn: &mut BpmnElementContext<'_, '_, '_>,
-    ) -> Result<(), ProcessingError> {
+    fn on_complete(&self, bpmn: &mut BpmnElementContext<'_, '_, '_>) -> Step<()> {
         if matches!(
             bpmn.element().event_definition(),
             Some(EventDefinition::Terminate)
         ) {
-            return terminate_scope(bpmn);
+            return Ok(terminate_scope(bpmn)?);
         }
-        bpmn.write(PI::ElementCompleted)?;
-        flow::leave(bpmn)
+        flow::complete_and_leave(bpmn)
     }
 }
 

@@ -5,7 +5,6 @@
 use beeline_bpmn::{ElementData, EventDefinition, ThrowEvent};
 use beeline_protocol::intent::ProcessInstanceIntent as PI;
 
-use crate::error::ProcessingError;
 use crate::processing::bpmn::behavior::{flow, jobs, throw};
 use crate::processing::bpmn::{BpmnElementContext, ElementProcessor, Step};
 
@@ -32,16 +31,13 @@ impl ElementProcessor for IntermediateThrowEventProcessor {
         }
     }
 
-    fn on_complete(
-        &self,
-        bpmn: &mut BpmnElementContext<'_, '_, '_>,
-    ) -> Result<(), ProcessingError> {
-        bpmn.write(PI::ElementCompleted)?;
+    fn on_complete(&self, bpmn: &mut BpmnElementContext<'_, '_, '_>) -> Step<()> {
         if let Some(EventDefinition::Link(link)) = bpmn.element().event_definition()
             && let Some(catch) = link.catch_event
         {
-            return bpmn.activate_element(catch, bpmn.record.flow_scope_key);
+            bpmn.write(PI::ElementCompleted)?;
+            return Ok(bpmn.activate_element(catch, bpmn.record.flow_scope_key)?);
         }
-        flow::leave(bpmn)
+        flow::complete_and_leave(bpmn)
     }
 }

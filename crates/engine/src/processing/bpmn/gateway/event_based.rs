@@ -6,7 +6,7 @@ use beeline_protocol::intent::ProcessInstanceIntent as PI;
 
 use crate::error::ProcessingError;
 use crate::processing::bpmn::behavior::{flow, subscriptions};
-use crate::processing::bpmn::{BpmnElementContext, ElementProcessor, Step};
+use crate::processing::bpmn::{BpmnElementContext, ElementProcessor, Failure, Step};
 
 pub(crate) struct EventBasedGatewayProcessor;
 
@@ -19,10 +19,7 @@ impl ElementProcessor for EventBasedGatewayProcessor {
     }
 
     /// The flow to the event that came is taken, and the event starts under the trigger's key.
-    fn on_complete(
-        &self,
-        bpmn: &mut BpmnElementContext<'_, '_, '_>,
-    ) -> Result<(), ProcessingError> {
+    fn on_complete(&self, bpmn: &mut BpmnElementContext<'_, '_, '_>) -> Step<()> {
         bpmn.write(PI::ElementCompleted)?;
         let Some((key, event)) = bpmn
             .ctx
@@ -32,10 +29,10 @@ impl ElementProcessor for EventBasedGatewayProcessor {
             .into_iter()
             .next()
         else {
-            return Err(ProcessingError::Internal(format!(
+            return Err(Failure::Fatal(ProcessingError::Internal(format!(
                 "event-based gateway '{}' completed without an event",
                 bpmn.record.element_id
-            )));
+            ))));
         };
         let model = &bpmn.process.model;
         let Some(flow) = bpmn
@@ -45,11 +42,12 @@ impl ElementProcessor for EventBasedGatewayProcessor {
             .copied()
             .find(|&f| model[model[f].target].id == event.target_element_id)
         else {
-            return Err(ProcessingError::Internal(format!(
+            return Err(Failure::Fatal(ProcessingError::Internal(format!(
                 "event-based gateway '{}' has no flow to '{}'",
                 bpmn.record.element_id, event.target_element_id
-            )));
+            ))));
         };
-        flow::take_to(bpmn, flow, key)
+        flow::take_to(bpmn, flow, key)?;
+        Ok(())
     }
 }
