@@ -127,15 +127,18 @@ fn copied(value: &Json) -> Json {
 fn through_feel(value: &Json) -> Json {
     match value {
         Json::Number(n) if n.is_f64() => {
+            // FEEL reads a double as the decimal of its shortest text (`BigDecimal.valueOf`):
+            // 8.931233655122751e17 is 893123365512275100, which a whole one is written as.
             let f = n.as_f64().unwrap_or_default();
-            // 2^63 and 2^64, exactly.
-            let (two_63, two_64) = (2f64.powi(63), 2f64.powi(64));
-            if f.fract() == 0.0 && (-two_63..two_63).contains(&f) {
-                Json::from(f as i64)
-            } else if f.fract() == 0.0 && (0.0..two_64).contains(&f) {
-                Json::from(f as u64)
-            } else {
-                value.clone()
+            let decimal = format!("{f}");
+            match (
+                f.fract() == 0.0,
+                decimal.parse::<i64>(),
+                decimal.parse::<u64>(),
+            ) {
+                (true, Ok(i), _) => Json::from(i),
+                (true, _, Ok(u)) => Json::from(u),
+                _ => value.clone(),
             }
         }
         Json::Array(items) => Json::Array(items.iter().map(through_feel).collect()),
