@@ -15,6 +15,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"math/rand"
 	"os"
 	"reflect"
 	"sort"
@@ -46,6 +48,7 @@ var taskProcesses = map[string]string{
 	"go-cancel":   "go-cancel-work",
 	"go-batch":    "go-batch-work",
 	"go-wake":     "go-wake-work",
+	"go-numbers":  "go-numbers-work",
 }
 
 var (
@@ -81,6 +84,7 @@ func main() {
 	check("create instance with result: returns the variables (and only those fetched)", checkCreateWithResult)
 	check("create instance: start before an element (start instruction)", checkStartInstruction)
 	check("variables: numbers, text, null and nesting survive a round trip unchanged", checkVariableRoundTrip)
+	check("variables: 300 random doubles and large integers come back exactly (create, job, complete, result)", checkRandomNumbers)
 	check("create instance: an unknown process is NOT_FOUND", checkCreateUnknown)
 	check("create instance: variables that are not an object are INVALID_ARGUMENT", checkCreateInvalidVariables)
 	check("activate jobs: one call collects the jobs of both partitions", checkActivateAcrossPartitions)
@@ -563,6 +567,110 @@ func checkVariableRoundTrip(ctx context.Context) error {
 		return fmt.Errorf("%d variables came back, %d went in: %s", len(gotMap), len(wantMap), result.Variables)
 	}
 	return nil
+}
+
+// goNumbers are the numbers checkRandomNumbers sends, in Go's own types.
+type goNumbers struct {
+	Doubles []float64 `json:"doubles"`
+	Ints    []int64   `json:"ints"`
+	Uints   []uint64  `json:"uints"`
+}
+
+// randomNumbers: doubles uniform in [0, 1) (what a user's ids and amounts look like), doubles
+// of every exponent (random bit patterns), and integers beyond 2^53 up to the 64-bit limits.
+func randomNumbers(rng *rand.Rand) goNumbers {
+	var n goNumbers
+	for len(n.Doubles) < 200 {
+		n.Doubles = append(n.Doubles, rng.Float64())
+	}
+	for len(n.Doubles) < 300 {
+		d := math.Float64frombits(rng.Uint64())
+		if !math.IsNaN(d) && !math.IsInf(d, 0) {
+			n.Doubles = append(n.Doubles, d)
+		}
+	}
+	n.Ints = []int64{math.MaxInt64, math.MinInt64, 1<<53 + 1, -(1<<53 + 1), rng.Int63(), -rng.Int63()}
+	n.Uints = []uint64{math.MaxUint64, 1<<63 + 1, rng.Uint64()}
+	return n
+}
+
+// sameNumbers: equal in Go's types, doubles bit for bit (so -0 and 0 differ).
+func sameNumbers(what string, got, want goNumbers) error {
+	if len(got.Doubles) != len(want.Doubles) || len(got.Ints) != len(want.Ints) || len(got.Uints) != len(want.Uints) {
+		return fmt.Errorf("%s: %d/%d/%d numbers came back, %d/%d/%d went in", what, len(got.Doubles), len(got.Ints),
+			len(got.Uints), len(want.Doubles), len(want.Ints), len(want.Uints))
+	}
+	for i := range want.Doubles {
+		if math.Float64bits(got.Doubles[i]) != math.Float64bits(want.Doubles[i]) {
+			return fmt.Errorf("%s: double %d went in as %v and came back as %v", what, i, want.Doubles[i], got.Doubles[i])
+		}
+	}
+	for i := range want.Ints {
+		if got.Ints[i] != want.Ints[i] {
+			return fmt.Errorf("%s: integer %d went in as %d and came back as %d", what, i, want.Ints[i], got.Ints[i])
+		}
+	}
+	for i := range want.Uints {
+		if got.Uints[i] != want.Uints[i] {
+			return fmt.Errorf("%s: integer %d went in as %d and came back as %d", what, i, want.Uints[i], got.Uints[i])
+		}
+	}
+	return nil
+}
+
+func checkRandomNumbers(ctx context.Context) error {
+	seed := time.Now().UnixNano()
+	sent := randomNumbers(rand.New(rand.NewSource(seed)))
+	step, err := client.NewCreateInstanceCommand().BPMNProcessId("go-numbers").LatestVersion().VariablesFromObject(sent)
+	if err != nil {
+		return err
+	}
+	type answer struct {
+		result *pb.CreateProcessInstanceWithResultResponse
+		err    error
+	}
+	answers := make(chan answer, 1)
+	go func() {
+		result, err := step.WithResult().Send(ctx)
+		answers <- answer{result, err}
+	}()
+	job, err := activateOne(ctx, "go-numbers-work", time.Minute)
+	if err != nil {
+		return err
+	}
+	var seen goNumbers
+	if err := job.GetVariablesAs(&seen); err != nil {
+		return fmt.Errorf("job variables: %w", err)
+	}
+	if err := sameNumbers(fmt.Sprintf("the activated job (seed %d)", seed), seen, sent); err != nil {
+		return err
+	}
+	back := map[string]interface{}{"doublesBack": seen.Doubles, "intsBack": seen.Ints, "uintsBack": seen.Uints}
+	completeStep, err := client.NewCompleteJobCommand().JobKey(job.Key).VariablesFromMap(back)
+	if err != nil {
+		return err
+	}
+	if _, err := completeStep.Send(ctx); err != nil {
+		return fmt.Errorf("complete job %d: %w", job.Key, err)
+	}
+	got := <-answers
+	if got.err != nil {
+		return got.err
+	}
+	var result struct {
+		goNumbers
+		DoublesBack []float64 `json:"doublesBack"`
+		IntsBack    []int64   `json:"intsBack"`
+		UintsBack   []uint64  `json:"uintsBack"`
+	}
+	if err := json.Unmarshal([]byte(got.result.Variables), &result); err != nil {
+		return fmt.Errorf("result variables: %w", err)
+	}
+	if err := sameNumbers(fmt.Sprintf("the instance's result (seed %d)", seed), result.goNumbers, sent); err != nil {
+		return err
+	}
+	return sameNumbers(fmt.Sprintf("the completed job's variables in the result (seed %d)", seed),
+		goNumbers{result.DoublesBack, result.IntsBack, result.UintsBack}, sent)
 }
 
 // sameJSON compares decoded JSON values; numbers by value (an integer exactly, 3.25 and

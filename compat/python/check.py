@@ -14,7 +14,10 @@ parameter of a task by comparing annotations with the class, which string annota
 
 import asyncio
 import logging
+import math
 import os
+import random
+import struct
 import sys
 import time
 from pathlib import Path
@@ -345,6 +348,11 @@ async def main() -> int:
         seen.add(job)
         raise errors.BusinessError("E42")
 
+    @poller.task(task_type="py-numbers")
+    async def echo_numbers(job: Job, doubles: list, ints: list) -> dict:
+        seen.add(job)
+        return {"doublesBack": doubles, "intsBack": ints}
+
     workers = [asyncio.create_task(poller.work()), asyncio.create_task(streamer.work())]
 
     async def worker_poll() -> None:
@@ -373,6 +381,49 @@ async def main() -> int:
         expect(job.deadline > time.time() * 1000, f"job deadline {job.deadline} is in the past")
 
     await check("worker (polling) completes a job; create with result returns its variables", worker_poll)
+
+    async def random_numbers() -> None:
+        # 200 random doubles in [0, 1) (ids, amounts), 100 of any exponent (random bit
+        # patterns), and integers beyond 2^53 up to the 64-bit limits, through create, job
+        # activation, completion and the instance's result; compared as Python's float (bit
+        # for bit, so -0.0 and 0.0 differ) and int.
+        seed = time.time_ns()
+        rng = random.Random(seed)
+        doubles = [rng.random() for _ in range(200)]
+        while len(doubles) < 300:
+            (d,) = struct.unpack("<d", rng.getrandbits(64).to_bytes(8, "little"))
+            if math.isfinite(d):
+                doubles.append(d)
+        ints = [2**63 - 1, -(2**63), 2**53 + 1, -(2**53 + 1), 2**64 - 1, rng.getrandbits(63)]
+
+        def same(what: str, got: Any, want_doubles: list, want_ints: list) -> None:
+            doubles_back, ints_back = got
+            expect(isinstance(doubles_back, list), f"{what}: doubles are {doubles_back!r} (seed {seed})")
+            expect_eq(len(doubles_back), len(want_doubles), f"{what}: count of doubles (seed {seed})")
+            for i, (back, sent) in enumerate(zip(doubles_back, want_doubles)):
+                expect(
+                    isinstance(back, float) and back.hex() == sent.hex(),
+                    f"{what}: double {i} went in as {sent!r} and came back as {back!r} (seed {seed})",
+                )
+            expect_eq(ints_back, want_ints, f"{what}: integers (seed {seed})")
+
+        result = await client.run_process_with_result(
+            "compat-task", {"jobType": "py-numbers", "retries": 3, "doubles": doubles, "ints": ints}
+        )
+        [(_, job)] = seen.of("py-numbers")
+        same("the job's variables", (job.variables.get("doubles"), job.variables.get("ints")), doubles, ints)
+        same("the instance's result", (result.variables.get("doubles"), result.variables.get("ints")), doubles, ints)
+        same(
+            "the completed job's variables in the result",
+            (result.variables.get("doublesBack"), result.variables.get("intsBack")),
+            doubles,
+            ints,
+        )
+
+    await check(
+        "variables: 300 random doubles and large integers come back exactly (create, job, complete, result)",
+        random_numbers,
+    )
 
     async def fetch_variables() -> None:
         result = await client.run_process_with_result(

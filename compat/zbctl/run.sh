@@ -160,6 +160,32 @@ has "create instance --withResult: the variables the job completed with" \
 with_result --variables '{"n": 4}' --withResult=weight
 has "create instance --withResult=weight: only that variable" '"variables": "{\"weight\":7}"'
 
+# Numbers: 300 random doubles and large integers through create, activate, complete and the
+# result, read from zbctl's output as Python floats and ints (numbers.py).
+numbers="$(python3 numbers.py make)"
+result_file="$(mktemp)"
+"$zbctl" --insecure --address "$BEELINE_ADDRESS" --requestTimeout 20s create instance zbctl-order \
+  --variables "$numbers" --withResult >"$result_file" 2>&1 &
+result_pid=$!
+job=
+for _ in $(seq 1 20); do
+  activated="$(zb activate jobs zbctl-pack --requestTimeout 1s)"
+  job="$(grep -o '"key": *"\?[0-9]*' <<<"$activated" | head -1 | grep -o '[0-9]*$' || true)"
+  if [ -n "$job" ]; then break; fi
+done
+if [ -n "$job" ]; then
+  run complete job "$job" --variables "$(python3 numbers.py back <<<"$activated")"
+fi
+wait "$result_pid" || true
+if why="$(printf '%s\n----\n%s' "$activated" "$(cat "$result_file")" \
+  | python3 numbers.py check "$numbers" 2>&1)"; then
+  echo "ok    variables: 300 random doubles and large integers come back exactly (create, job, complete, result)"
+else
+  echo "FAIL  variables: random doubles and large integers: $why"
+  failures=$((failures + 1))
+fi
+rm -f "$result_file"
+
 # Signals and decisions.
 run broadcast signal zbctl-restock --variables '{"sku": "A-1"}'
 has "broadcast signal" '"key":'

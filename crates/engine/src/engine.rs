@@ -17,7 +17,7 @@ use crate::appliers::Appliers;
 use crate::error::{FatalError, ProcessingError};
 use crate::model::Caches;
 pub use crate::processing::Response;
-use crate::processing::bpmn::subscriptions;
+use crate::processing::bpmn::behavior::subscriptions;
 use crate::processing::message::correlate;
 use crate::processing::{Output, ProcessingContext, Processors};
 use crate::push::{JobPush, Push};
@@ -37,6 +37,10 @@ pub struct EngineConfig {
     /// Most records one batch may hold; follow-up commands beyond it are written unprocessed
     /// and run in later batches. Default 1000.
     pub max_batch_records: usize,
+    /// Most bytes one batch may take in the log (as the stream processor's limit). Follow-up
+    /// commands stop once a batch holds half of it, the other half being room for the one in
+    /// progress, and the rest run in later batches. Default 4 MiB - 1 KiB.
+    pub max_batch_bytes: usize,
     /// Open job streams new jobs are pushed to (see [`crate::push`]). Default none: every job
     /// waits to be activated.
     pub job_push: Option<Arc<dyn JobPush>>,
@@ -48,6 +52,7 @@ impl EngineConfig {
             partition_id,
             partition_count: 1,
             max_batch_records: 1000,
+            max_batch_bytes: 4 * 1024 * 1024 - 1024,
             job_push: None,
         }
     }
@@ -70,6 +75,31 @@ pub struct ProcessingResult {
     pub pushes: Vec<Push>,
     /// The batch's state changes, including the last processed position and key generator.
     pub writes: WriteBatch,
+}
+
+/// The bytes a batch's records take in the log, counted only once the batch is long enough
+/// for it to matter (most batches are a few dozen records, far below the limit).
+#[derive(Default)]
+struct BatchSize {
+    counted: usize,
+    bytes: usize,
+}
+
+impl BatchSize {
+    /// Records a batch holds before their bytes are counted.
+    const COUNTED_FROM: usize = 100;
+
+    fn reached(&mut self, records: &[Record], limit: usize) -> bool {
+        if records.len() < Self::COUNTED_FROM {
+            return false;
+        }
+        self.bytes += records[self.counted..]
+            .iter()
+            .map(beeline_protocol::codec::encoded_len)
+            .sum::<usize>();
+        self.counted = records.len();
+        self.bytes >= limit
+    }
 }
 
 /// Bookkeeping across the replayed part of the log.
@@ -172,7 +202,10 @@ impl Engine {
     ) -> Result<(), ProcessingError> {
         let mut follow_ups: VecDeque<usize> = VecDeque::new();
         self.process_one(state, command, None, records, &mut follow_ups, output)?;
-        while records.len() < self.config.max_batch_records {
+        let mut size = BatchSize::default();
+        while records.len() < self.config.max_batch_records
+            && !size.reached(records, self.config.max_batch_bytes / 2)
+        {
             let Some(index) = follow_ups.pop_front() else {
                 return Ok(());
             };

@@ -114,13 +114,17 @@ fn to_json(v: &Value, depth: usize, budget: &mut usize) -> Json {
 }
 
 /// Whole numbers as integers, others as doubles (Zeebe: `isWhole ? long : double`). Whole
-/// numbers beyond the `i64` range become doubles here, where Java's `longValue` would
-/// silently wrap.
+/// numbers above the `i64` range but within MessagePack's unsigned 64 bits stay integers
+/// (a variable of 18446744073709551615 copied by a mapping keeps its digits), and beyond
+/// that become doubles, where Java's `longValue` would silently wrap.
 fn number_to_json(n: Number) -> Json {
-    if n.is_integer()
-        && let Some(i) = n.to_i64()
-    {
-        return Json::from(i);
+    if n.is_integer() {
+        if let Some(i) = n.to_i64() {
+            return Json::from(i);
+        }
+        if let Some(u) = n.to_u64() {
+            return Json::from(u);
+        }
     }
     serde_json::Number::from_f64(n.to_f64())
         .map(Json::Number)
@@ -204,6 +208,31 @@ mod tests {
         assert_eq!(feel("10 / 4 * 2").to_json(), json!(5));
         assert_eq!(feel("2.50 * 2").to_json(), json!(5));
         assert_eq!(feel("1 / 3").to_json(), json!(1.0 / 3.0));
+        assert_eq!(
+            Value::from_json(&json!(u64::MAX)).to_json(),
+            json!(u64::MAX),
+            "unsigned 64-bit integers keep their digits"
+        );
+        assert_eq!(
+            feel("18446744073709551615 + 1").to_json(),
+            json!(1.8446744073709552e19)
+        );
+        assert_eq!(feel("-9223372036854775808").to_json(), json!(i64::MIN));
+        for double in [
+            0.12496785020850265,
+            0.9376180953623889,
+            123456789.12345679,
+            1e-7,
+            1e300,
+        ] {
+            let text = serde_json::to_string(&double).unwrap();
+            let read: Json = serde_json::from_str(&text).unwrap();
+            assert_eq!(
+                serde_json::to_string(&Value::from_json(&read).to_json()).unwrap(),
+                text,
+                "a double read into FEEL and written back unchanged"
+            );
+        }
     }
 
     #[test]

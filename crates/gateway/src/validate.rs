@@ -13,46 +13,39 @@ fn invalid(message: String) -> GatewayError {
     GatewayError::InvalidArgument(message)
 }
 
-/// A variables document: empty (or `null`) means none; anything else must be a JSON object.
-/// Returns the document as the record carries it.
+/// A variables document: empty (or `null`) means none; anything else must be a JSON object
+/// that `beeline_json` keeps (no repeated key, integers within 64 bits, ...). Returns the
+/// document as the record carries it: its canonical text.
 pub fn variables(field: &str, text: &str) -> Result<Vec<u8>, GatewayError> {
     let trimmed = text.trim();
     if trimmed.is_empty() || trimmed == "null" {
         return Ok(b"{}".to_vec());
     }
-    // An object is checked without building it (every start and completion carries one).
-    if trimmed.starts_with('{') {
-        return match serde_json::from_str::<serde::de::IgnoredAny>(trimmed) {
-            Ok(_) => Ok(trimmed.as_bytes().to_vec()),
-            Err(e) => Err(not_json(field, &e)),
-        };
+    match beeline_json::canonical_document(trimmed) {
+        Ok(canonical) => Ok(canonical.into_bytes()),
+        Err(e) => Err(invalid(match e.kind() {
+            beeline_json::ErrorKind::NotAnObject(other) => format!(
+                "Property '{field}' is invalid: Expected document to be a root level object, but was '{}'",
+                kind(*other)
+            ),
+            _ if e.is_syntax() => format!(
+                "Property '{field}' is invalid: expected a JSON object, but the text is not JSON ({e})"
+            ),
+            _ => format!("Property '{field}' is invalid: {e}"),
+        })),
     }
-    match serde_json::from_str::<serde_json::Value>(trimmed) {
-        Ok(serde_json::Value::Object(_)) => Ok(trimmed.as_bytes().to_vec()),
-        Ok(other) => Err(invalid(format!(
-            "Property '{field}' is invalid: Expected document to be a root level object, but was '{}'",
-            kind(&other)
-        ))),
-        Err(e) => Err(not_json(field, &e)),
-    }
-}
-
-fn not_json(field: &str, error: &serde_json::Error) -> GatewayError {
-    invalid(format!(
-        "Property '{field}' is invalid: expected a JSON object, but the text is not JSON ({error})"
-    ))
 }
 
 /// The MessagePack type names Zeebe's message uses.
-fn kind(value: &serde_json::Value) -> &'static str {
-    match value {
-        serde_json::Value::Null => "NIL",
-        serde_json::Value::Bool(_) => "BOOLEAN",
-        serde_json::Value::Number(n) if n.is_f64() => "FLOAT",
-        serde_json::Value::Number(_) => "INTEGER",
-        serde_json::Value::String(_) => "STRING",
-        serde_json::Value::Array(_) => "ARRAY",
-        serde_json::Value::Object(_) => "MAP",
+fn kind(kind: beeline_json::Kind) -> &'static str {
+    match kind {
+        beeline_json::Kind::Null => "NIL",
+        beeline_json::Kind::Bool => "BOOLEAN",
+        beeline_json::Kind::Float => "FLOAT",
+        beeline_json::Kind::Integer => "INTEGER",
+        beeline_json::Kind::String => "STRING",
+        beeline_json::Kind::Array => "ARRAY",
+        beeline_json::Kind::Object => "MAP",
     }
 }
 
@@ -130,8 +123,9 @@ mod tests {
         assert_eq!(variables("variables", "").unwrap(), b"{}");
         assert_eq!(variables("variables", " null ").unwrap(), b"{}");
         assert_eq!(
-            variables("variables", r#" {"a": [1]} "#).unwrap(),
-            br#"{"a": [1]}"#
+            variables("variables", r#" {"a": [1, 0.12496785020850265, 1.50]} "#).unwrap(),
+            br#"{"a":[1,0.12496785020850265,1.5]}"#,
+            "kept in canonical text"
         );
         for (text, kind) in [
             ("[1]", "ARRAY"),
@@ -159,6 +153,31 @@ mod tests {
                 error.starts_with("Property 'variables' is invalid: expected a JSON object"),
                 "{text}: {error}"
             );
+        }
+    }
+
+    #[test]
+    fn documents_zeebe_cannot_keep_are_refused_with_where() {
+        for (text, said) in [
+            (
+                r#"{"id": 123456789012345678901234567890}"#,
+                "Property 'variables' is invalid: the integer 123456789012345678901234567890 is outside the 64-bit range",
+            ),
+            (
+                r#"{"a": {"b": 1, "b": 2}}"#,
+                "Property 'variables' is invalid: an object has the key \"b\" twice, so which value it holds is ambiguous at 'a' (line 1, column 16)",
+            ),
+            (
+                r#"{"s": "\ud800"}"#,
+                "Property 'variables' is invalid: a string holds the escape \\ud800",
+            ),
+            (
+                r#"{"x": 1e400}"#,
+                "Property 'variables' is invalid: the number 1e400 is beyond the range",
+            ),
+        ] {
+            let error = message(variables("variables", text).unwrap_err());
+            assert!(error.starts_with(said), "{text}: {error}");
         }
     }
 

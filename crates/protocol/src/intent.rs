@@ -200,6 +200,7 @@ value_types! {
     MessageCorrelation = 40, "MESSAGE_CORRELATION", MessageCorrelationIntent;
     Clock = 42, "CLOCK", ClockIntent;
     Resource = 49, "RESOURCE", ResourceIntent;
+    MultiInstance = 58, "MULTI_INSTANCE", MultiInstanceIntent;
 }
 
 intents! {
@@ -445,6 +446,10 @@ intents! {
         Activate = 1, command, "ACTIVATE";
         Terminated = 2, event, "TERMINATED";
         Activated = 3, event, "ACTIVATED";
+    }
+
+    MultiInstanceIntent {
+        InputCollectionEvaluated = 0, event, "INPUT_COLLECTION_EVALUATED";
     }
 
     MessageBatchIntent {

@@ -63,6 +63,9 @@ column_families! {
     ElementInstanceChildren = 31;
     /// Tokens waiting at a joining gateway: (flow scope key, gateway id, flow id) -> count.
     TakenSequenceFlows = 32;
+    /// The input collections of multi-instance bodies, evaluated when each was activated:
+    /// (body key, index) -> the item as JSON text.
+    MultiInstanceInputCollections = 33;
     /// Variables: (scope key, name) -> Variable.
     Variables = 40;
     /// The parent of a variable scope: scope key -> parent scope key.

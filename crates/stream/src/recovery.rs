@@ -71,6 +71,7 @@ impl Partition {
             partition_id: partition,
             partition_count: config.partition_count.max(partition),
             max_batch_records: config.max_batch_records,
+            max_batch_bytes: config.max_batch_bytes,
             job_push: config
                 .job_streams
                 .clone()

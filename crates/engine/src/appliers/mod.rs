@@ -11,6 +11,7 @@ mod job_batch;
 mod message;
 mod message_start_event_subscription;
 mod message_subscription;
+mod multi_instance;
 mod process;
 mod process_event;
 mod process_instance;
@@ -23,7 +24,8 @@ use std::collections::HashMap;
 
 use beeline_protocol::intent::{
     CommandDistributionIntent, DecisionEvaluationIntent, DeploymentIntent, EscalationIntent,
-    ProcessInstanceCreationIntent, ProcessInstanceIntent, SignalIntent, VariableDocumentIntent,
+    ProcessInstanceBatchIntent, ProcessInstanceCreationIntent, ProcessInstanceIntent, SignalIntent,
+    VariableDocumentIntent,
 };
 #[cfg(test)]
 use beeline_protocol::intent::{
@@ -55,6 +57,8 @@ const NO_STATE_CHANGE: &[Intent] = &[
     Intent::Escalation(EscalationIntent::Escalated),
     Intent::Escalation(EscalationIntent::NotEscalated),
     Intent::Signal(SignalIntent::Broadcasted),
+    Intent::ProcessInstanceBatch(ProcessInstanceBatchIntent::Activated),
+    Intent::ProcessInstanceBatch(ProcessInstanceBatchIntent::Terminated),
 ];
 
 /// Events of implemented value types that this engine never writes (yet), because it lacks the
@@ -119,6 +123,7 @@ impl Appliers {
         process_message_subscription::register(&mut appliers);
         message_start_event_subscription::register(&mut appliers);
         signal_subscription::register(&mut appliers);
+        multi_instance::register(&mut appliers);
         appliers
     }
 
@@ -185,6 +190,8 @@ mod tests {
         ValueType::MessageStartEventSubscription,
         ValueType::Signal,
         ValueType::SignalSubscription,
+        ValueType::ProcessInstanceBatch,
+        ValueType::MultiInstance,
     ];
 
     #[test]

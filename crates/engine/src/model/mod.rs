@@ -26,6 +26,10 @@ pub struct DeployedProcess {
     pub bpmn_process_id: String,
     pub version: i32,
     pub tenant_id: String,
+    /// The deployment it came with (a call activity's `deployment` binding).
+    pub deployment_key: i64,
+    /// `zeebe:versionTag`, or empty.
+    pub version_tag: String,
     pub model: Arc<Process>,
     /// Compiled expressions, indexed by [`ExpressionId`].
     pub expressions: Vec<Arc<Expression>>,
@@ -65,6 +69,55 @@ pub(crate) fn can_be_triggered(element: &Element) -> bool {
             | ElementData::IntermediateCatchEvent(_)
             | ElementData::ReceiveTask(_)
     )
+}
+
+/// Zeebe's element type of a multi-instance body.
+pub(crate) const MULTI_INSTANCE_BODY: &str = "MULTI_INSTANCE_BODY";
+
+/// Which part of its element an element instance is. A multi-instance activity runs as a body
+/// (Zeebe's `MULTI_INSTANCE_BODY`, with the activity's id) that holds its boundary events and
+/// outgoing flows, and inner instances of the activity itself, one per item, whose flow
+/// scope is the body; every other element runs as itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum InstanceRole {
+    Element,
+    MultiInstanceBody,
+    MultiInstanceInner,
+}
+
+impl InstanceRole {
+    pub fn of(element: &Element, record: &ProcessInstanceRecord) -> Self {
+        if element.multi_instance.is_none() {
+            InstanceRole::Element
+        } else if record.bpmn_element_type == MULTI_INSTANCE_BODY {
+            InstanceRole::MultiInstanceBody
+        } else {
+            InstanceRole::MultiInstanceInner
+        }
+    }
+
+    /// Whether the instance has the element's boundary events and outgoing flows (the inner
+    /// instances of a multi-instance activity leave both to their body).
+    pub fn has_boundary_and_flows(self) -> bool {
+        self != InstanceRole::MultiInstanceInner
+    }
+
+    /// Whether the instance does what the element does: maps its variables, waits for its
+    /// own events, contains its children (a multi-instance body only runs the inner
+    /// instances).
+    pub fn runs_element(self) -> bool {
+        self != InstanceRole::MultiInstanceBody
+    }
+}
+
+/// The `bpmnElementType` and `bpmnEventType` of an element activated from outside it (by a
+/// flow, an event, a start instruction): a multi-instance activity starts as its body.
+pub(crate) fn element_types(element: &Element) -> (&'static str, &'static str) {
+    if element.multi_instance.is_some() {
+        return (MULTI_INSTANCE_BODY, "UNSPECIFIED");
+    }
+    let kind = element.kind();
+    (kind.zeebe_element_type(), kind.zeebe_event_type())
 }
 
 /// Parsed decision requirements graphs by key, filled lazily like processes.

@@ -54,6 +54,8 @@ pub fn supported_kinds() -> ElementKindSet {
         SignalIntermediateThrowEvent,
         SignalEndEvent,
         EventBasedGateway,
+        MultiInstanceBody,
+        CallActivity,
     ]
     .into_iter()
     .collect()

@@ -10,6 +10,7 @@ mod job_batch;
 pub(crate) mod message;
 mod message_subscription;
 pub(crate) mod process_instance;
+mod process_instance_batch;
 mod process_message_subscription;
 mod signal;
 mod timer;
@@ -45,6 +46,7 @@ impl Processors {
         decision_evaluation::register(&mut processors);
         distribution::register(&mut processors);
         process_instance::register(&mut processors);
+        process_instance_batch::register(&mut processors);
         bpmn::register(&mut processors);
         job::register(&mut processors);
         job_batch::register(&mut processors);

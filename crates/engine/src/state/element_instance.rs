@@ -170,6 +170,34 @@ impl<'t> ElementInstanceState<'t> {
         Ok(keys)
     }
 
+    /// Up to `limit` children of a scope that can still be terminated (not terminating
+    /// already), oldest first, from the child with key `from` on.
+    pub fn terminable_children(
+        &self,
+        parent: i64,
+        from: i64,
+        limit: usize,
+    ) -> Result<Vec<Rc<ElementInstance>>> {
+        let prefix = KeyBuilder::new(ColumnFamily::ElementInstanceChildren)
+            .i64(parent)
+            .build();
+        let mut found = Vec::new();
+        for entry in self.txn.scan_from(&prefix, &child(parent, from)) {
+            let (key, _) = entry?;
+            let mut reader = KeyReader::new(ColumnFamily::ElementInstanceChildren, &key)?;
+            reader.i64()?;
+            if let Some(instance) = self.get(reader.i64()?)?
+                && !instance.is(super::values::ElementLifecycle::Terminating)
+            {
+                found.push(instance);
+                if found.len() == limit {
+                    break;
+                }
+            }
+        }
+        Ok(found)
+    }
+
     /// Tokens waiting at `gateway` that arrived over `flow`.
     pub fn taken_flows(&self, flow_scope: i64, gateway: &str, flow: &str) -> Result<u32> {
         Ok(read_count(self.txn.get(&taken(flow_scope, gateway, flow))?))

@@ -12,6 +12,7 @@ mod message;
 mod message_start_subscription;
 mod message_subscription;
 mod meta;
+mod multi_instance;
 mod process;
 mod process_message_subscription;
 mod signal_subscription;
@@ -32,6 +33,7 @@ pub use message_start_subscription::{
 };
 pub use message_subscription::{MessageSubscriptionState, MutableMessageSubscriptionState};
 pub use meta::{MetaState, MutableMetaState};
+pub use multi_instance::{MultiInstanceState, MutableMultiInstanceState};
 pub use process::{MutableProcessState, ProcessState};
 pub use process_message_subscription::{
     MutableProcessMessageSubscriptionState, ProcessMessageSubscriptionState,
@@ -124,6 +126,14 @@ impl<'s> EngineState<'s> {
 
     pub fn element_instances_mut(&mut self) -> MutableElementInstanceState<'_, 's> {
         MutableElementInstanceState::new(&mut self.txn, &self.instances)
+    }
+
+    pub fn multi_instance(&self) -> MultiInstanceState<'_> {
+        MultiInstanceState::new(&self.txn)
+    }
+
+    pub fn multi_instance_mut(&mut self) -> MutableMultiInstanceState<'_, 's> {
+        MutableMultiInstanceState::new(&mut self.txn)
     }
 
     pub fn event_triggers(&self) -> EventTriggerState<'_> {

@@ -98,6 +98,8 @@ impl<'t> ProcessState<'t> {
             bpmn_process_id: record.bpmn_process_id,
             version: record.version,
             tenant_id: record.tenant_id,
+            deployment_key: record.deployment_key,
+            version_tag: record.version_tag,
             model: found.model,
             expressions: found.expressions,
         });

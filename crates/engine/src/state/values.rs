@@ -1,6 +1,7 @@
 //! Engine-internal state values: protobuf messages, so fields can be added without a
 //! migration (a new field gets a new number; removed numbers stay reserved).
 
+use beeline_protocol::intent::ProcessInstanceIntent;
 use beeline_protocol::value::{
     JobRecord, MessageStartEventSubscriptionRecord, MessageSubscriptionRecord,
     ProcessInstanceRecord, ProcessMessageSubscriptionRecord,
@@ -32,12 +33,49 @@ pub struct ElementInstance {
     /// A terminate end event ended the scope: what is still on its way in is dropped.
     #[prost(bool, tag = "8")]
     pub interrupted: bool,
+    /// Multi-instance: on a body, how many inner instances it created; on an inner instance,
+    /// which one it is (from 1: its `loopCounter`).
+    #[prost(int32, tag = "9")]
+    pub loop_counter: i32,
+    /// Multi-instance bodies: the size of the input collection.
+    #[prost(int32, tag = "10")]
+    pub input_collection_size: i32,
+    /// Multi-instance bodies: inner instances that completed.
+    #[prost(int32, tag = "11")]
+    pub completed_children: i32,
+    /// Multi-instance bodies: inner instances that were terminated.
+    #[prost(int32, tag = "12")]
+    pub terminated_children: i32,
+    /// Call activities: the process instance they called, or 0.
+    #[prost(int64, tag = "13")]
+    pub called_child_key: i64,
+    /// Process instances: how many call activities deep (1 for an instance no call activity
+    /// created).
+    #[prost(int32, tag = "14")]
+    pub process_depth: i32,
 }
 
 impl ElementInstance {
     pub fn record(&self) -> ProcessInstanceRecord {
         self.record.clone().unwrap_or_default()
     }
+
+    /// Whether its last lifecycle event put it in `lifecycle`.
+    pub fn is(&self, lifecycle: ElementLifecycle) -> bool {
+        self.state == lifecycle as u32
+    }
+}
+
+/// Where an element instance is in its lifecycle: the `ProcessInstanceIntent` of its last
+/// lifecycle event, as [`ElementInstance::state`] stores it. An instance is gone once it is
+/// completed or terminated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u32)]
+pub enum ElementLifecycle {
+    Activating = ProcessInstanceIntent::ElementActivating as u32,
+    Activated = ProcessInstanceIntent::ElementActivated as u32,
+    Completing = ProcessInstanceIntent::ElementCompleting as u32,
+    Terminating = ProcessInstanceIntent::ElementTerminating as u32,
 }
 
 /// Job states (Zeebe's `JobState.State`).

@@ -298,6 +298,23 @@ impl Number {
         }
     }
 
+    /// The value as a `u64` if it is a whole number in range.
+    pub fn to_u64(self) -> Option<u64> {
+        if !self.is_integer() || self.is_negative() {
+            return None;
+        }
+        if self.coef() == 0 {
+            return Some(0);
+        }
+        let magnitude: u128 = if self.exp >= 0 {
+            let e = u32::try_from(self.exp).ok().filter(|e| *e <= 38)?;
+            self.coef().checked_mul(POW10[e as usize])?
+        } else {
+            self.coef() / POW10[(-self.exp) as usize]
+        };
+        u64::try_from(magnitude).ok()
+    }
+
     /// Truncates towards zero and converts to `i64`; `None` when out of range.
     pub fn trunc_i64(self) -> Option<i64> {
         self.round(0, RoundMode::Down)?.to_i64()

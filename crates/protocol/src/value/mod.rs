@@ -14,6 +14,7 @@ mod incident;
 mod job;
 mod message;
 mod message_subscription;
+mod multi_instance;
 mod process;
 mod process_event;
 mod process_instance;
@@ -39,6 +40,7 @@ pub use message_subscription::{
     MessageStartEventSubscriptionRecord, MessageSubscriptionRecord,
     ProcessMessageSubscriptionRecord,
 };
+pub use multi_instance::{MultiInstanceRecord, ProcessInstanceBatchRecord};
 pub use process::ProcessRecord;
 pub use process_event::{EscalationRecord, ProcessEventRecord};
 pub use process_instance::ProcessInstanceRecord;
@@ -176,6 +178,8 @@ record_values! {
     MessageStartEventSubscription(MessageStartEventSubscriptionRecord, MessageStartEventSubscriptionIntent);
     Signal(SignalRecord, SignalIntent);
     SignalSubscription(SignalSubscriptionRecord, SignalSubscriptionIntent);
+    ProcessInstanceBatch(ProcessInstanceBatchRecord, ProcessInstanceBatchIntent, instance: process_instance_key);
+    MultiInstance(MultiInstanceRecord, MultiInstanceIntent);
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -46,6 +46,8 @@ pub struct ProcessBuilder {
     event_sub_processes: std::collections::HashSet<String>,
     /// Root elements (`bpmn:error`, `bpmn:message`, ...).
     roots: Vec<String>,
+    /// `zeebe:versionTag` of the process.
+    version_tag: Option<String>,
 }
 
 impl ProcessBuilder {
@@ -63,7 +65,14 @@ impl ProcessBuilder {
             sub_processes: std::collections::HashSet::new(),
             event_sub_processes: std::collections::HashSet::new(),
             roots: Vec::new(),
+            version_tag: None,
         }
+    }
+
+    /// Tags the process's version (`zeebe:versionTag`).
+    pub fn version_tag(mut self, tag: &str) -> Self {
+        self.version_tag = Some(tag.to_string());
+        self
     }
 
     fn add(mut self, id: &str, xml: String) -> Self {
@@ -195,6 +204,18 @@ impl ProcessBuilder {
             format!(
                 r#"<bpmn:businessRuleTask id="{id}"><bpmn:extensionElements><zeebe:calledDecision decisionId="{}" resultVariable="{result_variable}"/></bpmn:extensionElements></bpmn:businessRuleTask>"#,
                 escape(decision_id)
+            ),
+        )
+    }
+
+    /// A call activity; `called_element` holds the attributes of its `zeebe:calledElement`
+    /// (`processId="child"`, `propagateAllChildVariables="false"`, ...), `extensions` more
+    /// extension elements (`<zeebe:ioMapping>`).
+    pub fn call_activity(self, id: &str, called_element: &str, extensions: &str) -> Self {
+        self.add(
+            id,
+            format!(
+                r#"<bpmn:callActivity id="{id}"><bpmn:extensionElements><zeebe:calledElement {called_element}/>{extensions}</bpmn:extensionElements></bpmn:callActivity>"#
             ),
         )
     }
@@ -354,11 +375,52 @@ impl ProcessBuilder {
         self
     }
 
+    /// Makes the activity `id` a multi-instance activity: `loop_attributes` are the attributes
+    /// of its `zeebe:loopCharacteristics` (`inputCollection="= items" inputElement="item"`),
+    /// `completion_condition` its completion condition (with its `=`).
+    pub fn multi_instance(
+        mut self,
+        id: &str,
+        sequential: bool,
+        loop_attributes: &str,
+        completion_condition: Option<&str>,
+    ) -> Self {
+        let condition = completion_condition
+            .map(|c| {
+                format!(
+                    "<bpmn:completionCondition>{}</bpmn:completionCondition>",
+                    escape(c)
+                )
+            })
+            .unwrap_or_default();
+        let characteristics = format!(
+            r#"<bpmn:multiInstanceLoopCharacteristics isSequential="{sequential}"><bpmn:extensionElements><zeebe:loopCharacteristics {loop_attributes}/></bpmn:extensionElements>{condition}</bpmn:multiInstanceLoopCharacteristics>"#
+        );
+        let is_scope = self.sub_processes.contains(id);
+        if let Some(position) = self.elements.iter().position(|(e, _)| e == id) {
+            let xml = &mut self.elements[position].1;
+            if is_scope {
+                // A sub-process's own content comes right after its opening tag.
+                xml.push_str(&characteristics);
+            } else if let Some(open) = xml.strip_suffix("/>") {
+                let tag = open[1..].split(' ').next().unwrap_or_default().to_string();
+                *xml = format!("{open}>{characteristics}</{tag}>");
+            } else if let Some(end) = xml.rfind("</") {
+                xml.insert_str(end, &characteristics);
+            }
+        }
+        self
+    }
+
     /// Adds `<zeebe:ioMapping>` content to an element built without it (sub-processes).
     pub fn io_mapping(mut self, id: &str, mapping: &str) -> Self {
         if let Some(position) = self.elements.iter().position(|(e, _)| e == id) {
-            self.elements[position].1 = format!(
-                r#"<bpmn:extensionElements><zeebe:ioMapping>{mapping}</zeebe:ioMapping></bpmn:extensionElements>"#
+            let content = &mut self.elements[position].1;
+            content.insert_str(
+                0,
+                &format!(
+                    r#"<bpmn:extensionElements><zeebe:ioMapping>{mapping}</zeebe:ioMapping></bpmn:extensionElements>"#
+                ),
             );
         }
         self
@@ -372,6 +434,13 @@ impl ProcessBuilder {
             r#"<?xml version="1.0" encoding="UTF-8"?><bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:zeebe="http://camunda.org/schema/zeebe/1.0" id="definitions" targetNamespace="http://beeline.test"><bpmn:process id="{}" isExecutable="true">"#,
             self.id
         );
+        if let Some(tag) = &self.version_tag {
+            let _ = write!(
+                out,
+                r#"<bpmn:extensionElements><zeebe:versionTag value="{}"/></bpmn:extensionElements>"#,
+                escape(tag)
+            );
+        }
         self.write_scope(&mut out, None);
         out.push_str("</bpmn:process>");
         for root in &self.roots {

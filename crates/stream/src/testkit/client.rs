@@ -75,6 +75,25 @@ impl Harness {
         ))
     }
 
+    /// Deploys several resources at once (one deployment); the answer is DEPLOYMENT CREATED or
+    /// the rejection.
+    pub fn deploy_resources(&self, resources: &[(&str, &str)]) -> Result<Record, PartitionError> {
+        self.execute(Record::command(
+            -1,
+            DeploymentIntent::Create,
+            DeploymentRecord {
+                resources: resources
+                    .iter()
+                    .map(|(name, content)| DeploymentResource {
+                        resource: content.as_bytes().to_vec(),
+                        resource_name: name.to_string(),
+                    })
+                    .collect(),
+                ..Default::default()
+            },
+        ))
+    }
+
     /// Deploys a built process, which must be accepted.
     pub fn deploy_process(&self, process: &ProcessBuilder) -> Record {
         expect_event(

@@ -372,6 +372,23 @@ impl Drop for Harness {
     }
 }
 
+/// A record as [`Records::steps`] names it.
+fn step(record: &Record) -> String {
+    let mut step = format!("{} {}", record.value_type().name(), record.intent.name());
+    if record.record_type == RecordType::CommandRejection {
+        step.insert_str(0, "REJECTED ");
+    }
+    if let Some(element) = record.value_as::<ProcessInstanceRecord>() {
+        step.push_str(&format!(
+            " {} {}",
+            element.bpmn_element_type, element.element_id
+        ));
+    } else if let Some(variable) = record.value_as::<beeline_protocol::value::VariableRecord>() {
+        step.push_str(&format!(" {}", variable.name));
+    }
+    step
+}
+
 /// A selection of records, with assertions that print the whole log when they fail.
 #[derive(Clone)]
 pub struct Records {
@@ -442,6 +459,34 @@ impl Records {
                     .map(|v| (v.element_id.clone(), r.intent))
             })
             .collect()
+    }
+
+    /// The selected records as Zeebe's tests name them: value type and intent, then for an
+    /// element instance its element type and id, for a variable its name (`"PROCESS_INSTANCE
+    /// ELEMENT_ACTIVATED SERVICE_TASK task"`, `"VARIABLE CREATED loopCounter"`); a rejection
+    /// starts with `REJECTED`.
+    pub fn steps(&self) -> Vec<String> {
+        self.selected.iter().map(step).collect()
+    }
+
+    /// The selected records hold these steps (see [`steps`](Self::steps)) in this order, with
+    /// others between them or not: Zeebe's tests assert a record stream this way.
+    pub fn expect_subsequence(&self, expected: &[&str]) {
+        let steps = self.steps();
+        let mut next = 0;
+        for step in &steps {
+            if next < expected.len() && step == expected[next] {
+                next += 1;
+            }
+        }
+        if next < expected.len() {
+            self.fail(&format!(
+                "expected the steps {expected:#?} in this order, but found none for {:?} after {:?}; the steps were:\n{}",
+                expected[next],
+                next.checked_sub(1).map(|i| expected[i]),
+                steps.join("\n")
+            ));
+        }
     }
 
     /// The selected records' intents, in order.

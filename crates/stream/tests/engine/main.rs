@@ -1,15 +1,18 @@
 //! Engine scenarios through the test kit: deploy models, run instances, work on jobs, and
 //! assert on the record stream (printed in compact form when an assertion fails).
 
+mod call_activity;
 mod corpus;
 mod decisions;
 mod deployment;
+mod documents;
 mod events;
 mod gateways;
 mod incidents;
 mod job_push;
 mod jobs;
 mod messages;
+mod multi_instance;
 mod process_instance;
 mod replay;
 mod signals;

@@ -7,7 +7,7 @@ use beeline_engine::{Engine, EngineConfig, ReplayProgress};
 use beeline_protocol::Record;
 use beeline_state::{MemStore, Store};
 use beeline_stream::testkit::Harness;
-use beeline_stream::testkit::bpmn::ProcessBuilder;
+use beeline_stream::testkit::bpmn::{ProcessBuilder, timer};
 use proptest::prelude::*;
 
 fn models() -> Vec<ProcessBuilder> {
@@ -54,6 +54,28 @@ fn models() -> Vec<ProcessBuilder> {
             .move_to("fork")
             .default_flow()
             .terminate_end_event("stop"),
+        ProcessBuilder::new("each")
+            .start_event("s")
+            .service_task("a", "a")
+            .multi_instance(
+                "a",
+                false,
+                r#"inputCollection="=[1, 2, n]" inputElement="item" outputCollection="out" outputElement="=n""#,
+                Some("=numberOfCompletedInstances >= 3"),
+            )
+            .sub_process("seq")
+            .start_event("in_s")
+            .service_task("c", "c")
+            .end_event("in_e")
+            .end_sub_process()
+            .multi_instance("seq", true, r#"inputCollection="=out" inputElement="o""#, None)
+            .end_event("e"),
+        ProcessBuilder::new("caller")
+            .start_event("s")
+            .call_activity("call", r#"processId="linear""#, "")
+            .end_event("done")
+            .boundary_event("late", "call", &timer("timeDuration", "PT1M"), true)
+            .end_event("e"),
     ]
 }
 
@@ -82,7 +104,7 @@ enum Op {
 
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
-        3 => (0usize..3, 0u8..4).prop_map(|(model, n)| Op::Create { model, n }),
+        3 => (0usize..5, 0u8..4).prop_map(|(model, n)| Op::Create { model, n }),
         5 => (0usize..3, 0u8..4).prop_map(|(job_type, n)| Op::Complete { job_type, n }),
         2 => (0usize..3, 0u8..2, any::<bool>()).prop_map(|(job_type, retries, backoff)| Op::Fail { job_type, retries, backoff }),
         1 => (0usize..8).prop_map(|pick| Op::Cancel { pick }),
@@ -109,7 +131,7 @@ proptest! {
         for model in models() {
             harness.deploy_process(&model);
         }
-        let names = ["linear", "forks", "inclusive"];
+        let names = ["linear", "forks", "inclusive", "each", "caller"];
         let mut instances = Vec::new();
         let mut log = BTreeMap::new();
         collect(&harness, &mut log);

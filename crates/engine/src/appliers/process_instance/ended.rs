@@ -5,9 +5,9 @@ use beeline_protocol::value::ProcessInstanceRecord;
 
 use crate::appliers::EventApplier;
 use crate::error::ProcessingError;
-use crate::model::{can_be_triggered, deployed_element};
+use crate::model::{InstanceRole, can_be_triggered, deployed_element};
 use crate::processing::value_of;
-use crate::state::EngineState;
+use crate::state::{EngineState, document};
 
 /// `ELEMENT_COMPLETED`, `ELEMENT_TERMINATED`: the instance, its variables and the tokens
 /// waiting inside it are gone. A terminate end event also interrupts its flow scope.
@@ -18,6 +18,36 @@ impl EventApplier for ElementEndedApplier {
         let record = value_of::<ProcessInstanceRecord>(event)?;
         let (process, index) = deployed_element(state, record)?;
         let element = &process.model[index];
+        match InstanceRole::of(element, record) {
+            InstanceRole::MultiInstanceBody => {
+                let size = state
+                    .element_instances()
+                    .get(event.key)?
+                    .map_or(0, |body| body.input_collection_size);
+                state
+                    .multi_instance_mut()
+                    .remove_input_collection(event.key, size);
+            }
+            InstanceRole::MultiInstanceInner => {
+                let completed = event.intent == ProcessInstanceIntent::ElementCompleted.into();
+                state
+                    .element_instances_mut()
+                    .update(record.flow_scope_key, |body| {
+                        if completed {
+                            body.completed_children += 1;
+                        } else {
+                            body.terminated_children += 1;
+                        }
+                    })?;
+            }
+            InstanceRole::Element => {}
+        }
+        if event.intent == ProcessInstanceIntent::ElementCompleted.into()
+            && record.flow_scope_key <= 0
+            && record.parent_element_instance_key > 0
+        {
+            hand_variables_to_call_activity(state, event.key, record)?;
+        }
         state.element_instances_mut().remove(event.key)?;
         // Only a flow scope (the process, a sub-process) counts the flows taken into it.
         if element.scope.is_some() {
@@ -43,4 +73,41 @@ impl EventApplier for ElementEndedApplier {
         }
         Ok(())
     }
+}
+
+/// A process instance a call activity created completed: its variables are what the call
+/// activity completes with, if it maps them (output mappings) or takes them all
+/// (`propagateAllChildVariables`, the default); otherwise they are dropped with it.
+fn hand_variables_to_call_activity(
+    state: &mut EngineState<'_>,
+    child: i64,
+    record: &ProcessInstanceRecord,
+) -> Result<(), ProcessingError> {
+    let Some(call) = state
+        .element_instances()
+        .get(record.parent_element_instance_key)?
+    else {
+        return Ok(());
+    };
+    let (process, index) = deployed_element(state, &call.record())?;
+    let element = &process.model[index];
+    let takes_variables = match &element.data {
+        ElementData::CallActivity(called) => {
+            called.propagate_all_child_variables || !element.io_mapping.outputs.is_empty()
+        }
+        _ => false,
+    };
+    if !takes_variables {
+        return Ok(());
+    }
+    let variables = state.variables().local(child)?;
+    let document = document(
+        variables
+            .iter()
+            .map(|(n, v)| (n.as_str(), v.value.as_str())),
+    );
+    state
+        .element_instances_mut()
+        .update(call.key, |call| call.completion_variables = Some(document))?;
+    Ok(())
 }

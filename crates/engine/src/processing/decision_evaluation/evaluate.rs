@@ -5,7 +5,7 @@ use beeline_protocol::{Record, RejectionType};
 use super::evaluate_decision;
 use crate::error::ProcessingError;
 use crate::expression::ScopeVariables;
-use crate::processing::bpmn::variables::parse_document;
+use crate::processing::bpmn::behavior::variables::parse_document;
 use crate::processing::{CommandProcessor, ProcessingContext, value_of};
 
 /// `DECISION_EVALUATION EVALUATE` (the `EvaluateDecision` RPC): evaluates a decision by key, or

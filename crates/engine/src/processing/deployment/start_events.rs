@@ -16,8 +16,9 @@ use crate::error::ProcessingError;
 use crate::expression::{ScopeVariables, evaluate};
 use crate::model::DeployedProcess;
 use crate::processing::ProcessingContext;
-use crate::processing::bpmn::subscriptions::{Awaited, awaited};
-use crate::processing::bpmn::timers;
+use crate::processing::bpmn::Failure;
+use crate::processing::bpmn::behavior::subscriptions::{Awaited, awaited};
+use crate::processing::bpmn::behavior::timers;
 
 /// The process `process_key` became the latest version, after `previous` (if any).
 pub(super) fn replace(
@@ -116,14 +117,15 @@ fn open(
             }
             Some(Awaited::Timer(definition)) if ctx.partition_id() == DEPLOYMENT_PARTITION => {
                 // Checked when the resource was transformed: a failure here would be a bug.
-                let schedule = match timers::schedule(ctx, process, definition, -1)? {
+                let schedule = match timers::schedule(ctx, process, definition, -1) {
                     Ok(schedule) => schedule,
-                    Err(message) => {
+                    Err(Failure::Incident(_, message)) => {
                         return Err(ProcessingError::Internal(format!(
                             "timer start event '{}': {message}",
                             element.id
                         )));
                     }
+                    Err(Failure::Fatal(error)) => return Err(error),
                 };
                 let (due_date, repetitions) =
                     timers::first(&schedule, ctx.now()).map_err(|message| {

@@ -2,9 +2,8 @@ use beeline_protocol::intent::{IncidentIntent, ProcessInstanceIntent};
 use beeline_protocol::{Record, RejectionType};
 
 use crate::error::ProcessingError;
-use crate::processing::bpmn::lifecycle;
 use crate::processing::{CommandProcessor, ProcessingContext};
-use crate::state::values::JobLifecycle;
+use crate::state::values::{ElementLifecycle, JobLifecycle};
 
 /// `INCIDENT RESOLVE`: a person fixed the cause. A job's incident makes the job activatable
 /// again (when it has retries); an element's incident retries the step that failed.
@@ -53,12 +52,14 @@ impl CommandProcessor for IncidentResolveProcessor {
             .element_instances()
             .get(incident.element_instance_key)?
         {
-            let intent = match element.state {
-                lifecycle::ACTIVATING => Some(ProcessInstanceIntent::ActivateElement),
-                lifecycle::ACTIVATED | lifecycle::COMPLETING => {
-                    Some(ProcessInstanceIntent::CompleteElement)
-                }
-                _ => None,
+            let intent = if element.is(ElementLifecycle::Activating) {
+                Some(ProcessInstanceIntent::ActivateElement)
+            } else if element.is(ElementLifecycle::Activated)
+                || element.is(ElementLifecycle::Completing)
+            {
+                Some(ProcessInstanceIntent::CompleteElement)
+            } else {
+                None
             };
             if let Some(intent) = intent {
                 ctx.append_command(element.key, intent, element.record());

@@ -5,7 +5,7 @@ use beeline_protocol::{Record, RejectionType};
 use super::{WORKABLE, job_in_state};
 use crate::error::ProcessingError;
 use crate::processing::bpmn::ErrorType;
-use crate::processing::bpmn::variables::{Document, VariableOwner, merge_local};
+use crate::processing::bpmn::behavior::variables::{Document, VariableOwner, merge_local};
 use crate::processing::{CommandProcessor, ProcessingContext, value_of};
 
 /// `JOB FAIL`: the worker could not do it. With retries left the job comes back (after the

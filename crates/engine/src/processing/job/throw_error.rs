@@ -6,9 +6,9 @@ use super::fail::raise_job_incident;
 use super::{WORKABLE, job_in_state};
 use crate::error::ProcessingError;
 use crate::processing::bpmn::ErrorType;
-use crate::processing::bpmn::elements::error_variables;
-use crate::processing::bpmn::events::{Thrown, find_catch, trigger};
-use crate::processing::bpmn::variables::{check_document, parse_document};
+use crate::processing::bpmn::behavior::events::{Thrown, find_catch, trigger};
+use crate::processing::bpmn::behavior::throw::error_variables;
+use crate::processing::bpmn::behavior::variables::Document;
 use crate::processing::{CommandProcessor, ProcessingContext, value_of};
 
 /// `JOB THROW_ERROR`: the worker reports a business error, caught by the nearest error
@@ -22,17 +22,20 @@ impl CommandProcessor for JobThrowErrorProcessor {
         ctx: &mut ProcessingContext<'_, '_>,
     ) -> Result<(), ProcessingError> {
         let request = value_of::<JobRecord>(command)?.clone();
-        if let Err(reason) = check_document(&request.variables) {
-            ctx.reject(
+        let variables = match Document::parse(&request.variables) {
+            Ok(variables) => variables,
+            Err(reason) => {
+                ctx.reject(
                 command,
                 RejectionType::InvalidArgument,
                 format!(
-                    "Expected to throw an error for job with key '{}' with variables, but {reason}",
-                    command.key
-                ),
-            );
-            return Ok(());
-        }
+                        "Expected to throw an error for job with key '{}' with variables, but {reason}",
+                        command.key
+                    ),
+                );
+                return Ok(());
+            }
+        };
         let Some(job) = job_in_state(ctx, command, "throw an error for", WORKABLE)? else {
             return Ok(());
         };
@@ -43,7 +46,6 @@ impl CommandProcessor for JobThrowErrorProcessor {
         thrown.deadline = -1;
         let event = ctx.append_event(command.key, JobIntent::ErrorThrown, thrown.clone())?;
         ctx.respond(event);
-        let variables = parse_document(&request.variables).unwrap_or_default();
         if let Some(element) = ctx
             .state()
             .element_instances()
@@ -52,7 +54,7 @@ impl CommandProcessor for JobThrowErrorProcessor {
                 .state()
                 .processes()
                 .deployed(thrown.process_definition_key)?
-            && let Some(catch) = find_catch(
+            && let Some((process, catch)) = find_catch(
                 ctx,
                 &process,
                 element.key,

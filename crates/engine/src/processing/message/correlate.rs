@@ -16,7 +16,7 @@ use beeline_protocol::value::{
 
 use crate::error::ProcessingError;
 use crate::processing::ProcessingContext;
-use crate::processing::bpmn::events;
+use crate::processing::bpmn::behavior::events;
 use crate::state::values::{StoredMessageStartEventSubscription, StoredMessageSubscription};
 
 /// Correlates a just published message to every waiting subscription (one per process) and

@@ -4,6 +4,7 @@ use beeline_protocol::{Record, RejectionType};
 
 use super::correlate;
 use crate::error::ProcessingError;
+use crate::processing::bpmn::behavior::variables::check_document;
 use crate::processing::{CommandProcessor, ProcessingContext, value_of};
 
 /// `MESSAGE PUBLISH`: buffers the message for its time to live and correlates it to what
@@ -35,8 +36,21 @@ impl CommandProcessor for MessagePublishProcessor {
             );
             return Ok(());
         }
+        let variables = match check_document(&message.variables) {
+            Ok(text) if text.is_empty() => b"{}".to_vec(),
+            Ok(text) => text.into_bytes(),
+            Err(reason) => {
+                ctx.reject(
+                    command,
+                    RejectionType::InvalidArgument,
+                    format!("Expected to publish a message with variables, but {reason}"),
+                );
+                return Ok(());
+            }
+        };
         let key = ctx.next_key()?;
         let mut published = message.clone();
+        published.variables = variables;
         published.deadline = ctx.now().saturating_add(message.time_to_live.max(0));
         let event = ctx.append_event(key, MessageIntent::Published, published.clone())?;
         ctx.respond(event);

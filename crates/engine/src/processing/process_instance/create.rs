@@ -4,7 +4,8 @@ use beeline_protocol::value::{ProcessInstanceCreationRecord, ProcessInstanceReco
 use beeline_protocol::{Intent, Record, RejectionType};
 
 use crate::error::ProcessingError;
-use crate::processing::bpmn::variables::{Document, VariableOwner, create_local};
+use crate::model::element_types;
+use crate::processing::bpmn::behavior::variables::{Document, VariableOwner, create_local};
 use crate::processing::{CommandProcessor, ProcessingContext, value_of};
 use crate::transient::AwaitingResult;
 
@@ -187,7 +188,7 @@ fn activate_at(
     )?;
     for &index in elements {
         let element = &model[index];
-        let kind = element.kind();
+        let (element_type, event_type) = element_types(element);
         let key = ctx.next_key()?;
         ctx.append_command(
             key,
@@ -195,8 +196,8 @@ fn activate_at(
             ProcessInstanceRecord {
                 element_id: element.id.clone(),
                 flow_scope_key: instance_key,
-                bpmn_element_type: kind.zeebe_element_type().to_string(),
-                bpmn_event_type: kind.zeebe_event_type().to_string(),
+                bpmn_element_type: element_type.to_string(),
+                bpmn_event_type: event_type.to_string(),
                 ..record.clone()
             },
         );

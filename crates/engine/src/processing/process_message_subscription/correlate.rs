@@ -1,10 +1,9 @@
 use beeline_protocol::intent::{MessageSubscriptionIntent, ProcessMessageSubscriptionIntent};
 use beeline_protocol::value::{MessageSubscriptionRecord, ProcessMessageSubscriptionRecord};
 use beeline_protocol::{Record, RejectionType};
-use serde_json::Map;
 
 use crate::error::ProcessingError;
-use crate::processing::bpmn::{events, subscriptions, variables};
+use crate::processing::bpmn::behavior::{events, subscriptions, variables};
 use crate::processing::{CommandProcessor, ProcessingContext, value_of};
 use crate::state::values::SubscriptionLifecycle;
 
@@ -89,8 +88,8 @@ impl CommandProcessor for ProcessMessageSubscriptionCorrelateProcessor {
             ProcessMessageSubscriptionIntent::Correlated,
             correlated.clone(),
         )?;
-        let message_variables =
-            variables::parse_document(&request.variables).unwrap_or_else(|_| Map::new());
+        // Checked when the message was published.
+        let message_variables = variables::Document::parse(&request.variables).unwrap_or_default();
         events::trigger(ctx, &process, &catch, &message_variables)?;
         confirm(ctx, &correlated, MessageSubscriptionIntent::Correlate);
         Ok(())

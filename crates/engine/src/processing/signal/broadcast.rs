@@ -1,10 +1,9 @@
-use beeline_protocol::Record;
 use beeline_protocol::intent::SignalIntent;
 use beeline_protocol::value::SignalRecord;
-use serde_json::Map;
+use beeline_protocol::{Record, RejectionType};
 
 use crate::error::ProcessingError;
-use crate::processing::bpmn::{events, variables};
+use crate::processing::bpmn::behavior::{events, variables};
 use crate::processing::{CommandProcessor, ProcessingContext, distribution, value_of};
 
 /// `SIGNAL BROADCAST`: triggers the signal's subscriptions here, starts instances at signal
@@ -18,8 +17,22 @@ impl CommandProcessor for SignalBroadcastProcessor {
         command: &Record,
         ctx: &mut ProcessingContext<'_, '_>,
     ) -> Result<(), ProcessingError> {
-        let signal = value_of::<SignalRecord>(command)?.clone();
+        let mut signal = value_of::<SignalRecord>(command)?.clone();
         let distributed = command.key > 0;
+        // Checked where it is broadcast; the copies distributed carry the canonical text.
+        let signal_variables = match variables::Document::parse(&signal.variables) {
+            Ok(document) => document,
+            Err(reason) if !distributed => {
+                ctx.reject(
+                    command,
+                    RejectionType::InvalidArgument,
+                    format!("Expected to broadcast a signal with variables, but {reason}"),
+                );
+                return Ok(());
+            }
+            Err(_) => variables::Document::default(),
+        };
+        signal.variables = signal_variables.to_bytes();
         let key = if distributed {
             command.key
         } else {
@@ -29,8 +42,6 @@ impl CommandProcessor for SignalBroadcastProcessor {
         if !distributed {
             ctx.respond(event);
         }
-        let signal_variables =
-            variables::parse_document(&signal.variables).unwrap_or_else(|_| Map::new());
         for (_, subscription) in ctx
             .state()
             .signal_subscriptions()

@@ -1,12 +1,13 @@
 use beeline_protocol::intent::TimerIntent;
 use beeline_protocol::value::TimerRecord;
 use beeline_protocol::{Record, RejectionType};
-use serde_json::Map;
 
 use crate::error::ProcessingError;
 use crate::model::DeployedProcess;
-use crate::processing::bpmn::subscriptions::{Awaited, awaited};
-use crate::processing::bpmn::{events, timers};
+use crate::processing::bpmn::Failure;
+use crate::processing::bpmn::behavior::subscriptions::{Awaited, awaited};
+use crate::processing::bpmn::behavior::variables::Document;
+use crate::processing::bpmn::behavior::{events, timers};
 use crate::processing::{CommandProcessor, ProcessingContext};
 
 /// `TIMER TRIGGER`: a due timer triggers its catch element, or starts an instance at its
@@ -80,7 +81,7 @@ impl CommandProcessor for TimerTriggerProcessor {
             return Ok(());
         };
         ctx.append_event(command.key, TimerIntent::Triggered, timer.clone())?;
-        events::trigger(ctx, &process, &catch, &Map::new())?;
+        events::trigger(ctx, &process, &catch, &Document::default())?;
         if !catch.interrupting() {
             reschedule(ctx, &process, &timer, timer.element_instance_key)?;
         }
@@ -101,15 +102,16 @@ fn reschedule(
     let Some(Awaited::Timer(definition)) = awaited(&process.model[target]) else {
         return Ok(());
     };
-    let schedule = match timers::schedule(ctx, process, definition, scope)? {
+    let schedule = match timers::schedule(ctx, process, definition, scope) {
         Ok(schedule) => schedule,
-        Err(message) => {
+        Err(Failure::Incident(_, message)) => {
             tracing::warn!(
                 timer = timer.target_element_id,
                 "the timer cycle ends: its definition cannot be evaluated again: {message}"
             );
             return Ok(());
         }
+        Err(Failure::Fatal(error)) => return Err(error),
     };
     let (due_date, repetitions) =
         match timers::next(&schedule, timer.due_date, timer.repetitions, ctx.now()) {

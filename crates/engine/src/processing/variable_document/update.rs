@@ -3,7 +3,9 @@ use beeline_protocol::value::VariableDocumentRecord;
 use beeline_protocol::{Record, RejectionType};
 
 use crate::error::ProcessingError;
-use crate::processing::bpmn::variables::{Document, VariableOwner, merge_local, merge_propagating};
+use crate::processing::bpmn::behavior::variables::{
+    Document, VariableOwner, merge_local, merge_propagating,
+};
 use crate::processing::{CommandProcessor, ProcessingContext, value_of};
 
 /// `VARIABLE_DOCUMENT UPDATE` (SetVariables): sets variables on an active element instance,

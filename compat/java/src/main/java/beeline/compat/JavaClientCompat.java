@@ -282,6 +282,9 @@ public final class JavaClientCompat {
     check("create with result: fetchVariables limits them", JavaClientCompat::createWithResultFetch);
     check("create: start before an element (start instruction)", JavaClientCompat::createStartBefore);
     check("variables: JSON values round-trip unchanged", JavaClientCompat::variablesRoundTrip);
+    check(
+        "variables: 300 random doubles and large longs come back exactly (create, job, complete, result)",
+        JavaClientCompat::randomNumbers);
     check("variables: a 1 MiB variable round-trips", JavaClientCompat::largeVariable);
     check("deploy (deprecated DeployProcess RPC)", JavaClientCompat::deprecatedDeploy);
     check("timer: an intermediate timer catch event fires", JavaClientCompat::timer);
@@ -601,6 +604,84 @@ public final class JavaClientCompat {
     if (!sent.equals(received)) {
       throw new AssertionError("sent " + sent + ", got back " + received);
     }
+  }
+
+  /** The numbers {@link #randomNumbers} sends, in the client's own types. */
+  @com.fasterxml.jackson.annotation.JsonIgnoreProperties(ignoreUnknown = true)
+  public static final class Numbers {
+    public List<Double> doubles;
+    public List<Long> longs;
+  }
+
+  /** The variables the numbers job completes with: the same numbers under other names. */
+  @com.fasterxml.jackson.annotation.JsonIgnoreProperties(ignoreUnknown = true)
+  public static final class NumbersBack {
+    public List<Double> doublesBack;
+    public List<Long> longsBack;
+  }
+
+  /** Equal in Java's types: {@code Double.equals} compares bits, so -0.0 and 0.0 differ. */
+  private static void expectSameNumbers(final String what, final Numbers sent, final List<Double> doubles,
+      final List<Long> longs) {
+    expectEquals(what + ": count of doubles", sent.doubles.size(), doubles == null ? -1 : doubles.size());
+    for (int i = 0; i < sent.doubles.size(); i++) {
+      if (!sent.doubles.get(i).equals(doubles.get(i))) {
+        throw new AssertionError(what + ": double " + i + " went in as " + sent.doubles.get(i)
+            + " and came back as " + doubles.get(i));
+      }
+    }
+    expectEquals(what + ": longs", sent.longs, longs);
+  }
+
+  /**
+   * Numbers as a Java worker holds them: 200 random doubles in [0, 1) (ids and amounts), 100 of
+   * any exponent (random bit patterns) and longs beyond 2^53, through create, job activation,
+   * completion and the instance's result, compared in {@code double} and {@code long}.
+   */
+  private static void randomNumbers() {
+    join(
+        client
+            .newDeployResourceCommand()
+            .addProcessModel(serviceTaskProcess("java-numbers", "java-numbers"), "java-numbers.bpmn")
+            .send());
+    final long seed = System.nanoTime();
+    final java.util.Random random = new java.util.Random(seed);
+    final Numbers sent = new Numbers();
+    sent.doubles = new ArrayList<>();
+    while (sent.doubles.size() < 200) {
+      sent.doubles.add(random.nextDouble());
+    }
+    while (sent.doubles.size() < 300) {
+      final double d = Double.longBitsToDouble(random.nextLong());
+      if (Double.isFinite(d)) {
+        sent.doubles.add(d);
+      }
+    }
+    sent.longs =
+        List.of(Long.MAX_VALUE, Long.MIN_VALUE, (1L << 53) + 1, -((1L << 53) + 1), random.nextLong(), random.nextLong());
+    final ZeebeFuture<ProcessInstanceResult> pending =
+        client
+            .newCreateInstanceCommand()
+            .bpmnProcessId("java-numbers")
+            .latestVersion()
+            .variables(sent)
+            .withResult()
+            .requestTimeout(Duration.ofSeconds(JOIN_SECONDS))
+            .send();
+    final ActivatedJob job = activateOne("java-numbers", Duration.ofSeconds(10));
+    final Numbers seen = job.getVariablesAsType(Numbers.class);
+    expectSameNumbers("the activated job (seed " + seed + ")", sent, seen.doubles, seen.longs);
+    final NumbersBack back = new NumbersBack();
+    back.doublesBack = seen.doubles;
+    back.longsBack = seen.longs;
+    join(client.newCompleteCommand(job.getKey()).variables(back).send());
+    final ProcessInstanceResult result = join(pending);
+    final Numbers kept = result.getVariablesAsType(Numbers.class);
+    expectSameNumbers("the instance's result (seed " + seed + ")", sent, kept.doubles, kept.longs);
+    final NumbersBack returned = result.getVariablesAsType(NumbersBack.class);
+    expectSameNumbers(
+        "the completed job's variables in the result (seed " + seed + ")", sent, returned.doublesBack,
+        returned.longsBack);
   }
 
   private static void largeVariable() {

@@ -4,13 +4,13 @@
 use beeline_bpmn::{ExprOrStatic, TimerDefinition};
 use beeline_timer::{Due, Schedule, TimerKind};
 
-use super::Step;
-use crate::expression::{EvalFailure, ScopeVariables, evaluate};
+use crate::expression::{ScopeVariables, evaluate};
 use crate::model::DeployedProcess;
 use crate::processing::ProcessingContext;
+use crate::processing::bpmn::{ErrorType, Failure, Step};
 
 /// The schedule of a timer definition, evaluated against the variables visible from `scope`
-/// (`-1`: none, for timer start events); `Err` is the incident's message.
+/// (`-1`: none, for timer start events); a definition that gives no schedule is an incident.
 pub(crate) fn schedule(
     ctx: &ProcessingContext<'_, '_>,
     process: &DeployedProcess,
@@ -22,29 +22,30 @@ pub(crate) fn schedule(
         TimerDefinition::Date(v) => (TimerKind::Date, v),
         TimerDefinition::Cycle(v) => (TimerKind::Cycle, v),
     };
-    Ok(match value {
-        ExprOrStatic::Static(text) => Schedule::parse(kind, text).map_err(|e| e.to_string()),
+    let incident = |message: String| Failure::Incident(ErrorType::ExtractValueError, message);
+    match value {
+        ExprOrStatic::Static(text) => {
+            Schedule::parse(kind, text).map_err(|e| incident(e.to_string()))
+        }
         ExprOrStatic::Expression(source) => {
             let Some(expression) = process.expression(source.id) else {
-                return Ok(Err(format!(
+                return Err(incident(format!(
                     "timer expression {} of process '{}' was not compiled",
                     source.id.0, process.bpmn_process_id
                 )));
             };
             let variables = ScopeVariables::new(ctx.state(), scope);
-            match evaluate(
+            let (value, _) = evaluate(
                 expression,
                 &variables,
                 ctx.now(),
                 ctx.source_position() ^ scope,
-            ) {
-                Ok((value, _)) => Schedule::from_value(kind, &value, expression.source())
-                    .map_err(|e| e.to_string()),
-                Err(EvalFailure::Incident(message)) => Err(message),
-                Err(EvalFailure::State(e)) => return Err(e.into()),
-            }
+            )
+            .map_err(|failure| Failure::of_evaluation(failure, ErrorType::ExtractValueError))?;
+            Schedule::from_value(kind, &value, expression.source())
+                .map_err(|e| incident(e.to_string()))
         }
-    })
+    }
 }
 
 /// The first due date and the repetitions of a timer created at `now`.

@@ -5,68 +5,89 @@ use std::collections::BTreeMap;
 
 use beeline_bpmn::{ExprOrStatic, JobWorkerProperties};
 use beeline_feel::Value;
-use beeline_protocol::intent::{IncidentIntent, JobBatchIntent, JobIntent};
+use beeline_protocol::intent::{IncidentIntent, JobBatchIntent, JobIntent, ProcessInstanceIntent};
 use beeline_protocol::value::{JobBatchRecord, JobRecord};
 
+use super::subscriptions;
 use super::variables::eval;
-use super::{Bpmn, Step};
 use crate::error::ProcessingError;
-use crate::expression::{EvalFailure, wrong_type};
+use crate::expression::wrong_type;
 use crate::processing::ProcessingContext;
+use crate::processing::bpmn::{BpmnElementContext, ErrorType, Failure, Step};
 use crate::processing::job_batch::job_variables;
 use crate::push::{Push, PushSlot};
 
-/// The job's evaluated type and retries, or the incident message.
-pub(super) fn evaluate(
-    bpmn: &Bpmn<'_, '_, '_>,
+/// A job worker element (a service task, or a send, script, business rule task or message
+/// throw event with a `zeebe:taskDefinition`) is activated: its job's properties are
+/// evaluated first (a failure there is an incident that leaves no subscription open, as in
+/// Zeebe), then what it waits for is opened, the job created and ELEMENT_ACTIVATED written
+/// (Zeebe's order).
+pub(crate) fn activate_job_worker(
+    bpmn: &mut BpmnElementContext<'_, '_, '_>,
+    properties: &JobWorkerProperties,
+) -> Step<()> {
+    let (job_type, retries) = evaluate(bpmn, properties)?;
+    subscriptions::open(bpmn)?;
+    create(bpmn, properties, job_type, retries)?;
+    bpmn.write(ProcessInstanceIntent::ElementActivated)?;
+    Ok(())
+}
+
+fn extract_value_error(message: String) -> Failure {
+    Failure::Incident(ErrorType::ExtractValueError, message)
+}
+
+/// The job's evaluated type and retries.
+fn evaluate(
+    bpmn: &BpmnElementContext<'_, '_, '_>,
     properties: &JobWorkerProperties,
 ) -> Step<(String, i32)> {
+    let failed = |failure| Failure::of_evaluation(failure, ErrorType::ExtractValueError);
     let job_type = match &properties.job_type {
         ExprOrStatic::Static(text) => text.clone(),
         ExprOrStatic::Expression(source) => match eval(bpmn, source.id, bpmn.key, None) {
             Ok((Value::String(text), _)) if !text.is_empty() => text.to_string(),
             Ok((other, warnings)) => {
                 let expression = &bpmn.process.expressions[source.id.index()];
-                return Ok(Err(wrong_type(expression, "STRING", &other, &warnings)));
+                return Err(extract_value_error(wrong_type(
+                    expression, "STRING", &other, &warnings,
+                )));
             }
-            Err(EvalFailure::Incident(message)) => return Ok(Err(message)),
-            Err(EvalFailure::State(e)) => return Err(e.into()),
+            Err(failure) => return Err(failed(failure)),
         },
     };
     let retries = match &properties.retries {
-        ExprOrStatic::Static(text) => match text.trim().parse::<i32>() {
-            Ok(retries) => retries,
-            Err(_) => {
-                return Ok(Err(format!(
-                    "Expected the job retries of element '{}' to be a number, but was '{text}'",
-                    bpmn.record.element_id
-                )));
-            }
-        },
+        ExprOrStatic::Static(text) => text.trim().parse::<i32>().map_err(|_| {
+            extract_value_error(format!(
+                "Expected the job retries of element '{}' to be a number, but was '{text}'",
+                bpmn.record.element_id
+            ))
+        })?,
         ExprOrStatic::Expression(source) => match eval(bpmn, source.id, bpmn.key, None) {
-            Ok((Value::Number(n), _)) => match n.to_i64().and_then(|n| i32::try_from(n).ok()) {
-                Some(retries) => retries,
-                None => {
-                    return Ok(Err(format!(
+            Ok((Value::Number(n), _)) => n
+                .to_i64()
+                .and_then(|n| i32::try_from(n).ok())
+                .ok_or_else(|| {
+                    extract_value_error(format!(
                         "Expected the job retries of element '{}' to be a whole number, but was {n}",
                         bpmn.record.element_id
-                    )));
-                }
-            },
+                    ))
+                })?,
             Ok((other, warnings)) => {
                 let expression = &bpmn.process.expressions[source.id.index()];
-                return Ok(Err(wrong_type(expression, "NUMBER", &other, &warnings)));
+                return Err(extract_value_error(wrong_type(
+                    expression, "NUMBER", &other, &warnings,
+                )));
             }
-            Err(EvalFailure::Incident(message)) => return Ok(Err(message)),
-            Err(EvalFailure::State(e)) => return Err(e.into()),
+            Err(failure) => return Err(failed(failure)),
         },
     };
-    Ok(Ok((job_type, retries)))
+    Ok((job_type, retries))
 }
 
 /// Creates the element's job (JOB CREATED).
-pub(super) fn create(
-    bpmn: &mut Bpmn<'_, '_, '_>,
+fn create(
+    bpmn: &mut BpmnElementContext<'_, '_, '_>,
     properties: &JobWorkerProperties,
     job_type: String,
     retries: i32,

@@ -19,11 +19,12 @@ use beeline_protocol::value::{
 };
 
 use super::variables::eval;
-use super::{Bpmn, Step, events, timers};
+use super::{events, timers};
 use crate::error::ProcessingError;
 use crate::expression::{EvalFailure, wrong_type};
-use crate::model::DeployedProcess;
+use crate::model::{DeployedProcess, InstanceRole};
 use crate::processing::ProcessingContext;
+use crate::processing::bpmn::{BpmnElementContext, ErrorType, Failure, Step};
 use crate::state::values::SubscriptionLifecycle;
 
 /// What a catch element waits for.
@@ -52,19 +53,33 @@ pub(crate) fn awaited(element: &Element) -> Option<Awaited<'_>> {
     }
 }
 
-/// The catch elements an instance of `index` waits on while it is active.
-pub(crate) fn catch_elements(model: &Process, index: ElementIndex) -> Vec<ElementIndex> {
+/// The catch elements an instance of `index` in `role` waits on while it is active (the
+/// boundary events of a multi-instance activity are its body's; what the activity itself
+/// waits for, its inner instances').
+pub(crate) fn catch_elements(
+    model: &Process,
+    index: ElementIndex,
+    role: InstanceRole,
+) -> Vec<ElementIndex> {
     let element = &model[index];
     let mut found = Vec::new();
-    match &element.data {
-        ElementData::IntermediateCatchEvent(_) | ElementData::ReceiveTask(_) => found.push(index),
-        ElementData::EventBasedGateway => {
-            found.extend(element.outgoing.iter().map(|&flow| model[flow].target));
+    if role.runs_element() {
+        match &element.data {
+            ElementData::IntermediateCatchEvent(_) | ElementData::ReceiveTask(_) => {
+                found.push(index)
+            }
+            ElementData::EventBasedGateway => {
+                found.extend(element.outgoing.iter().map(|&flow| model[flow].target));
+            }
+            _ => {}
         }
-        _ => {}
     }
-    found.extend(element.boundary_events.iter().copied());
-    if let Some(scope) = &element.scope {
+    if role.has_boundary_and_flows() {
+        found.extend(element.boundary_events.iter().copied());
+    }
+    if role.runs_element()
+        && let Some(scope) = &element.scope
+    {
         found.extend(
             scope
                 .event_sub_processes
@@ -105,57 +120,48 @@ enum Opening {
     },
 }
 
-/// Opens the subscriptions of the element instance being activated, or returns the message
-/// of the incident when an expression fails (nothing is opened then).
-pub(super) fn open(bpmn: &mut Bpmn<'_, '_, '_>) -> Step<()> {
-    let targets = catch_elements(&bpmn.process.model, bpmn.index);
+/// Opens the subscriptions of the element instance being activated; an expression that
+/// fails is an incident, and nothing is opened then.
+pub(crate) fn open(bpmn: &mut BpmnElementContext<'_, '_, '_>) -> Step<()> {
+    let targets = catch_elements(&bpmn.process.model, bpmn.index, bpmn.role);
     let mut openings = Vec::with_capacity(targets.len());
     for target in targets {
-        match prepare(bpmn, target)? {
-            Ok(opening) => openings.push(opening),
-            Err(message) => return Ok(Err(message)),
-        }
+        openings.push(prepare(bpmn, target)?);
     }
     for opening in openings {
         write(bpmn, opening)?;
     }
-    Ok(Ok(()))
+    Ok(())
 }
 
-fn prepare(bpmn: &Bpmn<'_, '_, '_>, target: ElementIndex) -> Step<Opening> {
+fn extract_value_error(message: String) -> Failure {
+    Failure::Incident(ErrorType::ExtractValueError, message)
+}
+
+fn prepare(bpmn: &BpmnElementContext<'_, '_, '_>, target: ElementIndex) -> Step<Opening> {
     let process = bpmn.process.clone();
     let element = &process.model[target];
     let id = element.id.clone();
-    Ok(Ok(match awaited(element) {
+    Ok(match awaited(element) {
         Some(Awaited::Timer(definition)) => {
             let now = bpmn.ctx.now();
-            let schedule = match timers::schedule(bpmn.ctx, &process, definition, bpmn.key)? {
-                Ok(schedule) => schedule,
-                Err(message) => return Ok(Err(message)),
-            };
-            match timers::first(&schedule, now) {
-                Ok((due_date, repetitions)) => Opening::Timer {
-                    target: id,
-                    due_date,
-                    repetitions,
-                },
-                Err(message) => return Ok(Err(message)),
+            let schedule = timers::schedule(bpmn.ctx, &process, definition, bpmn.key)?;
+            let (due_date, repetitions) =
+                timers::first(&schedule, now).map_err(extract_value_error)?;
+            Opening::Timer {
+                target: id,
+                due_date,
+                repetitions,
             }
         }
         Some(Awaited::Message(message)) => {
-            let name = match string_value(bpmn, &message.name, "message name")? {
-                Ok(name) => name,
-                Err(error) => return Ok(Err(error)),
-            };
+            let name = string_value(bpmn, &message.name, "message name")?;
             let Some(source) = &message.correlation_key else {
-                return Ok(Err(format!(
+                return Err(extract_value_error(format!(
                     "Expected a correlation key for the message '{name}' of '{id}', but none is defined"
                 )));
             };
-            let correlation_key = match correlation_key(bpmn, source)? {
-                Ok(key) => key,
-                Err(error) => return Ok(Err(error)),
-            };
+            let correlation_key = correlation_key(bpmn, source)?;
             Opening::Message {
                 interrupting: interrupting(element),
                 target: id,
@@ -164,61 +170,66 @@ fn prepare(bpmn: &Bpmn<'_, '_, '_>, target: ElementIndex) -> Step<Opening> {
             }
         }
         Some(Awaited::Signal(signal)) => {
-            let name = match string_value(bpmn, &signal.name, "signal name")? {
-                Ok(name) => name,
-                Err(error) => return Ok(Err(error)),
-            };
+            let name = string_value(bpmn, &signal.name, "signal name")?;
             Opening::Signal { target: id, name }
         }
         None => {
-            return Err(ProcessingError::Internal(format!(
+            return Err(Failure::Fatal(ProcessingError::Internal(format!(
                 "'{id}' is not a catch element"
-            )));
+            ))));
         }
-    }))
+    })
 }
 
 /// A static string, or an expression that must give one, evaluated in the element instance.
-pub(super) fn string_value(
-    bpmn: &Bpmn<'_, '_, '_>,
+pub(crate) fn string_value(
+    bpmn: &BpmnElementContext<'_, '_, '_>,
     value: &ExprOrStatic<String>,
     what: &str,
 ) -> Step<String> {
     match value {
-        ExprOrStatic::Static(text) => Ok(Ok(text.clone())),
+        ExprOrStatic::Static(text) => Ok(text.clone()),
         ExprOrStatic::Expression(source) => match eval(bpmn, source.id, bpmn.key, None) {
-            Ok((beeline_feel::Value::String(text), _)) => Ok(Ok(text.to_string())),
+            Ok((beeline_feel::Value::String(text), _)) => Ok(text.to_string()),
             Ok((other, warnings)) => {
                 let expression = &bpmn.process.expressions[source.id.index()];
-                Ok(Err(format!(
+                Err(extract_value_error(format!(
                     "Failed to evaluate the {what}: {}",
                     wrong_type(expression, "STRING", &other, &warnings)
                 )))
             }
-            Err(EvalFailure::Incident(message)) => Ok(Err(message)),
-            Err(EvalFailure::State(e)) => Err(e.into()),
+            Err(failure) => Err(Failure::of_evaluation(
+                failure,
+                ErrorType::ExtractValueError,
+            )),
         },
     }
 }
 
 /// The correlation key: a string, or a number in its plain form (Zeebe's rule).
-fn correlation_key(bpmn: &Bpmn<'_, '_, '_>, source: &beeline_bpmn::FeelSource) -> Step<String> {
+fn correlation_key(
+    bpmn: &BpmnElementContext<'_, '_, '_>,
+    source: &beeline_bpmn::FeelSource,
+) -> Step<String> {
     let text = source.text.trim_start_matches('=').trim();
     match eval(bpmn, source.id, bpmn.key, None) {
-        Ok((beeline_feel::Value::String(key), _)) => Ok(Ok(key.to_string())),
-        Ok((beeline_feel::Value::Number(number), _)) => Ok(Ok(number.to_string())),
-        Ok((other, _)) => Ok(Err(format!(
+        Ok((beeline_feel::Value::String(key), _)) => Ok(key.to_string()),
+        Ok((beeline_feel::Value::Number(number), _)) => Ok(number.to_string()),
+        Ok((other, _)) => Err(extract_value_error(format!(
             "Failed to extract the correlation key for '{text}': The value must be either a string or a number, but was '{}'.",
             crate::expression::type_name(&other)
         ))),
-        Err(EvalFailure::Incident(message)) => Ok(Err(format!(
+        Err(EvalFailure::Incident(message)) => Err(extract_value_error(format!(
             "Failed to extract the correlation key for '{text}': {message}"
         ))),
         Err(EvalFailure::State(e)) => Err(e.into()),
     }
 }
 
-fn write(bpmn: &mut Bpmn<'_, '_, '_>, opening: Opening) -> Result<(), ProcessingError> {
+fn write(
+    bpmn: &mut BpmnElementContext<'_, '_, '_>,
+    opening: Opening,
+) -> Result<(), ProcessingError> {
     let key = bpmn.ctx.next_key()?;
     let record = &bpmn.record;
     match opening {
@@ -353,15 +364,16 @@ pub(crate) fn close(
     Ok(())
 }
 
-/// Closes every subscription of the element instance, an instance of `index`. An element that
-/// waits on no catch element has none, and its instance is not looked up at all.
+/// Closes every subscription of the element instance, an instance of `index` in `role`. An
+/// element that waits on no catch element has none, and its instance is not looked up at all.
 pub(crate) fn close_all(
     ctx: &mut ProcessingContext<'_, '_>,
     process: &DeployedProcess,
     index: ElementIndex,
+    role: InstanceRole,
     element_instance_key: i64,
 ) -> Result<(), ProcessingError> {
-    if catch_elements(&process.model, index).is_empty() {
+    if catch_elements(&process.model, index, role).is_empty() {
         return Ok(());
     }
     close(ctx, process, element_instance_key, |_| false)

@@ -6,16 +6,17 @@
 //! PROCESS_EVENT TRIGGERED when it runs, and completes with the event's variables.
 
 use std::rc::Rc;
+use std::sync::Arc;
 
+use super::variables::Document;
 use beeline_bpmn::{Element, ElementData, ElementIndex, EventDefinition, ExprOrStatic, Process};
 use beeline_protocol::intent::{ProcessEventIntent, ProcessInstanceIntent as PI};
 use beeline_protocol::value::ProcessEventRecord;
-use serde_json::{Map, Value as Json};
 
 use crate::error::ProcessingError;
-use crate::model::DeployedProcess;
+use crate::model::{DeployedProcess, InstanceRole, element_types};
 use crate::processing::ProcessingContext;
-use crate::state::values::ElementInstance;
+use crate::state::values::{ElementInstance, ElementLifecycle};
 
 /// What catches an event.
 #[derive(Debug, Clone)]
@@ -85,15 +86,17 @@ pub(crate) fn catch_of(
     target: &str,
 ) -> Option<Catch> {
     let model = &process.model;
-    let index = process.element(&instance.record().element_id)?;
+    let record = instance.record.as_ref()?;
+    let index = process.element(&record.element_id)?;
     let target = process.element(target)?;
     let element = &model[index];
-    if target == index {
+    let role = InstanceRole::of(element, record);
+    if target == index && role.runs_element() {
         return Some(Catch::Waiting {
             instance: instance.clone(),
         });
     }
-    if element.boundary_events.contains(&target) {
+    if role.has_boundary_and_flows() && element.boundary_events.contains(&target) {
         let ElementData::BoundaryEvent(data) = &model[target].data else {
             return None;
         };
@@ -104,6 +107,7 @@ pub(crate) fn catch_of(
         });
     }
     if let Some(sub_process) = model[target].parent
+        && role.runs_element()
         && matches!(model[sub_process].data, ElementData::EventSubProcess)
         && model[sub_process].parent == Some(index)
     {
@@ -137,7 +141,7 @@ pub(crate) fn can_trigger(
     let Some(current) = ctx.state().element_instances().get(owner.key)? else {
         return Ok(false);
     };
-    if current.state != super::lifecycle::ACTIVATED || current.interrupted {
+    if !current.is(ElementLifecycle::Activated) || current.interrupted {
         return Ok(false);
     }
     Ok(match catch {
@@ -191,25 +195,88 @@ fn catches(definition: Option<&EventDefinition>, thrown: Thrown<'_>) -> Option<b
 }
 
 /// The nearest catch of `thrown`, from the element instance `from` outwards: boundary events
-/// of each enclosing activity, then event sub-processes of each enclosing scope. An exact code
-/// wins over a catch-all at the same level.
+/// of each enclosing activity, then event sub-processes of each enclosing scope, and on from
+/// a process instance a call activity created to that call activity. An exact code wins over
+/// a catch-all at the same level. Returns the catch with the process it is in.
 pub(crate) fn find_catch(
     ctx: &ProcessingContext<'_, '_>,
-    process: &DeployedProcess,
+    process: &Arc<DeployedProcess>,
     from: i64,
     thrown: Thrown<'_>,
-) -> Result<Option<Catch>, ProcessingError> {
-    let model = &process.model;
+) -> Result<Option<(Arc<DeployedProcess>, Catch)>, ProcessingError> {
+    let mut process = process.clone();
     let mut current = ctx.state().element_instances().get(from)?;
     while let Some(instance) = current {
         let record = instance.record();
         let Some(index) = process.element(&record.element_id) else {
             break;
         };
-        let element = &model[index];
-        let mut best: Option<(bool, Catch)> = None;
-        for &boundary in &element.boundary_events {
-            let ElementData::BoundaryEvent(data) = &model[boundary].data else {
+        if let Some(catch) = catch_at(&process.model, &instance, index, thrown) {
+            return Ok(Some((process, catch)));
+        }
+        current = if record.flow_scope_key > 0 {
+            ctx.state().element_instances().get(record.flow_scope_key)?
+        } else if record.parent_element_instance_key > 0 {
+            let call = ctx
+                .state()
+                .element_instances()
+                .get(record.parent_element_instance_key)?;
+            if let Some(call) = &call {
+                process = crate::model::deployed(ctx.state(), &call.record())?;
+            }
+            call
+        } else {
+            None
+        };
+    }
+    Ok(None)
+}
+
+/// What catches `thrown` at `instance`, an instance of `index`: one of its boundary events,
+/// or an event sub-process of the scope it is.
+fn catch_at(
+    model: &Process,
+    instance: &Rc<ElementInstance>,
+    index: ElementIndex,
+    thrown: Thrown<'_>,
+) -> Option<Catch> {
+    let element = &model[index];
+    let role = instance
+        .record
+        .as_ref()
+        .map_or(InstanceRole::Element, |record| {
+            InstanceRole::of(element, record)
+        });
+    let boundary_events: &[ElementIndex] = if role.has_boundary_and_flows() {
+        &element.boundary_events
+    } else {
+        &[]
+    };
+    let mut best: Option<(bool, Catch)> = None;
+    for &boundary in boundary_events {
+        let ElementData::BoundaryEvent(data) = &model[boundary].data else {
+            continue;
+        };
+        if let Some(exact) = catches(Some(&data.event), thrown)
+            && best.as_ref().is_none_or(|(b, _)| exact && !b)
+        {
+            best = Some((
+                exact,
+                Catch::Boundary {
+                    attached: instance.clone(),
+                    boundary,
+                    interrupting: data.cancel_activity,
+                },
+            ));
+        }
+    }
+    if best.is_none()
+        && role.runs_element()
+        && let Some(scope) = &element.scope
+    {
+        for &sub_process in &scope.event_sub_processes {
+            let start = &model[start_of(model, sub_process)];
+            let ElementData::StartEvent(data) = &start.data else {
                 continue;
             };
             if let Some(exact) = catches(Some(&data.event), thrown)
@@ -217,46 +284,16 @@ pub(crate) fn find_catch(
             {
                 best = Some((
                     exact,
-                    Catch::Boundary {
-                        attached: instance.clone(),
-                        boundary,
-                        interrupting: data.cancel_activity,
+                    Catch::EventSubProcess {
+                        scope: instance.clone(),
+                        sub_process,
+                        interrupting: data.interrupting,
                     },
                 ));
             }
         }
-        if best.is_none()
-            && let Some(scope) = &element.scope
-        {
-            for &sub_process in &scope.event_sub_processes {
-                let start = &model[start_of(model, sub_process)];
-                let ElementData::StartEvent(data) = &start.data else {
-                    continue;
-                };
-                if let Some(exact) = catches(Some(&data.event), thrown)
-                    && best.as_ref().is_none_or(|(b, _)| exact && !b)
-                {
-                    best = Some((
-                        exact,
-                        Catch::EventSubProcess {
-                            scope: instance.clone(),
-                            sub_process,
-                            interrupting: data.interrupting,
-                        },
-                    ));
-                }
-            }
-        }
-        if let Some((_, catch)) = best {
-            return Ok(Some(catch));
-        }
-        current = if record.flow_scope_key > 0 {
-            ctx.state().element_instances().get(record.flow_scope_key)?
-        } else {
-            None
-        };
     }
-    Ok(None)
+    best.map(|(_, catch)| catch)
 }
 
 /// Triggers a catch with `variables`: an interrupting catch first terminates what it
@@ -265,7 +302,7 @@ pub(crate) fn trigger(
     ctx: &mut ProcessingContext<'_, '_>,
     process: &DeployedProcess,
     catch: &Catch,
-    variables: &Map<String, Json>,
+    variables: &Document,
 ) -> Result<(), ProcessingError> {
     let model = &process.model;
     let key = ctx.next_key()?;
@@ -300,7 +337,7 @@ pub(crate) fn trigger(
         ProcessEventRecord {
             scope_key: scope.key,
             target_element_id: model[target].id.clone(),
-            variables: Json::Object(variables.clone()).to_string().into_bytes(),
+            variables: variables.to_bytes(),
             process_definition_key: record.process_definition_key,
             process_instance_key: record.process_instance_key,
             tenant_id: record.tenant_id.clone(),
@@ -423,15 +460,15 @@ pub(crate) fn activate(
     like: &beeline_protocol::value::ProcessInstanceRecord,
 ) {
     let element = &process.model[index];
-    let kind = element.kind();
+    let (element_type, event_type) = element_types(element);
     ctx.append_command(
         key,
         PI::ActivateElement,
         beeline_protocol::value::ProcessInstanceRecord {
             element_id: element.id.clone(),
             flow_scope_key,
-            bpmn_element_type: kind.zeebe_element_type().to_string(),
-            bpmn_event_type: kind.zeebe_event_type().to_string(),
+            bpmn_element_type: element_type.to_string(),
+            bpmn_event_type: event_type.to_string(),
             ..like.clone()
         },
     );

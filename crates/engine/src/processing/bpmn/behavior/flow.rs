@@ -7,14 +7,14 @@ use beeline_bpmn::{ElementData, ElementIndex, Process, SequenceFlowIndex};
 use beeline_protocol::intent::ProcessInstanceIntent;
 use beeline_protocol::value::ProcessInstanceRecord;
 
-use super::{Bpmn, lifecycle};
 use crate::error::ProcessingError;
 use crate::model::is_joining;
-use crate::state::values::ElementInstance;
+use crate::processing::bpmn::{BpmnElementContext, Step, container_of};
+use crate::state::values::{ElementInstance, ElementLifecycle};
 
 /// Takes each flow (SEQUENCE_FLOW_TAKEN) and starts what it leads to.
-pub(super) fn take(
-    bpmn: &mut Bpmn<'_, '_, '_>,
+pub(crate) fn take(
+    bpmn: &mut BpmnElementContext<'_, '_, '_>,
     flows: &[SequenceFlowIndex],
 ) -> Result<(), ProcessingError> {
     let scope = bpmn.record.flow_scope_key;
@@ -27,8 +27,8 @@ pub(super) fn take(
 
 /// Takes one flow to an element that starts under `key` (the event after an event-based
 /// gateway, which takes its event under the key it was triggered for).
-pub(super) fn take_to(
-    bpmn: &mut Bpmn<'_, '_, '_>,
+pub(crate) fn take_to(
+    bpmn: &mut BpmnElementContext<'_, '_, '_>,
     flow: SequenceFlowIndex,
     key: i64,
 ) -> Result<(), ProcessingError> {
@@ -41,7 +41,7 @@ pub(super) fn take_to(
 
 /// SEQUENCE_FLOW_TAKEN for `flow`; returns its target.
 fn write_taken(
-    bpmn: &mut Bpmn<'_, '_, '_>,
+    bpmn: &mut BpmnElementContext<'_, '_, '_>,
     flow: SequenceFlowIndex,
 ) -> Result<ElementIndex, ProcessingError> {
     let sequence_flow = &bpmn.process.model[flow];
@@ -61,7 +61,7 @@ fn write_taken(
 
 /// A token arrived at `target`: start it, unless it is a join still waiting for others.
 fn arrive(
-    bpmn: &mut Bpmn<'_, '_, '_>,
+    bpmn: &mut BpmnElementContext<'_, '_, '_>,
     target: ElementIndex,
     scope: i64,
 ) -> Result<(), ProcessingError> {
@@ -77,7 +77,7 @@ fn arrive(
 /// A parallel join needs a token on every incoming flow; an inclusive join on every incoming
 /// flow that can still get one.
 fn join_ready(
-    bpmn: &Bpmn<'_, '_, '_>,
+    bpmn: &BpmnElementContext<'_, '_, '_>,
     gateway: ElementIndex,
     scope: i64,
 ) -> Result<bool, ProcessingError> {
@@ -103,7 +103,7 @@ fn join_ready(
 /// join: every token is accounted for (none in flight), and none of the active elements or
 /// tokens waiting at other joins has a path to those flows.
 fn inclusive_join_unreachable(
-    bpmn: &Bpmn<'_, '_, '_>,
+    bpmn: &BpmnElementContext<'_, '_, '_>,
     gateway: ElementIndex,
     scope: i64,
     waiting: &[SequenceFlowIndex],
@@ -179,8 +179,8 @@ fn reaches(
 }
 
 /// After something in a scope ended: waiting inclusive joins may now be ready.
-pub(super) fn recheck_inclusive_joins(
-    bpmn: &mut Bpmn<'_, '_, '_>,
+pub(crate) fn recheck_inclusive_joins(
+    bpmn: &mut BpmnElementContext<'_, '_, '_>,
     scope: i64,
 ) -> Result<(), ProcessingError> {
     let model = bpmn.process.model.clone();
@@ -203,20 +203,64 @@ pub(super) fn recheck_inclusive_joins(
     Ok(())
 }
 
-/// Completes the flow scope if nothing is active or on its way in it any more.
-pub(super) fn complete_scope_if_done(bpmn: &mut Bpmn<'_, '_, '_>) -> Result<(), ProcessingError> {
-    let scope_key = bpmn.record.flow_scope_key;
-    let Some(scope) = bpmn.ctx.state().element_instances().get(scope_key)? else {
-        return Ok(());
+/// Writes ELEMENT_COMPLETED and leaves the element: on its outgoing flows, or at the end of its
+/// path, which the container of its scope hears of before (it may still stop the completion
+/// with an incident: a multi-instance body's output collection) and after.
+pub(crate) fn complete_and_leave(bpmn: &mut BpmnElementContext<'_, '_, '_>) -> Step<()> {
+    let process = bpmn.process.clone();
+    let outgoing: &[SequenceFlowIndex] = if bpmn.role.has_boundary_and_flows() {
+        &process.model[bpmn.index].outgoing
+    } else {
+        &[]
     };
-    if scope.state == lifecycle::ACTIVATED && scope.active_children == 0 && scope.active_flows == 0
-    {
-        complete_instance(bpmn, &scope);
+    if !outgoing.is_empty() {
+        bpmn.write(ProcessInstanceIntent::ElementCompleted)?;
+        take(bpmn, outgoing)?;
+        return Ok(());
     }
+    let fulfilled = match bpmn
+        .ctx
+        .state()
+        .element_instances()
+        .get(bpmn.record.flow_scope_key)?
+    {
+        Some(scope) => container_of(bpmn, &scope)?.before_path_completed(bpmn, &scope)?,
+        None => false,
+    };
+    bpmn.write(ProcessInstanceIntent::ElementCompleted)?;
+    path_ended_with(bpmn, fulfilled)?;
     Ok(())
 }
 
-fn complete_instance(bpmn: &mut Bpmn<'_, '_, '_>, instance: &ElementInstance) {
+/// A token ended here (no outgoing flow): the scope's container decides what that means (a
+/// scope with nothing left in it completes), and inclusive joins that waited for this token
+/// may go on without it.
+pub(crate) fn path_ended(bpmn: &mut BpmnElementContext<'_, '_, '_>) -> Result<(), ProcessingError> {
+    path_ended_with(bpmn, false)
+}
+
+fn path_ended_with(
+    bpmn: &mut BpmnElementContext<'_, '_, '_>,
+    condition_fulfilled: bool,
+) -> Result<(), ProcessingError> {
+    let scope_key = bpmn.record.flow_scope_key;
+    if let Some(scope) = bpmn.ctx.state().element_instances().get(scope_key)? {
+        container_of(bpmn, &scope)?.after_path_completed(bpmn, &scope, condition_fulfilled)?;
+    }
+    recheck_inclusive_joins(bpmn, scope_key)
+}
+
+/// Completes `scope` if nothing is active or on its way in it any more.
+pub(crate) fn complete_if_done(bpmn: &mut BpmnElementContext<'_, '_, '_>, scope: &ElementInstance) {
+    if scope.is(ElementLifecycle::Activated)
+        && scope.active_children == 0
+        && scope.active_flows == 0
+    {
+        complete_instance(bpmn, scope);
+    }
+}
+
+fn complete_instance(bpmn: &mut BpmnElementContext<'_, '_, '_>, instance: &ElementInstance) {
     bpmn.ctx.append_command(
         instance.key,
         ProcessInstanceIntent::CompleteElement,
@@ -224,32 +268,43 @@ fn complete_instance(bpmn: &mut Bpmn<'_, '_, '_>, instance: &ElementInstance) {
     );
 }
 
-/// After this element was terminated: a terminating scope with no children left terminates in
-/// turn; an active scope whose children were all terminated (by a terminate end event)
-/// completes.
-pub(super) fn after_terminated(bpmn: &mut Bpmn<'_, '_, '_>) -> Result<(), ProcessingError> {
+/// After this element was terminated (or a terminate end event ended its scope's other
+/// children): its scope's container goes on.
+pub(crate) fn after_terminated(
+    bpmn: &mut BpmnElementContext<'_, '_, '_>,
+) -> Result<(), ProcessingError> {
     let scope_key = bpmn.record.flow_scope_key;
     let Some(scope) = bpmn.ctx.state().element_instances().get(scope_key)? else {
         return Ok(());
     };
+    container_of(bpmn, &scope)?.on_child_terminated(bpmn, &scope)
+}
+
+/// What a scope does when a child was terminated: a terminating scope with no children left
+/// terminates in turn; an active scope whose children were all terminated (by a terminate end
+/// event, or an interrupting event sub-process) completes, or starts that event sub-process.
+pub(crate) fn continue_after_child_terminated(
+    bpmn: &mut BpmnElementContext<'_, '_, '_>,
+    scope: &ElementInstance,
+) -> Result<(), ProcessingError> {
     if scope.active_children > 0 {
         return Ok(());
     }
-    if scope.state == lifecycle::TERMINATING {
+    if scope.is(ElementLifecycle::Terminating) {
         // Continue the scope's termination in this batch.
         bpmn.ctx.append_command(
             scope.key,
             ProcessInstanceIntent::TerminateElement,
             scope.record(),
         );
-    } else if scope.state == lifecycle::ACTIVATED {
+    } else if scope.is(ElementLifecycle::Activated) {
         // An interrupting event sub-process waited for the scope to be empty.
         let process = bpmn.process.clone();
-        if super::events::start_waiting_event_sub_process(bpmn.ctx, &process, &scope)? {
+        if super::events::start_waiting_event_sub_process(bpmn.ctx, &process, scope)? {
             return Ok(());
         }
         if scope.interrupted || scope.active_flows == 0 {
-            complete_instance(bpmn, &scope);
+            complete_instance(bpmn, scope);
         }
     }
     Ok(())
