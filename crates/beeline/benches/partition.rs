@@ -1,11 +1,12 @@
 //! Figures for the durable partition, printed, not asserted: journal appends and syncs per
 //! second, commands per second through the whole processing loop (journal, engine, RocksDB)
-//! for a trivial command, with latency percentiles and the process's memory, and `beeline
-//! bench`'s one-task instances through the same loop without the gateway, with the CPU time
-//! each one costs.
+//! for a trivial command, with latency percentiles and the process's memory, and instances
+//! through the same loop without the gateway, with the CPU time each one costs: `beeline
+//! bench`'s one-task instances, and instances of a model with a multi-instance sub-process and
+//! a call activity.
 //!
 //! `cargo bench -p beeline --bench partition [-- --seconds N --clients N --only SECTION]`
-//! (sections: `journal`, `processing`, `instances`)
+//! (sections: `journal`, `processing`, `instances`, `structured`)
 
 use std::path::Path;
 use std::sync::Arc;
@@ -201,47 +202,120 @@ fn event(answer: Result<Record, beeline_stream::PartitionError>, what: &str) -> 
     }
 }
 
-/// `beeline bench`'s one-task instances with a 1 KiB payload, without the gateway: each client
-/// creates an instance, activates one job and completes it with the payload, over and over.
-/// The CPU time per instance is the engine's, the journal's and RocksDB's (and the clients'
-/// few channel sends): what a gRPC request adds on top is not in it.
-fn bench_instances(base: &Path, seconds: u64, clients: u64) {
-    let runtime = runtime();
-    let (handle, _budget) = open_partition(&runtime, &base.join("instances"));
+/// Instances of a model through the loop without the gateway: each client creates an
+/// instance with a 1 KiB payload, then activates up to `jobs_per_instance` jobs and completes
+/// them with the payload, over and over. The CPU time per instance is the engine's, the
+/// journal's and RocksDB's (and the clients' few channel sends): what a gRPC request adds on
+/// top is not in it.
+struct InstanceLoad {
+    /// The section's name, and how its lines start.
+    name: &'static str,
+    /// What the instances are, for the report.
+    description: &'static str,
+    /// Resources deployed together: (name, BPMN).
+    resources: Vec<(String, String)>,
+    process_id: String,
+    job_type: String,
+    /// Jobs an instance has: the instances completed are the jobs completed over this.
+    jobs_per_instance: u64,
+    /// Variables the instances start with besides the payload and the tool's own.
+    fields: Vec<(&'static str, String)>,
+}
+
+/// `beeline bench`'s one-task instances.
+fn one_task_load() -> InstanceLoad {
     let model = beeline_bench::Model::new(beeline_bench::ProcessKind::OneTask);
+    InstanceLoad {
+        name: "instances",
+        description: "one-task instances",
+        resources: vec![(model.resource_name.clone(), model.xml.clone())],
+        process_id: model.bpmn_process_id.clone(),
+        job_type: beeline_bench::JOB_TYPE.to_string(),
+        jobs_per_instance: 1,
+        fields: Vec::new(),
+    }
+}
+
+/// A parallel multi-instance sub-process over three items (a job each), then a call activity
+/// whose child process has one job: four jobs and two process instances per instance.
+fn structured_load() -> InstanceLoad {
+    const JOB_TYPE: &str = "beeline-bench-structured";
+    let definitions = |process: &str| {
+        format!(
+            r#"<?xml version="1.0" encoding="UTF-8"?><bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:zeebe="http://camunda.org/schema/zeebe/1.0" id="definitions" targetNamespace="http://beeline.bench">{process}</bpmn:definitions>"#
+        )
+    };
+    let task = |id: &str| {
+        format!(
+            r#"<bpmn:serviceTask id="{id}"><bpmn:extensionElements><zeebe:taskDefinition type="{JOB_TYPE}"/></bpmn:extensionElements></bpmn:serviceTask>"#
+        )
+    };
+    let child = definitions(&format!(
+        r#"<bpmn:process id="bench-child" isExecutable="true"><bpmn:startEvent id="start"/><bpmn:sequenceFlow id="f1" sourceRef="start" targetRef="work"/>{}<bpmn:sequenceFlow id="f2" sourceRef="work" targetRef="end"/><bpmn:endEvent id="end"/></bpmn:process>"#,
+        task("work")
+    ));
+    let parent = definitions(&format!(
+        r#"<bpmn:process id="bench-structured" isExecutable="true"><bpmn:startEvent id="start"/><bpmn:sequenceFlow id="f1" sourceRef="start" targetRef="each"/><bpmn:subProcess id="each"><bpmn:multiInstanceLoopCharacteristics><bpmn:extensionElements><zeebe:loopCharacteristics inputCollection="=items" inputElement="item"/></bpmn:extensionElements></bpmn:multiInstanceLoopCharacteristics><bpmn:startEvent id="item-start"/><bpmn:sequenceFlow id="f2" sourceRef="item-start" targetRef="item-work"/>{}<bpmn:sequenceFlow id="f3" sourceRef="item-work" targetRef="item-end"/><bpmn:endEvent id="item-end"/></bpmn:subProcess><bpmn:sequenceFlow id="f4" sourceRef="each" targetRef="call"/><bpmn:callActivity id="call"><bpmn:extensionElements><zeebe:calledElement processId="bench-child"/></bpmn:extensionElements></bpmn:callActivity><bpmn:sequenceFlow id="f5" sourceRef="call" targetRef="end"/><bpmn:endEvent id="end"/></bpmn:process>"#,
+        task("item-work")
+    ));
+    InstanceLoad {
+        name: "structured",
+        description: "structured instances",
+        resources: vec![
+            ("bench-child.bpmn".to_string(), child),
+            ("bench-structured.bpmn".to_string(), parent),
+        ],
+        process_id: "bench-structured".to_string(),
+        job_type: JOB_TYPE.to_string(),
+        jobs_per_instance: 4,
+        fields: vec![("items", "[1, 2, 3]".to_string())],
+    }
+}
+
+fn bench_instances(base: &Path, seconds: u64, clients: u64, load: InstanceLoad) {
+    let runtime = runtime();
+    let (handle, _budget) = open_partition(&runtime, &base.join(load.name));
     let payload = beeline_bench::payload(1024);
-    let deployed = runtime.block_on(handle.execute(Record::command(
-        -1,
-        DeploymentIntent::Create,
-        DeploymentRecord {
-            resources: vec![DeploymentResource {
-                resource: model.xml.clone().into_bytes(),
-                resource_name: model.resource_name.clone(),
-            }],
-            ..Default::default()
-        },
-    )));
+    let deployed = runtime.block_on(
+        handle.execute(Record::command(
+            -1,
+            DeploymentIntent::Create,
+            DeploymentRecord {
+                resources: load
+                    .resources
+                    .iter()
+                    .map(|(name, xml)| DeploymentResource {
+                        resource: xml.clone().into_bytes(),
+                        resource_name: name.clone(),
+                    })
+                    .collect(),
+                ..Default::default()
+            },
+        )),
+    );
     event(deployed, "the deployment");
+    let load = Arc::new(load);
     let started = Instant::now();
     let cpu_before = cpu_time();
     let deadline = started + Duration::from_secs(seconds);
-    let completed: u64 = runtime.block_on(async {
+    let completed_jobs: u64 = runtime.block_on(async {
         let mut tasks = Vec::new();
         for client in 0..clients {
             let handle = handle.clone();
-            let process = model.bpmn_process_id.clone();
+            let load = load.clone();
             let payload = payload.clone();
             tasks.push(tokio::spawn(async move {
                 let mut completed = 0u64;
                 let mut seq = 0u64;
                 while Instant::now() < deadline {
                     seq += 1;
-                    let fields = [
+                    let mut fields = vec![
                         ("benchKey", format!("\"{client}-{seq}\"")),
                         ("benchJobT", "0".to_string()),
                     ];
+                    fields.extend(load.fields.iter().cloned());
                     let creation = ProcessInstanceCreationRecord {
-                        bpmn_process_id: process.clone(),
+                        bpmn_process_id: load.process_id.clone(),
                         version: -1,
                         variables: beeline_bench::with_fields(&fields, &payload).into_bytes(),
                         ..Default::default()
@@ -250,10 +324,10 @@ fn bench_instances(base: &Path, seconds: u64, clients: u64) {
                         Record::command(-1, ProcessInstanceCreationIntent::Create, creation);
                     event(handle.execute(command).await, "the creation");
                     let activation = JobBatchRecord {
-                        r#type: beeline_bench::JOB_TYPE.to_string(),
+                        r#type: load.job_type.clone(),
                         worker: "bench".to_string(),
                         timeout: 60_000,
-                        max_jobs_to_activate: 1,
+                        max_jobs_to_activate: load.jobs_per_instance as i32,
                         ..Default::default()
                     };
                     let command = Record::command(-1, JobBatchIntent::Activate, activation);
@@ -283,16 +357,20 @@ fn bench_instances(base: &Path, seconds: u64, clients: u64) {
         }
         all
     });
+    let completed = completed_jobs / load.jobs_per_instance;
     let elapsed = started.elapsed().as_secs_f64();
     let cpu = (cpu_time() - cpu_before).as_secs_f64();
     let metrics = handle.metrics();
     let per_instance = |n: u64| n as f64 / completed.max(1) as f64;
     println!(
-        "instances: {:>8.0} one-task instances/s ({clients} clients, 1 KiB payload, no gateway)",
-        completed as f64 / elapsed
+        "{}: {:>8.0} {}/s ({clients} clients, 1 KiB payload, no gateway)",
+        load.name,
+        completed as f64 / elapsed,
+        load.description
     );
     println!(
-        "instances: {:>8.1} µs CPU per instance ({:.0}% of a core), {:.1} records, {:.2} fsyncs",
+        "{}: {:>8.1} µs CPU per instance ({:.0}% of a core), {:.1} records, {:.2} fsyncs",
+        load.name,
         cpu * 1e6 / completed.max(1) as f64,
         100.0 * cpu / elapsed,
         per_instance(PartitionMetrics::get(&metrics.records_written)),
@@ -385,7 +463,10 @@ fn main() {
         bench_processing(base.path(), seconds, clients);
     }
     if runs("instances") {
-        bench_instances(base.path(), seconds, clients);
+        bench_instances(base.path(), seconds, clients, one_task_load());
+    }
+    if runs("structured") {
+        bench_instances(base.path(), seconds, clients, structured_load());
     }
     println!(
         "memory: RSS {} KiB now, peak {} KiB",

@@ -49,14 +49,15 @@ fn kind(kind: beeline_json::Kind) -> &'static str {
     }
 }
 
-/// Zeebe's `ensureTenantIdSet` with multi-tenancy disabled (Beeline has no tenants yet):
+/// Zeebe's `ensureTenantIdSet` with multi-tenancy disabled (Beeline has no tenants yet), for the
+/// operation `rpc`:
 /// empty means the default tenant, and only the default tenant is accepted.
 pub fn tenant(rpc: &str, tenant_id: &str) -> Result<String, GatewayError> {
     if tenant_id.trim().is_empty() || tenant_id == DEFAULT_TENANT {
         return Ok(DEFAULT_TENANT.to_owned());
     }
     Err(invalid(format!(
-        "Expected to handle gRPC request {rpc} with tenant identifier '{tenant_id}', but multi-tenancy is disabled"
+        "Expected to handle request {rpc} with tenant identifier '{tenant_id}', but multi-tenancy is disabled"
     )))
 }
 
@@ -96,17 +97,23 @@ pub fn at_least(field: &str, value: i64, min: i64) -> Result<(), GatewayError> {
     Ok(())
 }
 
+/// A key as Zeebe makes them (positive, its partition in the high bits): the partition.
+pub fn key_format(field: &str, value: i64) -> Result<u16, GatewayError> {
+    key::partition_of(value).ok_or_else(|| {
+        invalid(format!(
+            "The value for {field} is '{value}' but must be a key, a positive number as Zeebe returned it"
+        ))
+    })
+}
+
 /// A key from the request: the partition it belongs to, which must exist.
 pub fn key(field: &str, value: i64, partition_count: u16) -> Result<u16, GatewayError> {
-    match key::partition_of(value) {
-        None => Err(invalid(format!(
-            "The value for {field} is '{value}' but must be a key, a positive number as Zeebe returned it"
-        ))),
-        Some(partition) if partition > partition_count => Err(GatewayError::NotFound(format!(
+    match key_format(field, value)? {
+        partition if partition > partition_count => Err(GatewayError::NotFound(format!(
             "Expected to find {field} '{value}', but it belongs to partition {partition} and this cluster has {partition_count} partition{}",
             if partition_count == 1 { "" } else { "s" }
         ))),
-        Some(partition) => Ok(partition),
+        partition => Ok(partition),
     }
 }
 
@@ -194,7 +201,7 @@ mod tests {
         assert_eq!(tenant("PublishMessage", "<default>").unwrap(), "<default>");
         assert_eq!(
             message(tenant("PublishMessage", "acme").unwrap_err()),
-            "Expected to handle gRPC request PublishMessage with tenant identifier 'acme', but multi-tenancy is disabled"
+            "Expected to handle request PublishMessage with tenant identifier 'acme', but multi-tenancy is disabled"
         );
         assert_eq!(tenants("ActivateJobs", &[]).unwrap(), vec!["<default>"]);
         assert!(tenants("ActivateJobs", &["<default>".into(), "x".into()]).is_err());

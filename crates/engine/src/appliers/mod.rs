@@ -24,12 +24,12 @@ use std::collections::HashMap;
 
 use beeline_protocol::intent::{
     CommandDistributionIntent, DecisionEvaluationIntent, DeploymentIntent, EscalationIntent,
-    ProcessInstanceBatchIntent, ProcessInstanceCreationIntent, ProcessInstanceIntent, SignalIntent,
-    VariableDocumentIntent,
+    JobIntent, ProcessInstanceBatchIntent, ProcessInstanceCreationIntent, ProcessInstanceIntent,
+    SignalIntent, VariableDocumentIntent,
 };
 #[cfg(test)]
 use beeline_protocol::intent::{
-    DecisionIntent, DecisionRequirementsIntent, IncidentIntent, JobBatchIntent, JobIntent,
+    DecisionIntent, DecisionRequirementsIntent, IncidentIntent, JobBatchIntent,
     MessageSubscriptionIntent, ProcessInstanceResultIntent, ProcessIntent,
     ProcessMessageSubscriptionIntent, SignalSubscriptionIntent, TimerIntent, VariableIntent,
 };
@@ -59,6 +59,8 @@ const NO_STATE_CHANGE: &[Intent] = &[
     Intent::Signal(SignalIntent::Broadcasted),
     Intent::ProcessInstanceBatch(ProcessInstanceBatchIntent::Activated),
     Intent::ProcessInstanceBatch(ProcessInstanceBatchIntent::Terminated),
+    // The changes were written as RETRIES_UPDATED and TIMEOUT_UPDATED before it.
+    Intent::Job(JobIntent::Updated),
 ];
 
 /// Events of implemented value types that this engine never writes (yet), because it lacks the
@@ -66,7 +68,6 @@ const NO_STATE_CHANGE: &[Intent] = &[
 #[cfg(test)]
 const NOT_WRITTEN: &[Intent] = &[
     Intent::Job(JobIntent::Migrated),
-    Intent::Job(JobIntent::Updated),
     Intent::Deployment(DeploymentIntent::Distributed),
     Intent::Deployment(DeploymentIntent::FullyDistributed),
     Intent::Deployment(DeploymentIntent::Reconstructed),

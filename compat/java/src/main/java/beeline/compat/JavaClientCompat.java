@@ -124,6 +124,38 @@ public final class JavaClientCompat {
         .done();
   }
 
+  /** A child process: one service task of type java-child-work. */
+  private static BpmnModelInstance childProcess() {
+    return Bpmn.createExecutableProcess("java-child")
+        .startEvent()
+        .serviceTask("child-work", t -> t.zeebeJobType("java-child-work"))
+        .endEvent()
+        .done();
+  }
+
+  /**
+   * Calls java-child once per item, in parallel, and collects what each child shipped (with the
+   * output mapping Zeebe's docs recommend for multi-instance call activities).
+   */
+  private static BpmnModelInstance callEachProcess() {
+    return Bpmn.createExecutableProcess("java-call-each")
+        .startEvent()
+        .callActivity(
+            "call-each",
+            c ->
+                c.zeebeProcessId("java-child")
+                    .zeebeOutputExpression("shipped", "shipped")
+                    .multiInstance(
+                        m ->
+                            m.parallel()
+                                .zeebeInputCollectionExpression("items")
+                                .zeebeInputElement("item")
+                                .zeebeOutputCollection("results")
+                                .zeebeOutputElementExpression("shipped")))
+        .endEvent()
+        .done();
+  }
+
   private static BpmnModelInstance echoProcess() {
     return Bpmn.createExecutableProcess("java-echo").startEvent().endEvent().done();
   }
@@ -308,6 +340,7 @@ public final class JavaClientCompat {
     check("decision: evaluate by key", JavaClientCompat::evaluateByKey);
     check("decision: business rule task in a process", JavaClientCompat::businessRuleTask);
     check("decision: an unknown decision is NOT_FOUND", JavaClientCompat::evaluateUnknown);
+    check("multi-instance call activity: a child per item, their results collected in order", JavaClientCompat::callEach);
     check("error: creating an unknown process is NOT_FOUND", JavaClientCompat::unknownProcess);
     check("error: variables that are not an object are INVALID_ARGUMENT", JavaClientCompat::invalidVariables);
     check("error: completing an unknown job is NOT_FOUND", JavaClientCompat::unknownJob);
@@ -1381,6 +1414,49 @@ public final class JavaClientCompat {
           () -> client.newUpdateRetriesCommand((1L << KEY_BITS) + 999_999_998L).retries(1).send());
     } finally {
       join(client.newCancelInstanceCommand(instance).send());
+    }
+  }
+
+  private static void callEach() {
+    join(
+        client
+            .newDeployResourceCommand()
+            .addProcessModel(childProcess(), "java-child.bpmn")
+            .addProcessModel(callEachProcess(), "java-call-each.bpmn")
+            .send());
+    final Set<Long> children = ConcurrentHashMap.newKeySet();
+    final JobWorker worker =
+        client
+            .newWorker()
+            .jobType("java-child-work")
+            .handler(
+                (jobClient, job) -> {
+                  children.add(job.getProcessInstanceKey());
+                  final Object item = job.getVariablesAsMap().get("item");
+                  jobClient
+                      .newCompleteCommand(job.getKey())
+                      .variables(Map.of("shipped", item + "!"))
+                      .send()
+                      .join();
+                })
+            .open();
+    try {
+      final ProcessInstanceResult result =
+          join(
+              client
+                  .newCreateInstanceCommand()
+                  .bpmnProcessId("java-call-each")
+                  .latestVersion()
+                  .variables(Map.of("items", List.of("a", "b", "c")))
+                  .withResult()
+                  .send());
+      expectEquals("results", List.of("a!", "b!", "c!"), result.getVariablesAsMap().get("results"));
+      expectEquals("child instances", 3, children.size());
+      expect(
+          !children.contains(result.getProcessInstanceKey()),
+          "the jobs belong to the called instances, not to the caller");
+    } finally {
+      worker.close();
     }
   }
 
