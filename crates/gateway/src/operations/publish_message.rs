@@ -81,7 +81,7 @@ mod tests {
         assert_eq!(message.correlation_key, "order-1");
         assert_eq!(message.time_to_live, 60_000);
         assert_eq!(message.message_id, "m-1");
-        assert_eq!(message.variables, br#"{"amount":5}"#, "in canonical text");
+        assert_eq!(message.variables, br#"{"amount": 5}"#);
         assert_eq!(message.tenant_id, "<default>");
     }
 
