@@ -20,14 +20,19 @@ need_root() {
 
 # install_build_tools: what building needs and a fresh machine may lack. RocksDB's bindings are
 # generated with bindgen, which needs libclang; its sources need a C++ compiler. Both come
-# through apt-get when missing. Rust itself is the user's to install (rustup picks the pinned
-# toolchain from rust-toolchain.toml).
+# through apt-get when missing; without apt-get the build is tried as the machine is. Rust
+# itself is the user's to install (rustup picks the pinned toolchain from rust-toolchain.toml).
 install_build_tools() {
   if ! ls /usr/lib/llvm-*/lib/libclang.so* /usr/lib/x86_64-linux-gnu/libclang*.so* >/dev/null 2>&1 \
      || ! command -v c++ >/dev/null; then
-    echo "==> installing libclang and a C++ compiler" >&2
-    need_root apt-get update -qq
-    need_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libclang-dev g++ >/dev/null
+    if command -v apt-get >/dev/null; then
+      echo "==> installing libclang and a C++ compiler" >&2
+      need_root apt-get update -qq
+      need_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libclang-dev g++ >/dev/null
+    else
+      echo "note: libclang or a C++ compiler is not where Debian puts them; if the build fails," \
+        "install clang and a C++ compiler" >&2
+    fi
   fi
   if ! command -v cargo >/dev/null; then
     echo "error: Rust is not installed; see https://rustup.rs" >&2

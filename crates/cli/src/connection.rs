@@ -27,7 +27,8 @@ pub struct Connection {
     pub gateway: Option<String>,
 
     /// Prints the gateway's answer as JSON for scripts (Zeebe's field names, keys as strings, as
-    /// zbctl prints it); an error is printed as {"code", "message"} on stderr
+    /// zbctl prints it); the gateway's error, or why it could not be reached, as
+    /// {"code", "message"} on stderr
     #[arg(long)]
     pub json: bool,
 
