@@ -21,6 +21,7 @@ mod process_instance;
 mod process_instance_creation;
 mod signal;
 mod timer;
+mod user_task;
 mod variable;
 
 pub use command_distribution::CommandDistributionRecord;
@@ -49,6 +50,7 @@ pub use process_instance_creation::{
 };
 pub use signal::{SignalRecord, SignalSubscriptionRecord};
 pub use timer::TimerRecord;
+pub use user_task::{FormRecord, UserTaskRecord};
 pub use variable::{VariableDocumentRecord, VariableRecord};
 
 use crate::intent::{self, Intent, ValueType};
@@ -180,6 +182,8 @@ record_values! {
     SignalSubscription(SignalSubscriptionRecord, SignalSubscriptionIntent);
     ProcessInstanceBatch(ProcessInstanceBatchRecord, ProcessInstanceBatchIntent, instance: process_instance_key);
     MultiInstance(MultiInstanceRecord, MultiInstanceIntent);
+    UserTask(UserTaskRecord, UserTaskIntent, instance: process_instance_key);
+    Form(FormRecord, FormIntent);
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
