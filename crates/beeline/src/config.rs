@@ -46,7 +46,7 @@ pub struct BrokerConfig {
     #[arg(long, env = "BEELINE_BACKPRESSURE", default_value = "aimd", value_parser = parse_backpressure)]
     pub backpressure: BackpressureConfig,
 
-    /// Port of the REST API (reserved until the REST API is built).
+    /// Port of the REST API: Camunda 8.8's Orchestration Cluster API under `/v2`.
     #[arg(long, env = "BEELINE_REST_PORT", default_value_t = 8080)]
     pub rest_port: u16,
 

@@ -1,4 +1,4 @@
-//! A node: its partitions (journal, RocksDB state, stream processor), the gRPC gateway and
+//! A node: its partitions (journal, RocksDB state, stream processor), the gateway (gRPC and REST) and
 //! monitoring.
 
 use std::path::Path;
@@ -117,6 +117,15 @@ pub async fn run(config: BrokerConfig) -> Result<(), NodeError> {
             source,
         })?;
     let grpc_address = grpc_listener.local_addr().unwrap_or(grpc_address);
+    let rest_address = std::net::SocketAddr::new(config.host, config.rest_port);
+    let rest_listener = tokio::net::TcpListener::bind(rest_address)
+        .await
+        .map_err(|source| NodeError::Listen {
+            address: rest_address.to_string(),
+            setting: "--rest-port / BEELINE_REST_PORT",
+            source,
+        })?;
+    let rest_address = rest_listener.local_addr().unwrap_or(rest_address);
 
     // Partitions reach each other (deployment distribution) through the router, and push new
     // jobs to the gateway's job streams through the registry.
@@ -153,11 +162,15 @@ pub async fn run(config: BrokerConfig) -> Result<(), NodeError> {
         let stopped = async {
             let _ = gateway_stopped.await;
         };
-        if let Err(e) = gateway.serve(grpc_listener, stopped).await {
-            tracing::error!(error = %e, "the gRPC gateway failed");
+        if let Err(e) = gateway
+            .serve(grpc_listener, Some(rest_listener), stopped)
+            .await
+        {
+            tracing::error!(error = %e, "the gateway failed");
         }
     });
     tracing::info!(address = %grpc_address, "gRPC gateway listening");
+    tracing::info!(address = %rest_address, "REST API listening under /v2");
     state
         .started
         .store(true, std::sync::atomic::Ordering::Release);
@@ -176,7 +189,7 @@ pub async fn run(config: BrokerConfig) -> Result<(), NodeError> {
     if tokio::time::timeout(DRAIN_TIMEOUT, serving).await.is_err() {
         tracing::warn!(
             timeout_secs = DRAIN_TIMEOUT.as_secs(),
-            "gRPC calls still in flight after the drain timeout; stopping anyway"
+            "calls still in flight after the drain timeout; stopping anyway"
         );
     }
     for slot in state.slots() {

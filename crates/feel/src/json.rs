@@ -218,6 +218,12 @@ mod tests {
             json!(1.8446744073709552e19)
         );
         assert_eq!(feel("-9223372036854775808").to_json(), json!(i64::MIN));
+        // A whole double is read as the decimal of its shortest text (`BigDecimal.valueOf`)
+        // and written as that integer, as Zeebe writes it.
+        assert_eq!(
+            Value::from_json(&json!(8.931233655122751e17)).to_json(),
+            json!(893_123_365_512_275_100_i64)
+        );
         for double in [
             0.12496785020850265,
             0.9376180953623889,

@@ -1,33 +1,12 @@
-//! The one table from what can go wrong to the gRPC status a Zeebe client sees.
-//!
-//! | cause | gRPC code | message |
-//! |---|---|---|
-//! | request field invalid (gateway check) | INVALID_ARGUMENT | names the field |
-//! | key names no partition of this cluster | NOT_FOUND | names the field and partition |
-//! | rejection INVALID_ARGUMENT | INVALID_ARGUMENT | `Command '<INTENT>' rejected with code '<TYPE>': <reason>` |
-//! | rejection NOT_FOUND | NOT_FOUND | same form |
-//! | rejection ALREADY_EXISTS | ALREADY_EXISTS | same form |
-//! | rejection INVALID_STATE | FAILED_PRECONDITION | same form |
-//! | rejection PROCESSING_ERROR | INTERNAL | same form |
-//! | rejection UNAUTHORIZED, FORBIDDEN | PERMISSION_DENIED | same form |
-//! | rejection EXCEEDED_BATCH_RECORD_SIZE, other | UNKNOWN | same form (Zeebe's default arm) |
-//! | partition's in-flight limit reached | RESOURCE_EXHAUSTED | `Reached maximum capacity of requests handled: ...` |
-//! | partition's inbox full | RESOURCE_EXHAUSTED | same prefix |
-//! | every partition refused a round-robin command | RESOURCE_EXHAUSTED | Zeebe's `RequestRetriesExhaustedException` text |
-//! | no job activated, some partition overloaded | RESOURCE_EXHAUSTED | Zeebe's long-polling text |
-//! | command larger than a log entry | RESOURCE_EXHAUSTED | Zeebe's MAX_MESSAGE_SIZE_EXCEEDED mapping |
-//! | request larger than the maximum message size | RESOURCE_EXHAUSTED | see `server.rs` (grpc-java's code) |
-//! | partition stopped or failed | UNAVAILABLE | names the partition and why |
-//! | gateway shutting down | UNAVAILABLE | |
-//! | no answer in time | DEADLINE_EXCEEDED | `Time out between gateway and broker: ...` |
-//! | engine lacks the processor | UNIMPLEMENTED | `Beeline does not support <what> yet ...` |
-//! | answer of an unexpected shape | INTERNAL | `Unexpected error occurred during the request processing: ...` |
+//! What can go wrong with a request, transport-neutral. Each transport has one table from these
+//! errors to what its clients see: `grpc/status.rs` (gRPC status codes, as Zeebe's gateway
+//! answers) and `rest/problem.rs` (HTTP statuses and problem+json, as Camunda's REST API
+//! answers). The messages are the same on both.
 
 use std::time::Duration;
 
 use beeline_protocol::{Intent, RejectionType};
 use beeline_stream::PartitionError;
-use tonic::{Code, Status};
 
 use crate::backpressure::Exhausted;
 
@@ -116,28 +95,8 @@ impl GatewayError {
         ))
     }
 
-    pub fn code(&self) -> Code {
-        match self {
-            Self::InvalidArgument(_) => Code::InvalidArgument,
-            Self::NotFound(_) => Code::NotFound,
-            Self::Unimplemented(_) => Code::Unimplemented,
-            Self::Rejected { rejection, .. } => rejection_code(*rejection),
-            Self::Backpressure(_) | Self::AllPartitionsExhausted | Self::JobsExhausted(_) => {
-                Code::ResourceExhausted
-            }
-            Self::Partition(error) | Self::Refused(error) => match error {
-                PartitionError::ResourceExhausted(_) | PartitionError::CommandTooLarge { .. } => {
-                    Code::ResourceExhausted
-                }
-                PartitionError::Unavailable { .. } => Code::Unavailable,
-            },
-            Self::Unavailable(_) => Code::Unavailable,
-            Self::Timeout { .. } => Code::DeadlineExceeded,
-            Self::Internal(_) => Code::Internal,
-        }
-    }
-
-    fn message(&self) -> String {
+    /// The message a client reads (gRPC's status message, REST's problem `detail`).
+    pub fn message(&self) -> String {
         match self {
             Self::Partition(error) | Self::Refused(error) => partition_message(error),
             other => other.to_string(),
@@ -150,8 +109,17 @@ impl GatewayError {
         matches!(self, Self::Backpressure(_) | Self::Refused(_))
     }
 
+    /// Whether the cause is load (a limit, a full queue, an oversized command): the client
+    /// should retry later, with less.
     pub fn is_resource_exhausted(&self) -> bool {
-        self.code() == Code::ResourceExhausted
+        match self {
+            Self::Backpressure(_) | Self::AllPartitionsExhausted | Self::JobsExhausted(_) => true,
+            Self::Partition(error) | Self::Refused(error) => matches!(
+                error,
+                PartitionError::ResourceExhausted(_) | PartitionError::CommandTooLarge { .. }
+            ),
+            _ => false,
+        }
     }
 }
 
@@ -170,127 +138,8 @@ fn partition_message(error: &PartitionError) -> String {
     }
 }
 
-/// Zeebe's `GrpcErrorMapper.mapRejectionToStatus`.
-pub fn rejection_code(rejection: RejectionType) -> Code {
-    match rejection {
-        RejectionType::InvalidArgument => Code::InvalidArgument,
-        RejectionType::NotFound => Code::NotFound,
-        RejectionType::AlreadyExists => Code::AlreadyExists,
-        RejectionType::InvalidState => Code::FailedPrecondition,
-        RejectionType::ProcessingError => Code::Internal,
-        RejectionType::Unauthorized | RejectionType::Forbidden => Code::PermissionDenied,
-        RejectionType::ExceededBatchRecordSize | RejectionType::NullVal => Code::Unknown,
-    }
-}
-
 impl From<PartitionError> for GatewayError {
     fn from(error: PartitionError) -> Self {
         Self::Partition(error)
-    }
-}
-
-impl From<GatewayError> for Status {
-    fn from(error: GatewayError) -> Self {
-        Status::new(error.code(), error.message())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use beeline_protocol::intent::{JobIntent, MessageIntent};
-
-    fn rejected(rejection: RejectionType) -> Status {
-        GatewayError::Rejected {
-            intent: MessageIntent::Publish.into(),
-            rejection,
-            reason: "because".into(),
-        }
-        .into()
-    }
-
-    #[test]
-    fn rejections_map_as_in_zeebe() {
-        for (rejection, code) in [
-            (RejectionType::InvalidArgument, Code::InvalidArgument),
-            (RejectionType::NotFound, Code::NotFound),
-            (RejectionType::AlreadyExists, Code::AlreadyExists),
-            (RejectionType::InvalidState, Code::FailedPrecondition),
-            (RejectionType::ProcessingError, Code::Internal),
-            (RejectionType::Unauthorized, Code::PermissionDenied),
-            (RejectionType::Forbidden, Code::PermissionDenied),
-            (RejectionType::ExceededBatchRecordSize, Code::Unknown),
-            (RejectionType::NullVal, Code::Unknown),
-        ] {
-            let status = rejected(rejection);
-            assert_eq!(status.code(), code, "{rejection:?}");
-            assert_eq!(
-                status.message(),
-                format!(
-                    "Command 'PUBLISH' rejected with code '{}': because",
-                    rejection.name()
-                )
-            );
-        }
-    }
-
-    #[test]
-    fn partition_errors_map_to_retriable_codes() {
-        let exhausted: Status = GatewayError::from(PartitionError::ResourceExhausted(2)).into();
-        assert_eq!(exhausted.code(), Code::ResourceExhausted);
-        assert!(exhausted.message().starts_with(RESOURCE_EXHAUSTED_PREFIX));
-        assert!(exhausted.message().contains("partition 2"));
-
-        let too_large: Status =
-            GatewayError::from(PartitionError::CommandTooLarge { size: 10, max: 5 }).into();
-        assert_eq!(too_large.code(), Code::ResourceExhausted);
-        assert!(too_large.message().contains("10 bytes"));
-
-        let unavailable: Status = GatewayError::from(PartitionError::Unavailable {
-            partition: 3,
-            reason: "stopped".into(),
-        })
-        .into();
-        assert_eq!(unavailable.code(), Code::Unavailable);
-        assert_eq!(
-            unavailable.message(),
-            "Cannot accept requests for partition 3: stopped"
-        );
-
-        let limited: Status = GatewayError::Backpressure(Exhausted {
-            partition: 1,
-            inflight: 7,
-            limit: 7,
-        })
-        .into();
-        assert_eq!(limited.code(), Code::ResourceExhausted);
-        assert!(limited.message().starts_with(RESOURCE_EXHAUSTED_PREFIX));
-        assert!(limited.message().contains("7 commands in flight"));
-    }
-
-    #[test]
-    fn other_errors() {
-        let timeout: Status = GatewayError::Timeout {
-            partition: 1,
-            after: Duration::from_secs(15),
-        }
-        .into();
-        assert_eq!(timeout.code(), Code::DeadlineExceeded);
-        assert_eq!(
-            timeout.message(),
-            "Time out between gateway and broker: no answer from partition 1 within 15s"
-        );
-        let unsupported: Status =
-            GatewayError::unsupported("completing jobs", JobIntent::Complete.into()).into();
-        assert_eq!(unsupported.code(), Code::Unimplemented);
-        assert_eq!(
-            unsupported.message(),
-            "Beeline does not support completing jobs yet (the engine has no processor for JOB COMPLETE commands)"
-        );
-        let all: Status = GatewayError::AllPartitionsExhausted.into();
-        assert_eq!(all.code(), Code::ResourceExhausted);
-        assert!(all.message().starts_with("Expected to execute the command"));
-        let jobs: Status = GatewayError::JobsExhausted("pay".into()).into();
-        assert!(jobs.message().contains("jobs of type 'pay'"));
     }
 }

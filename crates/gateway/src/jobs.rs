@@ -18,9 +18,7 @@ use tokio::time::Instant;
 
 use crate::dispatch::Dispatcher;
 use crate::error::GatewayError;
-use crate::proto::ActivatedJob;
-use crate::proto::activated_job::{JobKind, ListenerEventType};
-use crate::rpc::{document_text, value_of};
+use crate::operations::keyed;
 
 /// How many times one partition is asked again in a pass when its batch was truncated.
 const MAX_POLLS_PER_PARTITION: usize = 8;
@@ -28,8 +26,15 @@ const MAX_POLLS_PER_PARTITION: usize = 8;
 /// Zeebe's reason for a job that was activated but could not be sent.
 pub(crate) const NOT_SENT: &str = "Failed to send activated jobs to client";
 
-/// Where activated jobs go.
-pub(crate) trait JobSink: Send {
+/// A job activated for a worker: its key and its record (type, variables, deadline, ...).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ActivatedJob {
+    pub key: i64,
+    pub job: JobRecord,
+}
+
+/// Where activated jobs go: a gRPC response stream, a REST response body.
+pub trait JobSink: Send {
     /// Hands `jobs` to the client; `Err` gives back those it could not take (it went away).
     fn deliver(
         &mut self,
@@ -45,33 +50,6 @@ pub(crate) struct Pass {
     pub exhausted: bool,
     /// The client went away (what it did not take was handed back).
     pub gone: bool,
-}
-
-/// The job as a worker receives it.
-pub(crate) fn activated_job(key: i64, job: &JobRecord) -> ActivatedJob {
-    ActivatedJob {
-        key,
-        r#type: job.r#type.clone(),
-        process_instance_key: job.process_instance_key,
-        bpmn_process_id: job.bpmn_process_id.clone(),
-        process_definition_version: job.process_definition_version,
-        process_definition_key: job.process_definition_key,
-        element_id: job.element_id.clone(),
-        element_instance_key: job.element_instance_key,
-        custom_headers: serde_json::to_string(&job.custom_headers)
-            .unwrap_or_else(|_| "{}".to_owned()),
-        worker: job.worker.clone(),
-        retries: job.retries,
-        deadline: job.deadline,
-        variables: document_text(&job.variables),
-        tenant_id: job.tenant_id.clone(),
-        user_task: None,
-        kind: JobKind::from_str_name(&job.job_kind).unwrap_or(JobKind::BpmnElement) as i32,
-        // Zero would read as ASSIGNING: say UNSPECIFIED unless the job names its event.
-        listener_event_type: ListenerEventType::from_str_name(&job.job_listener_event_type)
-            .unwrap_or(ListenerEventType::Unspecified) as i32,
-        tags: Vec::new(),
-    }
 }
 
 /// One pass: each partition in turn, until `max` jobs are activated.
@@ -93,7 +71,7 @@ pub(crate) async fn activate_pass<S: JobSink>(
             request.max_jobs_to_activate = remaining;
             let command = Record::command(NO_KEY, JobBatchIntent::Activate, request);
             let activated = match d.execute(partition, command).await {
-                Ok(event) => value_of::<JobBatchRecord>(&event)?.clone(),
+                Ok(event) => keyed::<JobBatchRecord>(event)?.value,
                 Err(e) if e.is_resource_exhausted() => {
                     pass.exhausted = true;
                     break;
@@ -104,11 +82,12 @@ pub(crate) async fn activate_pass<S: JobSink>(
                     break;
                 }
             };
+            let truncated = activated.truncated;
             let jobs: Vec<ActivatedJob> = activated
                 .job_keys
-                .iter()
-                .zip(&activated.jobs)
-                .map(|(key, job)| activated_job(*key, job))
+                .into_iter()
+                .zip(activated.jobs)
+                .map(|(key, job)| ActivatedJob { key, job })
                 .collect();
             let count = jobs.len();
             if count > 0 {
@@ -120,7 +99,7 @@ pub(crate) async fn activate_pass<S: JobSink>(
                 pass.activated += count;
                 remaining -= count as i32;
             }
-            if !activated.truncated || count == 0 {
+            if !truncated || count == 0 {
                 break;
             }
         }
@@ -137,15 +116,15 @@ pub(crate) async fn hand_back(
     reason: &str,
     prefer_yield: bool,
 ) {
-    for job in jobs {
-        let Some(partition) = key::partition_of(job.key) else {
+    for ActivatedJob { key: job_key, job } in jobs {
+        let Some(partition) = key::partition_of(job_key) else {
             continue;
         };
         let command = if prefer_yield && d.supports(JobIntent::Yield) {
-            Record::command(job.key, JobIntent::Yield, JobRecord::default())
+            Record::command(job_key, JobIntent::Yield, JobRecord::default())
         } else if d.supports(JobIntent::Fail) {
             Record::command(
-                job.key,
+                job_key,
                 JobIntent::Fail,
                 JobRecord {
                     retries: job.retries,
@@ -157,13 +136,13 @@ pub(crate) async fn hand_back(
             )
         } else {
             tracing::warn!(
-                job = job.key,
+                job = job_key,
                 "cannot hand back an undelivered job; it stays activated until it times out"
             );
             continue;
         };
         if let Err(error) = d.execute(partition, command).await {
-            tracing::info!(job = job.key, %error, "failed to hand back an undelivered job");
+            tracing::info!(job = job_key, %error, "failed to hand back an undelivered job");
         }
     }
 }
@@ -211,54 +190,5 @@ pub(crate) async fn wait_for_jobs(
         _ = deadline => Wake::Deadline,
         _ = notified => Wake::Retry,
         _ = probe => Wake::Retry,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::collections::BTreeMap;
-
-    #[test]
-    fn jobs_become_activated_jobs() {
-        let job = JobRecord {
-            r#type: "pay".into(),
-            worker: "w1".into(),
-            retries: 3,
-            deadline: 1_700_000_060_000,
-            custom_headers: BTreeMap::from([("a".to_owned(), "b".to_owned())]),
-            variables: br#"{"x":1}"#.to_vec(),
-            bpmn_process_id: "order".into(),
-            process_definition_version: 2,
-            process_definition_key: 10,
-            process_instance_key: 11,
-            element_id: "task".into(),
-            element_instance_key: 12,
-            tenant_id: "<default>".into(),
-            job_kind: "EXECUTION_LISTENER".into(),
-            job_listener_event_type: "START".into(),
-            ..JobRecord::default()
-        };
-        let activated = activated_job(99, &job);
-        assert_eq!(activated.key, 99);
-        assert_eq!(activated.r#type, "pay");
-        assert_eq!(activated.custom_headers, r#"{"a":"b"}"#);
-        assert_eq!(activated.variables, r#"{"x":1}"#);
-        assert_eq!(activated.kind(), JobKind::ExecutionListener);
-        assert_eq!(activated.listener_event_type(), ListenerEventType::Start);
-        assert_eq!(activated.deadline, 1_700_000_060_000);
-        assert_eq!(activated.element_instance_key, 12);
-    }
-
-    #[test]
-    fn plain_jobs_say_bpmn_element_and_unspecified() {
-        let activated = activated_job(1, &JobRecord::default());
-        assert_eq!(activated.kind(), JobKind::BpmnElement);
-        assert_eq!(
-            activated.listener_event_type(),
-            ListenerEventType::Unspecified
-        );
-        assert_eq!(activated.custom_headers, "{}");
-        assert_eq!(activated.variables, "{}");
     }
 }

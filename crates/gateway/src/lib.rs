@@ -1,44 +1,42 @@
-//! Beeline's gRPC gateway, speaking Zeebe's `gateway_protocol.Gateway` service.
+//! Beeline's gateway: Zeebe's gRPC API (`gateway_protocol.Gateway`, port 26500) and Camunda's
+//! REST API (`/v2`, port 8080) over the node's partitions.
 //!
 //! ```text
-//! client ─gRPC─▶ service.rs ─▶ rpc/<method>.rs: check engine support, validate, translate
-//!                                  │ request → command record
-//!                                  ▼
-//!                 dispatch.rs: route (routing.rs) ─▶ in-flight limit (backpressure/)
-//!                                  ─▶ PartitionHandle::execute ─▶ event or rejection
-//!                                  ▼
-//!                 rpc/<method>.rs: event → response;  error.rs: everything else → status
+//! client ─gRPC─▶ grpc/  ─┐                       ┌─▶ dispatch.rs: route (routing.rs)
+//!                        ├─▶ operations/<op>.rs ─┤     ─▶ in-flight limit (backpressure/)
+//! client ─REST─▶ rest/  ─┘   (validate, command) └─▶ PartitionHandle::execute ─▶ event
 //! ```
 //!
+//! - `operations/`: each client operation once, transport-neutral: plain request and result
+//!   types, validation (`validate.rs`), the command, routing, the answer. The transports are
+//!   thin adapters with one error table each (`grpc/status.rs`, `rest/problem.rs`).
 //! - [`proto`]: our own definition of Zeebe 8.8's gateway protocol and the code tonic generates
 //!   from it, from the `beeline-gateway-protocol` crate.
-//! - An RPC whose command the engine does not process yet answers UNIMPLEMENTED, naming what is
-//!   missing; it works as soon as `Engine::supported_commands()` lists its intent.
-//! - ActivateJobs and StreamActivatedJobs wait for jobs; the partitions' job notifications
-//!   (`PartitionHandle::job_notifications`) wake them at once, a probe interval is the fallback.
-//!   With a `JobStreams` registry (`Cluster::with_job_streams`, as the node wires it), the
-//!   partitions push new jobs to open streams directly (`rpc/stream_activated_jobs.rs`).
+//! - An operation whose command the engine does not process yet answers UNIMPLEMENTED (HTTP
+//!   501), naming what is missing; it works as soon as `Engine::supported_commands()` lists its
+//!   intent.
+//! - Job activation waits for jobs (`jobs.rs`); the partitions' job notifications
+//!   (`PartitionHandle::job_notifications`) wake waiting calls at once, a probe interval is the
+//!   fallback. With a `JobStreams` registry (`Cluster::with_job_streams`, as the node wires it),
+//!   the partitions push new jobs to open streams directly (`operations/stream_jobs.rs`).
 
 pub mod backpressure;
 mod cluster;
 mod config;
 mod dispatch;
 mod error;
-mod health;
+mod grpc;
 mod jobs;
 mod metrics;
+mod operations;
+mod rest;
 pub mod routing;
-mod rpc;
-mod server;
-mod service;
 mod validate;
 
 use std::future::Future;
 use std::sync::Arc;
 
 use tokio::sync::{broadcast, watch};
-use tonic::codec::CompressionEncoding;
-use tonic::transport::server::TcpIncoming;
 
 pub use cluster::{Cluster, NodeInfo, PartitionSlot};
 pub use config::{DEFAULT_MAX_MESSAGE_SIZE, GatewayConfig};
@@ -46,13 +44,17 @@ pub use error::GatewayError;
 pub use metrics::GatewayMetrics;
 
 use dispatch::Dispatcher;
-use health::HealthService;
-use proto::gateway_server::GatewayServer;
-use proto::health::health_server::HealthServer;
-use server::MessageSizeLayer;
-use service::GatewayService;
 
 pub use beeline_gateway_protocol::{code_name, proto};
+
+/// A server of the gateway failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error("the gRPC server failed: {0}")]
+    Grpc(tonic::transport::Error),
+    #[error("the REST server failed: {0}")]
+    Rest(std::io::Error),
+}
 
 /// The backpressure state of one partition, for metrics.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -111,47 +113,39 @@ impl Gateway {
         let _ = self.stopping.send(true);
     }
 
-    /// Serves gRPC on `listener` until `shutdown` completes; then stops accepting, ends waiting
-    /// calls, lets the calls in flight finish and returns.
+    /// Serves gRPC on `grpc` and, when given, the REST API on `rest`, until `shutdown`
+    /// completes; then stops accepting, ends waiting calls, lets the calls in flight finish and
+    /// returns.
     pub async fn serve(
         &self,
-        listener: tokio::net::TcpListener,
+        grpc: tokio::net::TcpListener,
+        rest: Option<tokio::net::TcpListener>,
         shutdown: impl Future<Output = ()>,
-    ) -> Result<(), tonic::transport::Error> {
-        let config = &self.d.config;
-        let max = config.max_message_size;
-        // Requests may come gzip-compressed, as grpc-java's server (Zeebe's gateway) accepts
-        // them; answers go uncompressed, as grpc-java sends them unless told otherwise.
-        let service = GatewayServer::new(GatewayService { d: self.d.clone() })
-            .accept_compressed(CompressionEncoding::Gzip)
-            .max_decoding_message_size(max)
-            .max_encoding_message_size(max);
-        let health = HealthServer::new(HealthService {
-            stopping: self.stopping.subscribe(),
-        })
-        .accept_compressed(CompressionEncoding::Gzip);
+    ) -> Result<(), ServeError> {
         let forwarders = self.forward_job_notifications();
+        let stopped = |mut stopping: watch::Receiver<bool>| async move {
+            let _ = stopping.wait_for(|stopping| *stopping).await;
+        };
+        let grpc = grpc::serve(self.d.clone(), grpc, stopped(self.stopping.subscribe()));
+        let rest = async {
+            match rest {
+                Some(listener) => {
+                    rest::serve(self.d.clone(), listener, stopped(self.stopping.subscribe())).await
+                }
+                None => Ok(()),
+            }
+        };
         let signal = async {
             shutdown.await;
-            tracing::info!("gRPC gateway stops accepting calls and finishes those in flight");
+            tracing::info!("the gateway stops accepting calls and finishes those in flight");
             self.stop();
         };
-        let served = tonic::transport::Server::builder()
-            .http2_keepalive_interval(Some(config.keep_alive_interval))
-            .http2_keepalive_timeout(Some(std::time::Duration::from_secs(20)))
-            .max_concurrent_streams(Some(config.max_concurrent_streams))
-            .layer(MessageSizeLayer { max })
-            .add_service(service)
-            .add_service(health)
-            .serve_with_incoming_shutdown(
-                TcpIncoming::from(listener).with_nodelay(Some(true)),
-                signal,
-            )
-            .await;
+        let (grpc, rest, ()) = tokio::join!(grpc, rest, signal);
         for forwarder in forwarders {
             forwarder.abort();
         }
-        served
+        grpc.map_err(ServeError::Grpc)?;
+        rest.map_err(ServeError::Rest)
     }
 
     /// One task per open partition passing its job notifications on to waiting calls.

@@ -1,8 +1,9 @@
-//! Request metrics of the gateway, rendered in Prometheus' text format: calls per RPC and
-//! status code, call durations per RPC as a histogram, and each partition's backpressure
-//! (commands in flight, the current limit, commands refused).
+//! Request metrics of the gateway, rendered in Prometheus' text format: calls per API (`grpc`,
+//! `rest`), operation (`rpc`: the gRPC method's name, which REST operations share) and status
+//! code (gRPC's code name, or the HTTP status), call durations per API and operation as a
+//! histogram, and each partition's backpressure (commands in flight, the current limit,
+//! commands refused).
 
-use beeline_gateway_protocol::code_name;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -19,7 +20,7 @@ const BUCKETS: [f64; 14] = [
 
 #[derive(Debug, Default)]
 pub(crate) struct RequestMetrics {
-    rpcs: Mutex<BTreeMap<&'static str, RpcStats>>,
+    rpcs: Mutex<BTreeMap<(Api, &'static str), RpcStats>>,
 }
 
 #[derive(Debug)]
@@ -37,12 +38,29 @@ impl Default for RpcStats {
     }
 }
 
+/// The API a call came through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Api {
+    Grpc,
+    Rest,
+}
+
+impl Api {
+    fn label(self) -> &'static str {
+        match self {
+            Api::Grpc => "grpc",
+            Api::Rest => "rest",
+        }
+    }
+}
+
 impl RequestMetrics {
-    /// One answered call of `rpc`, with its status code (`OK` for success).
-    pub fn record(&self, rpc: &'static str, code: tonic::Code, took: Duration) {
+    /// One answered call of `rpc` through `api`, with its status code (`OK` or the HTTP
+    /// success status for success).
+    pub fn record(&self, api: Api, rpc: &'static str, code: &'static str, took: Duration) {
         let mut rpcs = self.rpcs.lock().unwrap_or_else(PoisonError::into_inner);
-        let stats = rpcs.entry(rpc).or_default();
-        *stats.by_code.entry(code_name(code)).or_default() += 1;
+        let stats = rpcs.entry((api, rpc)).or_default();
+        *stats.by_code.entry(code).or_default() += 1;
         stats.durations.observe(took);
     }
 
@@ -51,21 +69,26 @@ impl RequestMetrics {
         let name = "beeline_gateway_requests_total";
         let _ = writeln!(
             out,
-            "# HELP {name} gRPC calls answered, by RPC and status code.\n# TYPE {name} counter"
+            "# HELP {name} Calls answered, by API, operation and status code.\n# TYPE {name} counter"
         );
-        for (rpc, stats) in rpcs.iter() {
+        for ((api, rpc), stats) in rpcs.iter() {
+            let api = api.label();
             for (code, count) in &stats.by_code {
-                let _ = writeln!(out, "{name}{{rpc=\"{rpc}\",code=\"{code}\"}} {count}");
+                let _ = writeln!(
+                    out,
+                    "{name}{{api=\"{api}\",rpc=\"{rpc}\",code=\"{code}\"}} {count}"
+                );
             }
         }
         let name = "beeline_gateway_request_duration_seconds";
         let _ = writeln!(
             out,
-            "# HELP {name} Time from a gRPC call's arrival to its answer (for job streams: to \
-             the stream's opening).\n# TYPE {name} histogram"
+            "# HELP {name} Time from a call's arrival to its answer (for job streams: to the \
+             stream's opening).\n# TYPE {name} histogram"
         );
-        for (rpc, stats) in rpcs.iter() {
-            stats.durations.render(out, name, &format!("rpc=\"{rpc}\""));
+        for ((api, rpc), stats) in rpcs.iter() {
+            let labels = format!("api=\"{}\",rpc=\"{rpc}\"", api.label());
+            stats.durations.render(out, name, &labels);
         }
     }
 }
@@ -120,23 +143,24 @@ mod tests {
     #[test]
     fn calls_are_counted_by_code_and_timed_in_cumulative_buckets() {
         let metrics = RequestMetrics::default();
-        metrics.record("CompleteJob", tonic::Code::Ok, Duration::from_micros(300));
-        metrics.record("CompleteJob", tonic::Code::Ok, Duration::from_millis(3));
-        metrics.record(
-            "CompleteJob",
-            tonic::Code::NotFound,
-            Duration::from_secs(30),
-        );
+        let complete = |code, took| metrics.record(Api::Grpc, "CompleteJob", code, took);
+        complete("OK", Duration::from_micros(300));
+        complete("OK", Duration::from_millis(3));
+        complete("NOT_FOUND", Duration::from_secs(30));
+        metrics.record(Api::Rest, "CompleteJob", "204", Duration::from_millis(1));
         let mut out = String::new();
         metrics.render(&mut out);
+        let grpc = "api=\"grpc\",rpc=\"CompleteJob\"";
         for line in [
-            "beeline_gateway_requests_total{rpc=\"CompleteJob\",code=\"OK\"} 2",
-            "beeline_gateway_requests_total{rpc=\"CompleteJob\",code=\"NOT_FOUND\"} 1",
-            "beeline_gateway_request_duration_seconds_bucket{rpc=\"CompleteJob\",le=\"0.0005\"} 1",
-            "beeline_gateway_request_duration_seconds_bucket{rpc=\"CompleteJob\",le=\"0.005\"} 2",
-            "beeline_gateway_request_duration_seconds_bucket{rpc=\"CompleteJob\",le=\"10\"} 2",
-            "beeline_gateway_request_duration_seconds_bucket{rpc=\"CompleteJob\",le=\"+Inf\"} 3",
-            "beeline_gateway_request_duration_seconds_count{rpc=\"CompleteJob\"} 3",
+            format!("beeline_gateway_requests_total{{{grpc},code=\"OK\"}} 2"),
+            format!("beeline_gateway_requests_total{{{grpc},code=\"NOT_FOUND\"}} 1"),
+            "beeline_gateway_requests_total{api=\"rest\",rpc=\"CompleteJob\",code=\"204\"} 1"
+                .to_owned(),
+            format!("beeline_gateway_request_duration_seconds_bucket{{{grpc},le=\"0.0005\"}} 1"),
+            format!("beeline_gateway_request_duration_seconds_bucket{{{grpc},le=\"0.005\"}} 2"),
+            format!("beeline_gateway_request_duration_seconds_bucket{{{grpc},le=\"10\"}} 2"),
+            format!("beeline_gateway_request_duration_seconds_bucket{{{grpc},le=\"+Inf\"}} 3"),
+            format!("beeline_gateway_request_duration_seconds_count{{{grpc}}} 3"),
         ] {
             assert!(out.lines().any(|l| l == line), "missing {line} in:\n{out}");
         }

@@ -15,14 +15,14 @@ fn invalid(message: String) -> GatewayError {
 
 /// A variables document: empty (or `null`) means none; anything else must be a JSON object
 /// that `beeline_json` keeps (no repeated key, integers within 64 bits, ...). Returns the
-/// document as the record carries it: its canonical text.
+/// document as the record carries it (the engine reads it into canonical text).
 pub fn variables(field: &str, text: &str) -> Result<Vec<u8>, GatewayError> {
     let trimmed = text.trim();
     if trimmed.is_empty() || trimmed == "null" {
         return Ok(b"{}".to_vec());
     }
-    match beeline_json::canonical_document(trimmed) {
-        Ok(canonical) => Ok(canonical.into_bytes()),
+    match beeline_json::check_document(trimmed) {
+        Ok(()) => Ok(trimmed.as_bytes().to_vec()),
         Err(e) => Err(invalid(match e.kind() {
             beeline_json::ErrorKind::NotAnObject(other) => format!(
                 "Property '{field}' is invalid: Expected document to be a root level object, but was '{}'",
@@ -49,14 +49,15 @@ fn kind(kind: beeline_json::Kind) -> &'static str {
     }
 }
 
-/// Zeebe's `ensureTenantIdSet` with multi-tenancy disabled (Beeline has no tenants yet):
+/// Zeebe's `ensureTenantIdSet` with multi-tenancy disabled (Beeline has no tenants yet), for the
+/// operation `rpc`:
 /// empty means the default tenant, and only the default tenant is accepted.
 pub fn tenant(rpc: &str, tenant_id: &str) -> Result<String, GatewayError> {
     if tenant_id.trim().is_empty() || tenant_id == DEFAULT_TENANT {
         return Ok(DEFAULT_TENANT.to_owned());
     }
     Err(invalid(format!(
-        "Expected to handle gRPC request {rpc} with tenant identifier '{tenant_id}', but multi-tenancy is disabled"
+        "Expected to handle request {rpc} with tenant identifier '{tenant_id}', but multi-tenancy is disabled"
     )))
 }
 
@@ -96,17 +97,23 @@ pub fn at_least(field: &str, value: i64, min: i64) -> Result<(), GatewayError> {
     Ok(())
 }
 
+/// A key as Zeebe makes them (positive, its partition in the high bits): the partition.
+pub fn key_format(field: &str, value: i64) -> Result<u16, GatewayError> {
+    key::partition_of(value).ok_or_else(|| {
+        invalid(format!(
+            "The value for {field} is '{value}' but must be a key, a positive number as Zeebe returned it"
+        ))
+    })
+}
+
 /// A key from the request: the partition it belongs to, which must exist.
 pub fn key(field: &str, value: i64, partition_count: u16) -> Result<u16, GatewayError> {
-    match key::partition_of(value) {
-        None => Err(invalid(format!(
-            "The value for {field} is '{value}' but must be a key, a positive number as Zeebe returned it"
-        ))),
-        Some(partition) if partition > partition_count => Err(GatewayError::NotFound(format!(
+    match key_format(field, value)? {
+        partition if partition > partition_count => Err(GatewayError::NotFound(format!(
             "Expected to find {field} '{value}', but it belongs to partition {partition} and this cluster has {partition_count} partition{}",
             if partition_count == 1 { "" } else { "s" }
         ))),
-        Some(partition) => Ok(partition),
+        partition => Ok(partition),
     }
 }
 
@@ -124,8 +131,7 @@ mod tests {
         assert_eq!(variables("variables", " null ").unwrap(), b"{}");
         assert_eq!(
             variables("variables", r#" {"a": [1, 0.12496785020850265, 1.50]} "#).unwrap(),
-            br#"{"a":[1,0.12496785020850265,1.5]}"#,
-            "kept in canonical text"
+            br#"{"a": [1, 0.12496785020850265, 1.50]}"#
         );
         for (text, kind) in [
             ("[1]", "ARRAY"),
@@ -194,7 +200,7 @@ mod tests {
         assert_eq!(tenant("PublishMessage", "<default>").unwrap(), "<default>");
         assert_eq!(
             message(tenant("PublishMessage", "acme").unwrap_err()),
-            "Expected to handle gRPC request PublishMessage with tenant identifier 'acme', but multi-tenancy is disabled"
+            "Expected to handle request PublishMessage with tenant identifier 'acme', but multi-tenancy is disabled"
         );
         assert_eq!(tenants("ActivateJobs", &[]).unwrap(), vec!["<default>"]);
         assert!(tenants("ActivateJobs", &["<default>".into(), "x".into()]).is_err());

@@ -13,7 +13,9 @@ use beeline_gateway::proto::gateway_client::GatewayClient;
 use beeline_gateway::proto::partition::{PartitionBrokerHealth, PartitionBrokerRole};
 use beeline_gateway::proto::*;
 use beeline_gateway::routing::message_partition;
-use beeline_gateway::{Cluster, Gateway, GatewayConfig, GatewayMetrics, NodeInfo, PartitionSlot};
+use beeline_gateway::{
+    Cluster, Gateway, GatewayConfig, GatewayMetrics, NodeInfo, PartitionSlot, ServeError,
+};
 use beeline_log::MemJournal;
 use beeline_protocol::Intent;
 use beeline_protocol::intent::{
@@ -35,13 +37,18 @@ use tokio::task::JoinHandle;
 use tonic::Code;
 use tonic::transport::Channel;
 
+#[path = "gateway/rest.rs"]
+mod rest;
+
 struct Node {
     address: SocketAddr,
+    /// The REST API's address.
+    rest: SocketAddr,
     client: GatewayClient<Channel>,
     partitions: Vec<PartitionHandle>,
     metrics: GatewayMetrics,
     stop: Option<oneshot::Sender<()>>,
-    server: Option<JoinHandle<Result<(), tonic::transport::Error>>>,
+    server: Option<JoinHandle<Result<(), ServeError>>>,
     _dir: tempfile::TempDir,
 }
 
@@ -81,6 +88,10 @@ impl Node {
             .await
             .expect("an ephemeral port");
         let address = listener.local_addr().expect("local address");
+        let rest_listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("an ephemeral port");
+        let rest = rest_listener.local_addr().expect("local address");
         let partitions = slots
             .iter()
             .filter_map(|slot| match slot {
@@ -103,7 +114,7 @@ impl Node {
         let (stop, stopped) = oneshot::channel::<()>();
         let server = tokio::spawn(async move {
             gateway
-                .serve(listener, async {
+                .serve(listener, Some(rest_listener), async {
                     let _ = stopped.await;
                 })
                 .await
@@ -113,6 +124,7 @@ impl Node {
             .expect("client connects");
         Self {
             address,
+            rest,
             client,
             partitions,
             metrics,
@@ -233,9 +245,9 @@ async fn calls_and_backpressure_show_in_the_metrics() {
     let mut out = String::new();
     node.metrics.render(&mut out);
     for line in [
-        "beeline_gateway_requests_total{rpc=\"Topology\",code=\"OK\"} 1",
-        "beeline_gateway_requests_total{rpc=\"CancelProcessInstance\",code=\"NOT_FOUND\"} 1",
-        "beeline_gateway_request_duration_seconds_count{rpc=\"Topology\"} 1",
+        "beeline_gateway_requests_total{api=\"grpc\",rpc=\"Topology\",code=\"OK\"} 1",
+        "beeline_gateway_requests_total{api=\"grpc\",rpc=\"CancelProcessInstance\",code=\"NOT_FOUND\"} 1",
+        "beeline_gateway_request_duration_seconds_count{api=\"grpc\",rpc=\"Topology\"} 1",
         "beeline_backpressure_inflight{partition=\"2\"} 0",
         "beeline_backpressure_limit{partition=\"1\"} 100",
         "beeline_backpressure_dropped_total{partition=\"1\"} 0",

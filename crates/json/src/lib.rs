@@ -88,6 +88,21 @@ pub fn canonical_bytes(bytes: &[u8]) -> Result<String, Error> {
     canonical(utf8(bytes)?)
 }
 
+/// Checks a JSON value as [`canonical`] reads it, without writing its text; returns what it
+/// is.
+pub fn check(text: &str) -> Result<Kind, Error> {
+    read::transcode(text, &mut read::Discard, None)
+}
+
+/// Checks a variables document as [`canonical_document`] reads it (it must be a JSON
+/// object), without writing its text.
+pub fn check_document(text: &str) -> Result<(), Error> {
+    match check(text)? {
+        Kind::Object => Ok(()),
+        other => Err(Error::not_an_object(other)),
+    }
+}
+
 /// The canonical text of a variables document, which must be a JSON object.
 pub fn canonical_document(text: &str) -> Result<String, Error> {
     let mut out = String::with_capacity(text.len());

@@ -81,9 +81,9 @@ enum After<'a> {
 /// Reads the JSON value `text` and writes its canonical text to `out`. With `entries`, the
 /// root must be an object (anything else is read and its kind returned) and each of its
 /// entries is listed with where its value sits in `out`. Returns the kind of the root.
-pub(crate) fn transcode(
+pub(crate) fn transcode<S: Sink>(
     text: &str,
-    out: &mut String,
+    out: &mut S,
     mut entries: Option<&mut Vec<Entry>>,
 ) -> Result<Kind, Error> {
     let mut reader = Reader {
@@ -240,7 +240,7 @@ impl<'a> Reader<'a> {
 
     /// Reads the start of a value at `depth` containers deep: a whole scalar, or the opening
     /// of a container.
-    fn value_start(&mut self, out: &mut String, depth: usize) -> Read<Start<'a>> {
+    fn value_start<S: Sink>(&mut self, out: &mut S, depth: usize) -> Read<Start<'a>> {
         self.skip_whitespace();
         match self.peek() {
             Some(b'{') => {
@@ -286,7 +286,7 @@ impl<'a> Reader<'a> {
 
     /// After a complete value inside `frame`: a comma and the next item or entry, or the end
     /// of the container.
-    fn after_value(&mut self, out: &mut String, frame: &mut Frame<'a>) -> Read<After<'a>> {
+    fn after_value<S: Sink>(&mut self, out: &mut S, frame: &mut Frame<'a>) -> Read<After<'a>> {
         self.skip_whitespace();
         match frame {
             Frame::Object {
@@ -333,7 +333,7 @@ impl<'a> Reader<'a> {
     }
 
     /// An object key and its colon, written as `"key":`.
-    fn key(&mut self, out: &mut String) -> Read<Cow<'a, str>> {
+    fn key<S: Sink>(&mut self, out: &mut S) -> Read<Cow<'a, str>> {
         if self.peek() != Some(b'"') {
             return self.expected("a key in double quotes");
         }
@@ -348,7 +348,7 @@ impl<'a> Reader<'a> {
         Ok(key)
     }
 
-    fn literal(&mut self, word: &'static str, out: &mut String, kind: Kind) -> Read<Start<'a>> {
+    fn literal<S: Sink>(&mut self, word: &'static str, out: &mut S, kind: Kind) -> Read<Start<'a>> {
         if self.bytes[self.pos..].starts_with(word.as_bytes()) {
             self.pos += word.len();
             out.push_str(word);
@@ -363,28 +363,21 @@ impl<'a> Reader<'a> {
     fn string(&mut self) -> Read<Cow<'a, str>> {
         self.pos += 1;
         let start = self.pos;
-        loop {
-            match self.peek() {
-                None => return self.expected("the closing '\"' of a string"),
-                Some(b'"') => {
-                    self.pos += 1;
-                    return Ok(Cow::Borrowed(&self.text[start..self.pos - 1]));
-                }
-                Some(b'\\') => break,
-                Some(c) if c < 0x20 => return self.fail(ErrorKind::ControlCharacter(c)),
-                Some(_) => self.pos += 1,
+        self.skip_plain();
+        match self.peek() {
+            None => return self.expected("the closing '\"' of a string"),
+            Some(b'"') => {
+                self.pos += 1;
+                return Ok(Cow::Borrowed(&self.text[start..self.pos - 1]));
             }
+            Some(b'\\') => {}
+            Some(c) => return self.fail(ErrorKind::ControlCharacter(c)),
         }
         let mut decoded = String::with_capacity(self.pos - start + 16);
         decoded.push_str(&self.text[start..self.pos]);
         loop {
             let run = self.pos;
-            while let Some(c) = self.peek() {
-                if c == b'"' || c == b'\\' || c < 0x20 {
-                    break;
-                }
-                self.pos += 1;
-            }
+            self.skip_plain();
             decoded.push_str(&self.text[run..self.pos]);
             match self.peek() {
                 None => return self.expected("the closing '\"' of a string"),
@@ -396,6 +389,21 @@ impl<'a> Reader<'a> {
                 Some(c) => return self.fail(ErrorKind::ControlCharacter(c)),
             }
         }
+    }
+
+    /// Skips the bytes of a string that stand for themselves: up to a quote, a backslash, a
+    /// control character or the end.
+    fn skip_plain(&mut self) {
+        let rest = &self.bytes[self.pos..];
+        let end = memchr::memchr2(b'"', b'\\', rest).unwrap_or(rest.len());
+        // Without an early exit the check for control characters vectorizes; they are rare.
+        let run = &rest[..end];
+        let end = if run.iter().fold(false, |seen, &b| seen | (b < 0x20)) {
+            run.iter().position(|&b| b < 0x20).unwrap_or(end)
+        } else {
+            end
+        };
+        self.pos += end;
     }
 
     /// One escape at the backslash, decoded into `out`.
@@ -477,7 +485,7 @@ impl<'a> Reader<'a> {
 
     /// A number, written canonically: an integer as it is (`-0` as `0`), anything with a
     /// fraction or an exponent as the shortest text of its double.
-    fn number(&mut self, out: &mut String) -> Read<Kind> {
+    fn number<S: Sink>(&mut self, out: &mut S) -> Read<Kind> {
         let start = self.pos;
         let negative = self.peek() == Some(b'-');
         if negative {
@@ -537,7 +545,9 @@ impl<'a> Reader<'a> {
         }
         match text.parse::<f64>() {
             Ok(value) if value.is_finite() => {
-                out.push_str(zmij::Buffer::new().format_finite(value));
+                if S::KEEPS {
+                    out.push_str(zmij::Buffer::new().format_finite(value));
+                }
                 Ok(Kind::Float)
             }
             _ => {
@@ -545,6 +555,47 @@ impl<'a> Reader<'a> {
                 self.fail(ErrorKind::NumberOutOfRange(quoted_number(text)))
             }
         }
+    }
+}
+
+/// Where the reader writes canonical text: a `String`, or nowhere when a text is only
+/// checked.
+pub(crate) trait Sink {
+    /// Whether anything is kept (a double's text is only made when it is).
+    const KEEPS: bool;
+    fn push(&mut self, c: char);
+    fn push_str(&mut self, s: &str);
+    fn len(&self) -> usize;
+}
+
+impl Sink for String {
+    const KEEPS: bool = true;
+
+    fn push(&mut self, c: char) {
+        String::push(self, c);
+    }
+
+    fn push_str(&mut self, s: &str) {
+        String::push_str(self, s);
+    }
+
+    fn len(&self) -> usize {
+        String::len(self)
+    }
+}
+
+/// Keeps nothing: for a text that is only checked.
+pub(crate) struct Discard;
+
+impl Sink for Discard {
+    const KEEPS: bool = false;
+
+    fn push(&mut self, _: char) {}
+
+    fn push_str(&mut self, _: &str) {}
+
+    fn len(&self) -> usize {
+        0
     }
 }
 
@@ -584,7 +635,7 @@ impl Decimal<'_> {
 
 /// Writes a decoded string as `serde_json` does: quoted, with `"`, `\` and control
 /// characters escaped. A string borrowed from the text (it had no escapes) has none of those.
-fn write_decoded(out: &mut String, s: &str, borrowed: bool) {
+fn write_decoded<S: Sink>(out: &mut S, s: &str, borrowed: bool) {
     if borrowed {
         out.push('"');
         out.push_str(s);
@@ -596,7 +647,7 @@ fn write_decoded(out: &mut String, s: &str, borrowed: bool) {
 
 /// Writes `s` as a JSON string, escaped as `serde_json` escapes: `\"`, `\\`, the short forms
 /// `\b \f \n \r \t`, and `\u00xx` (lower-case hex) for the other control characters.
-pub(crate) fn write_string(out: &mut String, s: &str) {
+pub(crate) fn write_string<S: Sink>(out: &mut S, s: &str) {
     out.push('"');
     let mut start = 0;
     for (i, byte) in s.bytes().enumerate() {
@@ -613,7 +664,7 @@ pub(crate) fn write_string(out: &mut String, s: &str) {
         };
         out.push_str(&s[start..i]);
         if short.is_empty() {
-            let _ = write!(out, "\\u{byte:04x}");
+            out.push_str(&format!("\\u{byte:04x}"));
         } else {
             out.push_str(short);
         }

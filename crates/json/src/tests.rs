@@ -8,9 +8,13 @@ fn canon(text: &str) -> String {
 }
 
 fn refused(text: &str) -> Error {
+    let checked = check(text);
     match canonical(text) {
         Ok(out) => panic!("{text} was accepted as {out}"),
-        Err(e) => e,
+        Err(e) => {
+            assert_eq!(checked, Err(e.clone()), "checking {text} refuses it alike");
+            e
+        }
     }
 }
 
@@ -306,6 +310,7 @@ proptest! {
         let compact = serde_json::to_string(&value).unwrap();
         let pretty = serde_json::to_string_pretty(&value).unwrap();
         prop_assert_eq!(&canon(&compact), &compact);
+        prop_assert!(check(&pretty).is_ok());
         prop_assert_eq!(&canon(&pretty), &compact);
         let back: Json = serde_json::from_str(&canon(&compact)).unwrap();
         prop_assert_eq!(back, value);

@@ -1,9 +1,9 @@
 //! Variable documents: JSON objects carried inside record values as their UTF-8 text.
 //!
 //! Records keep the text rather than a parsed tree: most records pass documents through
-//! unchanged, and text is what both the log encoding and the JSON export want. The text is
-//! canonical (`beeline_json`): the gateway and the engine write it so when a document
-//! enters.
+//! unchanged, and text is what both the log encoding and the JSON export want. A command
+//! carries the text the client sent, checked; the engine reads it into canonical text
+//! (`beeline_json`) for the variables it sets.
 
 use serde::Serializer;
 use serde_json::value::RawValue;

@@ -171,6 +171,11 @@ impl Record {
         V::from_record_value(&self.value)
     }
 
+    /// The typed value taken out of the record, when it is of type `V`.
+    pub fn into_value<V: Value>(self) -> Option<V> {
+        V::from_record_value_owned(self.value)
+    }
+
     /// The key with `NO_KEY` spelled as `None`.
     pub fn key(&self) -> Option<i64> {
         (self.key != NO_KEY).then_some(self.key)

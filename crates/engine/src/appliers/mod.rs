@@ -26,13 +26,13 @@ use std::collections::HashMap;
 
 use beeline_protocol::intent::{
     CommandDistributionIntent, DecisionEvaluationIntent, DeploymentIntent, EscalationIntent,
-    ProcessInstanceBatchIntent, ProcessInstanceCreationIntent, ProcessInstanceIntent, SignalIntent,
-    VariableDocumentIntent,
+    JobIntent, ProcessInstanceBatchIntent, ProcessInstanceCreationIntent, ProcessInstanceIntent,
+    SignalIntent, VariableDocumentIntent,
 };
 #[cfg(test)]
 use beeline_protocol::intent::{
     DecisionIntent, DecisionRequirementsIntent, FormIntent, IncidentIntent, JobBatchIntent,
-    JobIntent, MessageSubscriptionIntent, ProcessInstanceResultIntent, ProcessIntent,
+    MessageSubscriptionIntent, ProcessInstanceResultIntent, ProcessIntent,
     ProcessMessageSubscriptionIntent, SignalSubscriptionIntent, TimerIntent, UserTaskIntent,
     VariableIntent,
 };
@@ -62,6 +62,8 @@ const NO_STATE_CHANGE: &[Intent] = &[
     Intent::Signal(SignalIntent::Broadcasted),
     Intent::ProcessInstanceBatch(ProcessInstanceBatchIntent::Activated),
     Intent::ProcessInstanceBatch(ProcessInstanceBatchIntent::Terminated),
+    // The changes were written as RETRIES_UPDATED and TIMEOUT_UPDATED before it.
+    Intent::Job(JobIntent::Updated),
 ];
 
 /// Events of implemented value types that this engine never writes (yet), because it lacks the
@@ -69,7 +71,6 @@ const NO_STATE_CHANGE: &[Intent] = &[
 #[cfg(test)]
 const NOT_WRITTEN: &[Intent] = &[
     Intent::Job(JobIntent::Migrated),
-    Intent::Job(JobIntent::Updated),
     Intent::Deployment(DeploymentIntent::Distributed),
     Intent::Deployment(DeploymentIntent::FullyDistributed),
     Intent::Deployment(DeploymentIntent::Reconstructed),

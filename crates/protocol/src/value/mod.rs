@@ -5,6 +5,7 @@
 //! To add a value type: write its struct in a file of its own here, then list it in
 //! `record_values!` below.
 
+mod clock;
 mod command_distribution;
 mod decision;
 mod decision_evaluation;
@@ -24,6 +25,7 @@ mod timer;
 mod user_task;
 mod variable;
 
+pub use clock::ClockRecord;
 pub use command_distribution::CommandDistributionRecord;
 pub use decision::{DecisionRecord, DecisionRequirementsRecord};
 pub use decision_evaluation::{
@@ -36,7 +38,7 @@ pub use deployment::{
 pub use error::ErrorRecord;
 pub use incident::IncidentRecord;
 pub use job::{JobBatchRecord, JobRecord};
-pub use message::MessageRecord;
+pub use message::{MessageCorrelationRecord, MessageRecord};
 pub use message_subscription::{
     MessageStartEventSubscriptionRecord, MessageSubscriptionRecord,
     ProcessMessageSubscriptionRecord,
@@ -70,6 +72,9 @@ pub trait Value:
     type Intent: Copy + Into<Intent>;
 
     fn from_record_value(value: &RecordValue) -> Option<&Self>;
+
+    /// The value itself, when `value` holds one of this type.
+    fn from_record_value_owned(value: RecordValue) -> Option<Self>;
 
     /// The process instance this value belongs to, if any (the instance an unexpected
     /// processing error bans).
@@ -144,6 +149,14 @@ macro_rules! record_values {
                         _ => None,
                     }
                 }
+
+                fn from_record_value_owned(value: RecordValue) -> Option<Self> {
+                    match value {
+                        RecordValue::$variant(v) => Some(v),
+                        #[allow(unreachable_patterns)]
+                        _ => None,
+                    }
+                }
             }
 
             impl From<$ty> for RecordValue {
@@ -184,6 +197,8 @@ record_values! {
     MultiInstance(MultiInstanceRecord, MultiInstanceIntent);
     UserTask(UserTaskRecord, UserTaskIntent, instance: process_instance_key);
     Form(FormRecord, FormIntent);
+    MessageCorrelation(MessageCorrelationRecord, MessageCorrelationIntent, instance: process_instance_key);
+    Clock(ClockRecord, ClockIntent);
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -295,6 +295,32 @@ impl Harness {
         )
     }
 
+    /// `JOB UPDATE` with a changeset naming what is given.
+    pub fn update_job(
+        &self,
+        key: i64,
+        retries: Option<i32>,
+        timeout_ms: Option<i64>,
+    ) -> Result<Record, PartitionError> {
+        let mut changed_attributes = Vec::new();
+        if retries.is_some() {
+            changed_attributes.push("retries".to_owned());
+        }
+        if timeout_ms.is_some() {
+            changed_attributes.push("timeout".to_owned());
+        }
+        self.job_command(
+            key,
+            JobIntent::Update,
+            JobRecord {
+                retries: retries.unwrap_or_default(),
+                timeout: timeout_ms.unwrap_or_default(),
+                changed_attributes,
+                ..Default::default()
+            },
+        )
+    }
+
     pub fn resolve_incident(&self, key: i64) -> Result<Record, PartitionError> {
         self.on_key(
             key,

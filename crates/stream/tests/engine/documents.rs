@@ -19,7 +19,7 @@ use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use serde_json::{Map, Value as Json};
 
 /// Names the process itself reads; generated documents use others.
-const RESERVED: [&str; 4] = ["ck", "v", "copy", "out"];
+const RESERVED: [&str; 6] = ["ck", "v", "copy", "out", "items", "results"];
 
 fn arbitrary_value() -> impl Strategy<Value = Json> {
     let leaf = prop_oneof![
@@ -61,6 +61,8 @@ struct Case {
     set: BTreeMap<String, Json>,
     message: BTreeMap<String, Json>,
     signal: BTreeMap<String, Json>,
+    child: BTreeMap<String, Json>,
+    items: Vec<Json>,
     pretty: bool,
 }
 
@@ -72,16 +74,22 @@ fn arbitrary_case() -> impl Strategy<Value = Case> {
         arbitrary_document(),
         arbitrary_document(),
         arbitrary_document(),
-        any::<bool>(),
+        (
+            arbitrary_document(),
+            prop::collection::vec(arbitrary_value(), 0..4),
+            any::<bool>(),
+        ),
     )
         .prop_map(
-            |(created, copied, completed, set, message, signal, pretty)| Case {
+            |(created, copied, completed, set, message, signal, (child, items, pretty))| Case {
                 created,
                 copied,
                 completed,
                 set,
                 message,
                 signal,
+                child,
+                items,
                 pretty,
             },
         )
@@ -119,15 +127,18 @@ fn copied(value: &Json) -> Json {
 fn through_feel(value: &Json) -> Json {
     match value {
         Json::Number(n) if n.is_f64() => {
+            // FEEL reads a double as the decimal of its shortest text (`BigDecimal.valueOf`):
+            // 8.931233655122751e17 is 893123365512275100, which a whole one is written as.
             let f = n.as_f64().unwrap_or_default();
-            // 2^63 and 2^64, exactly.
-            let (two_63, two_64) = (2f64.powi(63), 2f64.powi(64));
-            if f.fract() == 0.0 && (-two_63..two_63).contains(&f) {
-                Json::from(f as i64)
-            } else if f.fract() == 0.0 && (0.0..two_64).contains(&f) {
-                Json::from(f as u64)
-            } else {
-                value.clone()
+            let decimal = format!("{f}");
+            match (
+                f.fract() == 0.0,
+                decimal.parse::<i64>(),
+                decimal.parse::<u64>(),
+            ) {
+                (true, Ok(i), _) => Json::from(i),
+                (true, _, Ok(u)) => Json::from(u),
+                _ => value.clone(),
             }
         }
         Json::Array(items) => Json::Array(items.iter().map(through_feel).collect()),
@@ -154,7 +165,22 @@ fn transit_process() -> ProcessBuilder {
             r#"<zeebe:ioMapping><zeebe:input source="=v" target="copy"/><zeebe:output source="=copy" target="out"/></zeebe:ioMapping>"#,
         )
         .service_task("last", "last")
+        .call_activity("call", r#"processId="transit-child""#, "")
+        .service_task("each", "each")
+        .multi_instance(
+            "each",
+            true,
+            r#"inputCollection="=items" inputElement="item" outputCollection="results" outputElement="=item""#,
+            None,
+        )
         .end_event("e")
+}
+
+fn transit_child_process() -> ProcessBuilder {
+    ProcessBuilder::new("transit-child")
+        .start_event("cs")
+        .service_task("child", "child")
+        .end_event("ce")
 }
 
 fn check(what: &str, got: &[u8], want: &str) -> Result<(), TestCaseError> {
@@ -171,7 +197,8 @@ fn pushed(harness: &Harness, stream: &mut JobStream) -> beeline_stream::PushedJo
 }
 
 /// Runs one case through: creation, job push, job completion, set variables, a message, a
-/// signal, an input and an output mapping, job activation and the instance's result.
+/// signal, an input and an output mapping, job activation, a call activity (down and back),
+/// a multi-instance activity's input and output collections and the instance's result.
 fn run(
     harness: &Harness,
     stream: &mut JobStream,
@@ -182,6 +209,7 @@ fn run(
     let mut variables = case.created.clone();
     variables.insert("ck".into(), Json::String(key.clone()));
     variables.insert("v".into(), case.copied.clone());
+    variables.insert("items".into(), Json::Array(case.items.clone()));
     let pending =
         harness.create_instance_with_result("transit", &sent(&variables, case.pretty), &[]);
 
@@ -244,6 +272,30 @@ fn run(
     let done = harness.complete_job(last, "{}");
     prop_assert_eq!(done.map(|r| r.record_type).ok(), Some(RecordType::Event));
 
+    // The call activity hands the called instance every variable, and takes its variables
+    // back when it completes.
+    let (child, job) = harness.activate_job("child");
+    check(
+        "the called instance's job",
+        &job.variables,
+        &expected(&variables),
+    )?;
+    let done = harness.complete_job(child, &sent(&case.child, case.pretty));
+    prop_assert_eq!(done.map(|r| r.record_type).ok(), Some(RecordType::Event));
+    variables.extend(case.child.clone());
+
+    // The multi-instance activity: one job per item, each item through FEEL into `item` and
+    // back out into `results`.
+    for _ in &case.items {
+        let (each, _) = harness.activate_job("each");
+        let done = harness.complete_job(each, "{}");
+        prop_assert_eq!(done.map(|r| r.record_type).ok(), Some(RecordType::Event));
+    }
+    variables.insert(
+        "results".into(),
+        Json::Array(case.items.iter().map(through_feel).collect()),
+    );
+
     // The instance's result.
     let answer = pending.wait(harness).expect("the instance's result");
     let result = answer
@@ -270,6 +322,7 @@ fn arbitrary_documents_come_back_as_they_were_sent_on_every_path() {
         4,
     );
     let harness = Harness::with_config(1, |config| config.job_streams = Some(streams.clone()));
+    harness.deploy_process(&transit_child_process());
     harness.deploy_process(&transit_process());
     let mut runner = TestRunner::new(Config {
         cases: 256,

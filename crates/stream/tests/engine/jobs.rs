@@ -151,6 +151,56 @@ fn an_activated_job_times_out_and_can_be_given_more_time() {
 }
 
 #[test]
+fn an_update_changes_retries_and_timeout_at_once_or_not_at_all() {
+    let harness = Harness::new(1);
+    one_task(&harness);
+    let (key, _) = harness.activate_job("work");
+    let updated = harness.update_job(key, Some(7), Some(120_000)).unwrap();
+    assert_eq!(updated.intent, JobIntent::Updated.into());
+    let written = harness.records().with_key(key).events().intents();
+    assert!(
+        written.ends_with(&[
+            JobIntent::RetriesUpdated.into(),
+            JobIntent::TimeoutUpdated.into(),
+            JobIntent::Updated.into()
+        ]),
+        "{written:?}"
+    );
+    let job = updated.value_as::<JobRecord>().unwrap();
+    assert_eq!(job.retries, 7);
+    assert_eq!(job.timeout, 120_000);
+    assert_eq!(job.deadline, updated.timestamp + 120_000);
+    harness.advance_time(60_000);
+    assert!(
+        harness.activate_jobs("work", 1).is_empty(),
+        "the new deadline holds"
+    );
+
+    // One bad change refuses the whole update: the retries stay as they were.
+    let refused = harness.update_job(key, Some(0), Some(1_000)).unwrap();
+    assert_eq!(refused.rejection_type, RejectionType::InvalidArgument);
+    assert!(
+        refused
+            .rejection_reason
+            .contains("positive amount of retries")
+    );
+    harness.fail_job(key, 0, "stop", 0).unwrap();
+    let not_activated = harness.update_job(key, Some(2), Some(1_000)).unwrap();
+    assert_eq!(not_activated.rejection_type, RejectionType::InvalidArgument);
+    assert!(
+        not_activated.rejection_reason.contains("in state 'FAILED'"),
+        "{}",
+        not_activated.rejection_reason
+    );
+    let retries = harness.update_job(key, Some(2), None).unwrap();
+    assert_eq!(retries.value_as::<JobRecord>().unwrap().retries, 2);
+    let unknown = harness
+        .update_job(2_251_799_813_699_999, Some(1), None)
+        .unwrap();
+    assert_eq!(unknown.rejection_type, RejectionType::NotFound);
+}
+
+#[test]
 fn an_error_thrown_by_a_worker_is_an_incident_while_nothing_catches_it() {
     let harness = Harness::new(1);
     one_task(&harness);

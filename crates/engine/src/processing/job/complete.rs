@@ -17,29 +17,26 @@ impl CommandProcessor for JobCompleteProcessor {
         ctx: &mut ProcessingContext<'_, '_>,
     ) -> Result<(), ProcessingError> {
         let request = value_of::<JobRecord>(command)?;
-        // Read when the element completes: checked and kept in canonical text here.
-        let variables = match check_document(&request.variables) {
-            Ok(text) => text,
-            Err(reason) => {
-                ctx.reject(
-                    command,
-                    RejectionType::InvalidArgument,
-                    format!(
-                        "Expected to complete job with key '{}' with variables, but {reason}",
-                        command.key
-                    ),
-                );
-                return Ok(());
-            }
-        };
+        // Read (in canonical text) when the element completes: only checked here.
+        if let Err(reason) = check_document(&request.variables) {
+            ctx.reject(
+                command,
+                RejectionType::InvalidArgument,
+                format!(
+                    "Expected to complete job with key '{}' with variables, but {reason}",
+                    command.key
+                ),
+            );
+            return Ok(());
+        }
         let Some(job) = job_in_state(ctx, command, "complete", WORKABLE)? else {
             return Ok(());
         };
         let mut completed = job.record();
-        completed.variables = if variables.is_empty() {
+        completed.variables = if request.variables.is_empty() {
             b"{}".to_vec()
         } else {
-            variables.into_bytes()
+            request.variables.clone()
         };
         let event = ctx.append_event(command.key, JobIntent::Completed, completed.clone())?;
         ctx.respond(event);

@@ -1,11 +1,12 @@
-//! Job commands: from workers (complete, fail, throw error, update retries and timeout,
-//! yield) and from the scheduler (time out, recur after back-off).
+//! Job commands: from workers (complete, fail, throw error, update retries and timeout, one
+//! or both at once, yield) and from the scheduler (time out, recur after back-off).
 
 mod complete;
 mod fail;
 mod recur;
 mod throw_error;
 mod time_out;
+mod update;
 mod update_retries;
 mod update_timeout;
 mod r#yield;
@@ -29,6 +30,7 @@ pub(super) fn register(processors: &mut Processors) {
         JobIntent::UpdateTimeout,
         update_timeout::JobUpdateTimeoutProcessor,
     );
+    processors.register(JobIntent::Update, update::JobUpdateProcessor);
     processors.register(JobIntent::TimeOut, time_out::JobTimeOutProcessor);
     processors.register(JobIntent::RecurAfterBackoff, recur::JobRecurProcessor);
     processors.register(JobIntent::Yield, r#yield::JobYieldProcessor);

@@ -36,21 +36,17 @@ impl CommandProcessor for MessagePublishProcessor {
             );
             return Ok(());
         }
-        let variables = match check_document(&message.variables) {
-            Ok(text) if text.is_empty() => b"{}".to_vec(),
-            Ok(text) => text.into_bytes(),
-            Err(reason) => {
-                ctx.reject(
-                    command,
-                    RejectionType::InvalidArgument,
-                    format!("Expected to publish a message with variables, but {reason}"),
-                );
-                return Ok(());
-            }
-        };
+        // Read (in canonical text) when the message correlates: only checked here.
+        if let Err(reason) = check_document(&message.variables) {
+            ctx.reject(
+                command,
+                RejectionType::InvalidArgument,
+                format!("Expected to publish a message with variables, but {reason}"),
+            );
+            return Ok(());
+        }
         let key = ctx.next_key()?;
         let mut published = message.clone();
-        published.variables = variables;
         published.deadline = ctx.now().saturating_add(message.time_to_live.max(0));
         let event = ctx.append_event(key, MessageIntent::Published, published.clone())?;
         ctx.respond(event);

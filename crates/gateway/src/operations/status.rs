@@ -1,0 +1,7 @@
+//! Whether the cluster can take commands: at least one partition has a healthy leader.
+
+use crate::dispatch::Dispatcher;
+
+pub fn run(d: &Dispatcher) -> bool {
+    !d.is_stopping() && d.partitions().any(|(_, p)| p.slot.is_healthy())
+}

@@ -1,0 +1,261 @@
+//! Stream activated jobs: a worker stays connected and jobs are pushed to it as they become
+//! activatable, until it goes away or the gateway shuts down (gRPC's StreamActivatedJobs).
+//!
+//! New jobs are pushed: the stream registers in the node's [`JobStreams`], and a partition
+//! that creates a job of the stream's type activates it for the stream in the same batch and
+//! hands it over once committed. Jobs that were activatable before the stream opened, or that
+//! become activatable again (timed out, failed, yielded), the stream activates itself
+//! (`JOB_BATCH ACTIVATE`, a few at a time, only while the client reads), woken as a long poll
+//! is. A job the client does not take is handed back (YIELD, or FAIL with unchanged retries),
+//! never failed for good.
+//!
+//! [`JobStreams`]: beeline_stream::JobStreams
+
+use std::sync::Arc;
+
+use beeline_protocol::intent::JobBatchIntent;
+use beeline_protocol::value::JobBatchRecord;
+use beeline_stream::{JobStream, JobStreamProperties, PushedJob};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tracing::Instrument;
+
+use crate::dispatch::Dispatcher;
+use crate::error::GatewayError;
+use crate::jobs::{self, ActivatedJob, JobSink, Pass, Wake};
+use crate::validate;
+
+/// What the client reads: jobs, then, if the stream ends on the gateway's side, why.
+pub type Jobs = mpsc::Receiver<Result<ActivatedJob, GatewayError>>;
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StreamJobs {
+    pub job_type: String,
+    pub worker: String,
+    /// How long (ms) an activated job belongs to the worker.
+    pub timeout: i64,
+    /// The variables the jobs carry (empty: all).
+    pub fetch_variables: Vec<String>,
+    pub tenant_ids: Vec<String>,
+}
+
+/// Jobs buffered for a slow reader, and the most activated in one look.
+const BUFFER: usize = 16;
+
+pub(crate) fn batch(request: &StreamJobs) -> Result<JobBatchRecord, GatewayError> {
+    validate::not_empty("type", &request.job_type)?;
+    validate::at_least("timeout", request.timeout, 1)?;
+    let tenant_ids = validate::tenants("StreamActivatedJobs", &request.tenant_ids)?;
+    Ok(JobBatchRecord {
+        r#type: request.job_type.clone(),
+        worker: request.worker.clone(),
+        timeout: request.timeout,
+        fetch_variables: request.fetch_variables.clone(),
+        tenant_ids,
+        ..JobBatchRecord::default()
+    })
+}
+
+struct PushSink {
+    tx: mpsc::Sender<Result<ActivatedJob, GatewayError>>,
+}
+
+impl JobSink for PushSink {
+    async fn deliver(&mut self, jobs: Vec<ActivatedJob>) -> Result<(), Vec<ActivatedJob>> {
+        let mut jobs = jobs.into_iter();
+        while let Some(job) = jobs.next() {
+            if let Err(unsent) = self.tx.send(Ok(job)).await {
+                let mut undelivered: Vec<ActivatedJob> = unsent.0.into_iter().collect();
+                undelivered.extend(jobs);
+                return Err(undelivered);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Opens the stream; it runs until the client drops what it reads from.
+pub fn open(d: Arc<Dispatcher>, request: StreamJobs) -> Result<Jobs, GatewayError> {
+    d.require(JobBatchIntent::Activate, "streaming activated jobs")?;
+    let batch = batch(&request)?;
+    let (tx, rx) = mpsc::channel(BUFFER);
+    let pushed = d.job_streams.as_ref().map(|streams| {
+        streams.open(
+            JobStreamProperties {
+                job_type: batch.r#type.clone(),
+                worker: batch.worker.clone(),
+                timeout: batch.timeout,
+                fetch_variables: batch.fetch_variables.clone(),
+                tenant_ids: batch.tenant_ids.clone(),
+            },
+            BUFFER,
+        )
+    });
+    tokio::spawn(serve(d, batch, pushed, tx).instrument(tracing::Span::current()));
+    Ok(rx)
+}
+
+/// Why a stream ended.
+#[derive(PartialEq, Eq)]
+enum End {
+    ClientGone,
+    ShuttingDown,
+    Failed,
+}
+
+/// Feeds the client: jobs the partitions push, and jobs it activates itself: those that were
+/// activatable before the stream opened, and those that become activatable without being
+/// pushed (timed out, failed with retries left, yielded, or created while every stream was
+/// full).
+///
+/// Activating takes a round trip through a partition; it runs beside the forwarding of pushed
+/// jobs, so a slow partition does not stop pushes (the stream would look full, and new jobs
+/// would fall back to being activated, a few per round trip).
+async fn serve(
+    d: Arc<Dispatcher>,
+    batch: JobBatchRecord,
+    mut pushed: Option<JobStream>,
+    tx: mpsc::Sender<Result<ActivatedJob, GatewayError>>,
+) {
+    let mut notifications = d.jobs_available.subscribe();
+    let mut sink = PushSink { tx };
+    // Whether to look for activatable jobs: at the start and whenever woken for the type. A
+    // look waits for room in the client's buffer; it is not given up for the lack of it (the
+    // jobs it was woken for would wait for the next wake).
+    let mut look = true;
+    let mut looking: Option<JoinHandle<Result<Pass, GatewayError>>> = None;
+    let end = loop {
+        if d.is_stopping() {
+            break End::ShuttingDown;
+        }
+        // Activate only what the client has room for: an activated job's timeout runs.
+        let room = sink.tx.capacity().min(BUFFER);
+        if look && looking.is_none() && room > 0 {
+            look = false;
+            let (d, batch) = (d.clone(), batch.clone());
+            let mut sink = PushSink {
+                tx: sink.tx.clone(),
+            };
+            looking = Some(tokio::spawn(
+                async move { jobs::activate_pass(&d, &batch, room as i32, &mut sink, true).await }
+                    .in_current_span(),
+            ));
+        }
+        tokio::select! {
+            biased;
+            Some(job) = next_pushed(&mut pushed) => {
+                let job = ActivatedJob { key: job.key, job: job.job };
+                if let Err(undelivered) = sink.deliver(vec![job]).await {
+                    jobs::hand_back(&d, undelivered, jobs::NOT_SENT, true).await;
+                    break End::ClientGone;
+                }
+            }
+            looked = finished(&mut looking), if looking.is_some() => {
+                looking = None;
+                match looked {
+                    Ok(pass) if pass.gone => break End::ClientGone,
+                    // There may be more.
+                    Ok(pass) if pass.activated > 0 => look = true,
+                    Ok(_) => {}
+                    Err(error) => {
+                        let _ = sink.tx.send(Err(error)).await;
+                        break End::Failed;
+                    }
+                }
+            }
+            open = has_room(&sink.tx), if look && looking.is_none() => {
+                if !open {
+                    break End::ClientGone;
+                }
+            }
+            wake = jobs::wait_for_jobs(
+                &d,
+                &batch.r#type,
+                &mut notifications,
+                None,
+                sink.tx.closed(),
+            ) => match wake {
+                Wake::Retry | Wake::Deadline => look = true,
+                Wake::ClientGone => break End::ClientGone,
+                Wake::ShuttingDown => break End::ShuttingDown,
+            },
+        }
+    };
+    // A look in flight finishes on its own: it hands back what the client no longer takes.
+    drop(looking);
+    // No more pushes; what was pushed and not read goes back to the partitions.
+    if let Some(stream) = pushed {
+        let unread: Vec<ActivatedJob> = stream
+            .close()
+            .into_iter()
+            .map(|job| ActivatedJob {
+                key: job.key,
+                job: job.job,
+            })
+            .collect();
+        if !unread.is_empty() {
+            jobs::hand_back(&d, unread, jobs::NOT_SENT, true).await;
+        }
+    }
+    if end == End::ShuttingDown {
+        let _ = sink
+            .tx
+            .send(Err(GatewayError::Unavailable(
+                "The gateway is shutting down; open the job stream again on another gateway or \
+                 after the restart"
+                    .into(),
+            )))
+            .await;
+    }
+}
+
+/// The outcome of the look in flight.
+async fn finished(
+    looking: &mut Option<JoinHandle<Result<Pass, GatewayError>>>,
+) -> Result<Pass, GatewayError> {
+    match looking {
+        Some(handle) => handle.await.unwrap_or_else(|e| {
+            Err(GatewayError::Internal(format!(
+                "job activation failed: {e}"
+            )))
+        }),
+        None => std::future::pending().await,
+    }
+}
+
+/// Waits until the client's buffer has room; false when the client went away.
+async fn has_room<T>(tx: &mpsc::Sender<T>) -> bool {
+    tx.reserve().await.is_ok()
+}
+
+/// The next job pushed to the stream; never, without push.
+async fn next_pushed(pushed: &mut Option<JobStream>) -> Option<PushedJob> {
+    match pushed {
+        Some(stream) => stream.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_becomes_a_job_batch() {
+        let request = StreamJobs {
+            job_type: "pay".into(),
+            worker: "w".into(),
+            timeout: 1000,
+            ..StreamJobs::default()
+        };
+        let batch = batch(&request).unwrap();
+        assert_eq!(batch.r#type, "pay");
+        assert_eq!(batch.timeout, 1000);
+        let error = super::batch(&StreamJobs {
+            job_type: String::new(),
+            ..request
+        })
+        .unwrap_err();
+        assert_eq!(error.to_string(), "No type provided");
+    }
+}

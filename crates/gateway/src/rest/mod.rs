@@ -1,0 +1,235 @@
+//! The REST transport: Camunda 8.8's REST API under `/v2` (axum), with the request and response
+//! shapes of its published specification.
+//!
+//! ```text
+//! client ─HTTP─▶ router (mod.rs) ─▶ <resource>.rs: JSON body → operation request
+//!                                     operations::<op>::run (validate, route, send, answer)
+//!                                  ◀─ <resource>.rs: operation result → JSON body
+//!                                     problem.rs: GatewayError → HTTP status + problem+json
+//! ```
+//!
+//! Keys are strings in paths, requests and responses (`json::Key`); variables pass through as
+//! the JSON text the client sent. Every operation of the 8.8 API that Beeline does not serve
+//! yet answers 501 problem+json naming it (`not_implemented.rs`); a path outside the API is a
+//! 404 problem. Bodies are limited to the gateway's maximum message size (413 beyond it).
+
+mod clock;
+mod decision_definitions;
+mod deployments;
+mod element_instances;
+mod incidents;
+mod jobs;
+mod json;
+mod messages;
+mod not_implemented;
+mod problem;
+mod process_instances;
+mod signals;
+mod topology;
+
+use std::future::Future;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{DefaultBodyLimit, FromRequest, Request};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, patch, post, put};
+
+use crate::dispatch::Dispatcher;
+use crate::metrics::Api;
+use problem::Problem;
+
+/// The state every handler gets.
+pub(crate) type Gateway = Arc<Dispatcher>;
+
+/// Serves the REST API on `listener` until `shutdown` completes; then stops accepting and lets
+/// the requests in flight finish.
+pub(crate) async fn serve(
+    d: Arc<Dispatcher>,
+    listener: tokio::net::TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    axum::serve(listener, router(d))
+        .with_graceful_shutdown(shutdown)
+        .await
+}
+
+pub(crate) fn router(d: Arc<Dispatcher>) -> Router {
+    let api = Router::new()
+        .route("/v2/topology", get(topology::topology))
+        .route("/v2/status", get(topology::status))
+        .route("/v2/deployments", post(deployments::create))
+        .route("/v2/process-instances", post(process_instances::create))
+        .route(
+            "/v2/process-instances/{processInstanceKey}/cancellation",
+            post(process_instances::cancel),
+        )
+        .route("/v2/jobs/activation", post(jobs::activate))
+        .route("/v2/jobs/{jobKey}/completion", post(jobs::complete))
+        .route("/v2/jobs/{jobKey}/failure", post(jobs::fail))
+        .route("/v2/jobs/{jobKey}/error", post(jobs::throw_error))
+        .route("/v2/jobs/{jobKey}", patch(jobs::update))
+        .route("/v2/messages/publication", post(messages::publish))
+        .route("/v2/messages/correlation", post(messages::correlate))
+        .route("/v2/signals/broadcast", post(signals::broadcast))
+        .route(
+            "/v2/decision-definitions/evaluation",
+            post(decision_definitions::evaluate),
+        )
+        .route(
+            "/v2/incidents/{incidentKey}/resolution",
+            post(incidents::resolve),
+        )
+        .route(
+            "/v2/element-instances/{elementInstanceKey}/variables",
+            put(element_instances::set_variables),
+        )
+        .route("/v2/clock", put(clock::pin))
+        .route("/v2/clock/reset", post(clock::reset));
+    not_implemented::add(api)
+        // Multipart deployments read their parts through axum's own limit.
+        .layer(DefaultBodyLimit::max(d.config.max_message_size))
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .with_state(d)
+}
+
+/// A path outside the API.
+async fn not_found(request: Request) -> Response {
+    let path = request.uri().path().to_owned();
+    Problem::new(
+        StatusCode::NOT_FOUND,
+        "NOT_FOUND",
+        format!(
+            "No endpoint {} {path}; the REST API is under /v2 (Camunda 8.8's Orchestration Cluster API)",
+            request.method()
+        ),
+    )
+    .at(&path)
+}
+
+/// A path of the API with another method.
+async fn method_not_allowed(request: Request) -> Response {
+    let path = request.uri().path().to_owned();
+    Problem::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "METHOD_NOT_ALLOWED",
+        format!("{path} does not take {} requests", request.method()),
+    )
+    .at(&path)
+}
+
+/// A request as the handlers read it: its path (for the problem's `instance`) and its body,
+/// limited to the gateway's maximum message size.
+pub(crate) struct Call {
+    pub path: String,
+    pub body: Bytes,
+}
+
+impl FromRequest<Gateway> for Call {
+    type Rejection = Response;
+
+    async fn from_request(request: Request, d: &Gateway) -> Result<Self, Self::Rejection> {
+        let path = request.uri().path().to_owned();
+        let max = d.config.max_message_size;
+        let too_large = |size: Option<u64>| {
+            let size = size.map_or_else(|| "larger".to_owned(), |n| format!("{n} bytes,"));
+            Problem::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "PAYLOAD_TOO_LARGE",
+                format!(
+                    "The request is {size} more than the gateway's maximum message size of {max} \
+                     bytes; send less data (smaller variables or resources), or raise the limit \
+                     (--grpc-max-message-size / BEELINE_GRPC_MAX_MESSAGE_SIZE)"
+                ),
+            )
+        };
+        let declared = request
+            .headers()
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok());
+        if declared.is_some_and(|n| n > max as u64) {
+            return Err(too_large(declared).at(&path));
+        }
+        match axum::body::to_bytes(request.into_body(), max).await {
+            Ok(body) => Ok(Call { path, body }),
+            Err(error) => {
+                let limit = std::error::Error::source(&error)
+                    .is_some_and(|e| e.is::<http_body_util::LengthLimitError>());
+                Err(if limit {
+                    too_large(None).at(&path)
+                } else {
+                    Problem::invalid(format!("The request body cannot be read: {error}")).at(&path)
+                })
+            }
+        }
+    }
+}
+
+/// What an operation answers on success.
+pub(crate) enum Reply {
+    /// 200 with this JSON body.
+    Json(Vec<u8>),
+    /// 204.
+    NoContent,
+}
+
+/// Runs one operation: its answer (or problem) as the response, counted in the metrics.
+pub(crate) async fn answer(
+    d: &Dispatcher,
+    rpc: &'static str,
+    path: &str,
+    work: impl Future<Output = Result<Reply, Problem>>,
+) -> Response {
+    let started = std::time::Instant::now();
+    let response = match work.await {
+        Ok(Reply::Json(body)) => {
+            let mut response = (StatusCode::OK, body).into_response();
+            response.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
+            response
+        }
+        Ok(Reply::NoContent) => StatusCode::NO_CONTENT.into_response(),
+        Err(problem) => {
+            if problem.status.is_server_error() && problem.status != StatusCode::SERVICE_UNAVAILABLE
+            {
+                tracing::warn!(rpc, status = %problem.status, detail = %problem.detail, "failed");
+            } else {
+                tracing::debug!(rpc, status = %problem.status, detail = %problem.detail, "refused");
+            }
+            problem.at(path)
+        }
+    };
+    d.metrics.record(
+        Api::Rest,
+        rpc,
+        status_label(response.status()),
+        started.elapsed(),
+    );
+    response
+}
+
+/// The status as a metrics label.
+fn status_label(status: StatusCode) -> &'static str {
+    match status.as_u16() {
+        200 => "200",
+        204 => "204",
+        400 => "400",
+        401 => "401",
+        403 => "403",
+        404 => "404",
+        409 => "409",
+        413 => "413",
+        500 => "500",
+        501 => "501",
+        502 => "502",
+        503 => "503",
+        504 => "504",
+        _ => "other",
+    }
+}
