@@ -5,6 +5,7 @@
 mod decision;
 mod distribution;
 mod error;
+mod form;
 mod incident;
 mod job;
 mod job_batch;
@@ -18,6 +19,7 @@ mod process_instance;
 mod process_message_subscription;
 mod signal_subscription;
 mod timer;
+mod user_task;
 mod variable;
 
 use std::collections::HashMap;
@@ -29,9 +31,10 @@ use beeline_protocol::intent::{
 };
 #[cfg(test)]
 use beeline_protocol::intent::{
-    DecisionIntent, DecisionRequirementsIntent, IncidentIntent, JobBatchIntent,
+    DecisionIntent, DecisionRequirementsIntent, FormIntent, IncidentIntent, JobBatchIntent,
     MessageSubscriptionIntent, ProcessInstanceResultIntent, ProcessIntent,
-    ProcessMessageSubscriptionIntent, SignalSubscriptionIntent, TimerIntent, VariableIntent,
+    ProcessMessageSubscriptionIntent, SignalSubscriptionIntent, TimerIntent, UserTaskIntent,
+    VariableIntent,
 };
 use beeline_protocol::{Intent, Record};
 
@@ -101,6 +104,12 @@ const NOT_WRITTEN: &[Intent] = &[
     Intent::ProcessMessageSubscription(ProcessMessageSubscriptionIntent::Migrating),
     Intent::ProcessMessageSubscription(ProcessMessageSubscriptionIntent::Migrated),
     Intent::SignalSubscription(SignalSubscriptionIntent::Migrated),
+    Intent::UserTask(UserTaskIntent::Migrated),
+    Intent::UserTask(UserTaskIntent::CompletionDenied),
+    Intent::UserTask(UserTaskIntent::Corrected),
+    Intent::UserTask(UserTaskIntent::AssignmentDenied),
+    Intent::UserTask(UserTaskIntent::UpdateDenied),
+    Intent::Form(FormIntent::Deleted),
 ];
 
 pub(crate) struct Appliers(HashMap<(Intent, u16), Box<dyn EventApplier>>);
@@ -125,6 +134,8 @@ impl Appliers {
         message_start_event_subscription::register(&mut appliers);
         signal_subscription::register(&mut appliers);
         multi_instance::register(&mut appliers);
+        form::register(&mut appliers);
+        user_task::register(&mut appliers);
         appliers
     }
 
@@ -193,6 +204,8 @@ mod tests {
         ValueType::SignalSubscription,
         ValueType::ProcessInstanceBatch,
         ValueType::MultiInstance,
+        ValueType::UserTask,
+        ValueType::Form,
     ];
 
     #[test]

@@ -14,6 +14,7 @@ mod process_instance_batch;
 mod process_message_subscription;
 mod signal;
 mod timer;
+mod user_task;
 mod variable_document;
 
 use std::collections::{HashMap, VecDeque};
@@ -56,6 +57,7 @@ impl Processors {
         message_subscription::register(&mut processors);
         process_message_subscription::register(&mut processors);
         signal::register(&mut processors);
+        user_task::register(&mut processors);
         processors
     }
 
