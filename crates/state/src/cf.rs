@@ -139,6 +139,14 @@ column_families! {
     /// The same by what they belong to (the element instance, or the process definition of a
     /// signal start event): (scope, key) -> signal name.
     SignalSubscriptionsByScope = 111;
+    /// Deployed forms: form key -> FormRecord (with its resource).
+    Forms = 120;
+    /// Versions of a form: (form id, version) -> form key.
+    FormVersions = 121;
+    /// The latest version of a form: form id -> (version, form key).
+    LatestFormVersions = 122;
+    /// Camunda user tasks: user task key -> stored user task (record and lifecycle state).
+    UserTasks = 130;
 }
 
 #[cfg(test)]

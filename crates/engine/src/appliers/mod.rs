@@ -6,6 +6,7 @@ mod clock;
 mod decision;
 mod distribution;
 mod error;
+mod form;
 mod incident;
 mod job;
 mod job_batch;
@@ -19,6 +20,7 @@ mod process_instance;
 mod process_message_subscription;
 mod signal_subscription;
 mod timer;
+mod user_task;
 mod variable;
 
 use std::collections::HashMap;
@@ -30,9 +32,10 @@ use beeline_protocol::intent::{
 };
 #[cfg(test)]
 use beeline_protocol::intent::{
-    DecisionIntent, DecisionRequirementsIntent, IncidentIntent, JobBatchIntent,
+    DecisionIntent, DecisionRequirementsIntent, FormIntent, IncidentIntent, JobBatchIntent,
     MessageSubscriptionIntent, ProcessInstanceResultIntent, ProcessIntent,
-    ProcessMessageSubscriptionIntent, SignalSubscriptionIntent, TimerIntent, VariableIntent,
+    ProcessMessageSubscriptionIntent, SignalSubscriptionIntent, TimerIntent, UserTaskIntent,
+    VariableIntent,
 };
 use beeline_protocol::{Intent, Record};
 
@@ -107,6 +110,12 @@ const NOT_WRITTEN: &[Intent] = &[
     Intent::ProcessMessageSubscription(ProcessMessageSubscriptionIntent::Migrating),
     Intent::ProcessMessageSubscription(ProcessMessageSubscriptionIntent::Migrated),
     Intent::SignalSubscription(SignalSubscriptionIntent::Migrated),
+    Intent::UserTask(UserTaskIntent::Migrated),
+    Intent::UserTask(UserTaskIntent::CompletionDenied),
+    Intent::UserTask(UserTaskIntent::Corrected),
+    Intent::UserTask(UserTaskIntent::AssignmentDenied),
+    Intent::UserTask(UserTaskIntent::UpdateDenied),
+    Intent::Form(FormIntent::Deleted),
 ];
 
 pub(crate) struct Appliers(HashMap<(Intent, u16), Box<dyn EventApplier>>);
@@ -132,6 +141,8 @@ impl Appliers {
         signal_subscription::register(&mut appliers);
         multi_instance::register(&mut appliers);
         clock::register(&mut appliers);
+        form::register(&mut appliers);
+        user_task::register(&mut appliers);
         appliers
     }
 
@@ -202,6 +213,8 @@ mod tests {
         ValueType::MultiInstance,
         ValueType::MessageCorrelation,
         ValueType::Clock,
+        ValueType::UserTask,
+        ValueType::Form,
     ];
 
     #[test]

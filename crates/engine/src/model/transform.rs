@@ -56,6 +56,7 @@ pub fn supported_kinds() -> ElementKindSet {
         EventBasedGateway,
         MultiInstanceBody,
         CallActivity,
+        UserTask,
     ]
     .into_iter()
     .collect()
@@ -132,6 +133,11 @@ pub fn transform_bpmn(bytes: &[u8]) -> Result<Vec<TransformedProcess>, String> {
 fn unsupported_variant(element: &Element) -> Option<&'static str> {
     if !element.execution_listeners.is_empty() {
         return Some("Execution listeners (zeebe:executionListeners) are not supported yet");
+    }
+    if let ElementData::UserTask(task) = &element.data
+        && !task.task_listeners.is_empty()
+    {
+        return Some("Task listeners (zeebe:taskListeners) are not supported yet");
     }
     match &element.data {
         ElementData::SendTask(_)

@@ -16,6 +16,7 @@ mod process_instance_batch;
 mod process_message_subscription;
 mod signal;
 mod timer;
+mod user_task;
 mod variable_document;
 
 use std::collections::{HashMap, VecDeque};
@@ -60,6 +61,7 @@ impl Processors {
         process_message_subscription::register(&mut processors);
         signal::register(&mut processors);
         clock::register(&mut processors);
+        user_task::register(&mut processors);
         processors
     }
 

@@ -5,7 +5,7 @@ use beeline_protocol::value::{DecisionRecord, DecisionRequirementsRecord};
 use beeline_state::{ColumnFamily, Error, KeyBuilder, Result, Transaction};
 
 use super::decode;
-use super::values::LatestVersion;
+use super::versions::{raise_latest, read_latest};
 use crate::model::DecisionCache;
 
 fn requirements(key: i64) -> Vec<u8> {
@@ -42,14 +42,6 @@ fn in_requirements(requirements_key: i64, decision_id: &str) -> Vec<u8> {
         .i64(requirements_key)
         .str(decision_id)
         .build()
-}
-
-fn read_latest(txn: &Transaction<'_>, cf: ColumnFamily, key: &[u8]) -> Result<Option<(i32, i64)>> {
-    Ok(txn
-        .get(key)?
-        .map(|bytes| decode::<LatestVersion>(cf, &bytes))
-        .transpose()?
-        .map(|l| (l.version, l.key)))
 }
 
 fn read_key(bytes: Option<Vec<u8>>) -> Option<i64> {
@@ -140,25 +132,6 @@ impl<'t, 's> MutableDecisionState<'t, 's> {
         Self { txn }
     }
 
-    fn raise_latest(
-        &mut self,
-        cf: ColumnFamily,
-        key: Vec<u8>,
-        version: i32,
-        value_key: i64,
-    ) -> Result<()> {
-        let current = read_latest(self.txn, cf, &key)?;
-        if current.is_none_or(|(v, _)| v < version) {
-            let latest = LatestVersion {
-                version,
-                key: value_key,
-            };
-            self.txn
-                .put(key, beeline_protocol::protobuf::encode_to_vec(&latest));
-        }
-        Ok(())
-    }
-
     pub fn insert_requirements(&mut self, record: &DecisionRequirementsRecord) -> Result<()> {
         let mut stored = record.clone();
         stored.duplicate = false;
@@ -166,7 +139,8 @@ impl<'t, 's> MutableDecisionState<'t, 's> {
             requirements(record.decision_requirements_key),
             beeline_protocol::protobuf::encode_to_vec(&stored),
         );
-        self.raise_latest(
+        raise_latest(
+            self.txn,
             ColumnFamily::LatestDecisionRequirementsVersions,
             latest_requirements(&record.decision_requirements_id),
             record.decision_requirements_version,
@@ -189,7 +163,8 @@ impl<'t, 's> MutableDecisionState<'t, 's> {
             in_requirements(record.decision_requirements_key, &record.decision_id),
             record.decision_key.to_be_bytes().to_vec(),
         );
-        self.raise_latest(
+        raise_latest(
+            self.txn,
             ColumnFamily::LatestDecisionVersions,
             latest_decision(&record.decision_id),
             record.version,

@@ -6,6 +6,7 @@ mod banned;
 mod decision;
 mod element_instance;
 mod event_trigger;
+mod form;
 mod incident;
 mod job;
 mod message;
@@ -18,13 +19,16 @@ mod process_message_subscription;
 mod signal_subscription;
 mod time_index;
 mod timer;
+mod user_task;
 pub mod values;
 mod variable;
+mod versions;
 
 pub use banned::{BannedInstanceState, MutableBannedInstanceState};
 pub use decision::{DecisionState, MutableDecisionState};
 pub use element_instance::{ElementInstanceState, MutableElementInstanceState};
 pub use event_trigger::{EventTriggerState, MutableEventTriggerState};
+pub use form::{FormState, MutableFormState};
 pub use incident::{IncidentState, MutableIncidentState};
 pub use job::{JobState, MutableJobState};
 pub use message::{MessageState, MutableMessageState};
@@ -40,6 +44,7 @@ pub use process_message_subscription::{
 };
 pub use signal_subscription::{MutableSignalSubscriptionState, SignalSubscriptionState};
 pub use timer::{MutableTimerState, TimerState};
+pub use user_task::{MutableUserTaskState, UserTaskState};
 pub use variable::{MutableVariableState, VariableState, document};
 
 use beeline_state::{Store, Transaction, WriteBatch};
@@ -126,6 +131,22 @@ impl<'s> EngineState<'s> {
 
     pub fn element_instances_mut(&mut self) -> MutableElementInstanceState<'_, 's> {
         MutableElementInstanceState::new(&mut self.txn, &self.instances)
+    }
+
+    pub fn forms(&self) -> FormState<'_> {
+        FormState::new(&self.txn)
+    }
+
+    pub fn forms_mut(&mut self) -> MutableFormState<'_, 's> {
+        MutableFormState::new(&mut self.txn)
+    }
+
+    pub fn user_tasks(&self) -> UserTaskState<'_> {
+        UserTaskState::new(&self.txn)
+    }
+
+    pub fn user_tasks_mut(&mut self) -> MutableUserTaskState<'_, 's> {
+        MutableUserTaskState::new(&mut self.txn)
     }
 
     pub fn multi_instance(&self) -> MultiInstanceState<'_> {

@@ -6,7 +6,7 @@ use beeline_protocol::value::{CommandDistributionRecord, ProcessRecord};
 use beeline_state::{ColumnFamily, Error, KeyBuilder, KeyReader, Result, Transaction};
 
 use super::decode;
-use super::values::LatestVersion;
+use super::versions::{raise_latest, read_latest};
 use crate::model::{DeployedProcess, ProcessCache, transform_bpmn};
 
 fn definition(key: i64) -> Vec<u8> {
@@ -54,12 +54,11 @@ impl<'t> ProcessState<'t> {
 
     /// The latest version of a process: (version, definition key).
     pub fn latest(&self, bpmn_process_id: &str) -> Result<Option<(i32, i64)>> {
-        Ok(self
-            .txn
-            .get(&latest(bpmn_process_id))?
-            .map(|bytes| decode::<LatestVersion>(ColumnFamily::LatestProcessVersions, &bytes))
-            .transpose()?
-            .map(|l| (l.version, l.key)))
+        read_latest(
+            self.txn,
+            ColumnFamily::LatestProcessVersions,
+            &latest(bpmn_process_id),
+        )
     }
 
     pub fn by_version(&self, bpmn_process_id: &str, version_number: i32) -> Result<Option<i64>> {
@@ -167,22 +166,13 @@ impl<'t, 's> MutableProcessState<'t, 's> {
             version(&record.bpmn_process_id, record.version),
             key.to_be_bytes().to_vec(),
         );
-        let current = self
-            .txn
-            .get(&latest(&record.bpmn_process_id))?
-            .map(|bytes| decode::<LatestVersion>(ColumnFamily::LatestProcessVersions, &bytes))
-            .transpose()?;
-        if current.is_none_or(|c| c.version < record.version) {
-            let latest_version = LatestVersion {
-                version: record.version,
-                key,
-            };
-            self.txn.put(
-                latest(&record.bpmn_process_id),
-                beeline_protocol::protobuf::encode_to_vec(&latest_version),
-            );
-        }
-        Ok(())
+        raise_latest(
+            self.txn,
+            ColumnFamily::LatestProcessVersions,
+            latest(&record.bpmn_process_id),
+            record.version,
+            key,
+        )
     }
 
     pub fn add_pending(

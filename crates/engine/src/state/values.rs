@@ -4,7 +4,7 @@
 use beeline_protocol::intent::ProcessInstanceIntent;
 use beeline_protocol::value::{
     JobRecord, MessageStartEventSubscriptionRecord, MessageSubscriptionRecord,
-    ProcessInstanceRecord, ProcessMessageSubscriptionRecord,
+    ProcessInstanceRecord, ProcessMessageSubscriptionRecord, UserTaskRecord,
 };
 
 /// A running element instance (Zeebe's `ElementInstance`).
@@ -53,6 +53,9 @@ pub struct ElementInstance {
     /// created).
     #[prost(int32, tag = "14")]
     pub process_depth: i32,
+    /// Camunda user tasks: the user task, or 0.
+    #[prost(int64, tag = "15")]
+    pub user_task_key: i64,
 }
 
 impl ElementInstance {
@@ -124,6 +127,62 @@ impl Job {
 
     pub fn lifecycle(&self) -> JobLifecycle {
         JobLifecycle::from_value(self.state)
+    }
+}
+
+/// Where a user task is in its lifecycle (Zeebe's `UserTaskState.LifecycleState`): CREATED
+/// between transitions, the transition's name while one is under way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u32)]
+pub enum UserTaskLifecycle {
+    Creating = 0,
+    Created = 1,
+    Assigning = 2,
+    Claiming = 3,
+    Updating = 4,
+    Completing = 5,
+    Canceling = 6,
+}
+
+impl UserTaskLifecycle {
+    pub fn from_value(value: u32) -> Option<Self> {
+        use UserTaskLifecycle::*;
+        [
+            Creating, Created, Assigning, Claiming, Updating, Completing, Canceling,
+        ]
+        .into_iter()
+        .find(|state| *state as u32 == value)
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Creating => "CREATING",
+            Self::Created => "CREATED",
+            Self::Assigning => "ASSIGNING",
+            Self::Claiming => "CLAIMING",
+            Self::Updating => "UPDATING",
+            Self::Completing => "COMPLETING",
+            Self::Canceling => "CANCELING",
+        }
+    }
+}
+
+/// A user task with its lifecycle state.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct StoredUserTask {
+    #[prost(message, optional, tag = "1")]
+    pub record: Option<UserTaskRecord>,
+    #[prost(uint32, tag = "2")]
+    pub state: u32,
+}
+
+impl StoredUserTask {
+    pub fn record(&self) -> UserTaskRecord {
+        self.record.clone().unwrap_or_default()
+    }
+
+    pub fn lifecycle(&self) -> Option<UserTaskLifecycle> {
+        UserTaskLifecycle::from_value(self.state)
     }
 }
 

@@ -22,6 +22,7 @@ mod process_instance;
 mod process_instance_creation;
 mod signal;
 mod timer;
+mod user_task;
 mod variable;
 
 pub use clock::ClockRecord;
@@ -51,6 +52,7 @@ pub use process_instance_creation::{
 };
 pub use signal::{SignalRecord, SignalSubscriptionRecord};
 pub use timer::TimerRecord;
+pub use user_task::{FormRecord, UserTaskRecord};
 pub use variable::{VariableDocumentRecord, VariableRecord};
 
 use crate::intent::{self, Intent, ValueType};
@@ -193,6 +195,8 @@ record_values! {
     SignalSubscription(SignalSubscriptionRecord, SignalSubscriptionIntent);
     ProcessInstanceBatch(ProcessInstanceBatchRecord, ProcessInstanceBatchIntent, instance: process_instance_key);
     MultiInstance(MultiInstanceRecord, MultiInstanceIntent);
+    UserTask(UserTaskRecord, UserTaskIntent, instance: process_instance_key);
+    Form(FormRecord, FormIntent);
     MessageCorrelation(MessageCorrelationRecord, MessageCorrelationIntent, instance: process_instance_key);
     Clock(ClockRecord, ClockIntent);
 }

@@ -220,6 +220,18 @@ impl ProcessBuilder {
         )
     }
 
+    /// A user task: a Camunda user task with `zeebe:userTask` when `camunda` (else a job for a
+    /// task list), with more extension elements (`<zeebe:assignmentDefinition .../>`, ...).
+    pub fn user_task(self, id: &str, camunda: bool, extensions: &str) -> Self {
+        let marker = if camunda { "<zeebe:userTask/>" } else { "" };
+        self.add(
+            id,
+            format!(
+                r#"<bpmn:userTask id="{id}"><bpmn:extensionElements>{marker}{extensions}</bpmn:extensionElements></bpmn:userTask>"#
+            ),
+        )
+    }
+
     pub fn exclusive_gateway(self, id: &str) -> Self {
         self.add(id, format!(r#"<bpmn:exclusiveGateway id="{id}"/>"#))
     }

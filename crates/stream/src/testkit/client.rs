@@ -3,11 +3,11 @@
 
 use beeline_protocol::intent::{
     DeploymentIntent, IncidentIntent, JobBatchIntent, JobIntent, ProcessInstanceCreationIntent,
-    ProcessInstanceIntent, VariableDocumentIntent,
+    ProcessInstanceIntent, UserTaskIntent, VariableDocumentIntent,
 };
 use beeline_protocol::value::{
     DeploymentRecord, DeploymentResource, IncidentRecord, JobBatchRecord, JobRecord,
-    ProcessInstanceCreationRecord, ProcessInstanceRecord, VariableDocumentRecord,
+    ProcessInstanceCreationRecord, ProcessInstanceRecord, UserTaskRecord, VariableDocumentRecord,
 };
 use beeline_protocol::{Record, RecordType, key};
 use tokio::sync::oneshot;
@@ -346,6 +346,49 @@ impl Harness {
                     ..Default::default()
                 },
             ),
+        )
+    }
+
+    /// A USER_TASK command (as the REST API sends them) for the task `key`.
+    pub fn user_task_command(
+        &self,
+        key: i64,
+        intent: UserTaskIntent,
+        task: UserTaskRecord,
+    ) -> Result<Record, PartitionError> {
+        self.on_key(key, Record::command(key, intent, task))
+    }
+
+    pub fn complete_user_task(&self, key: i64, variables: &str) -> Result<Record, PartitionError> {
+        self.user_task_command(
+            key,
+            UserTaskIntent::Complete,
+            UserTaskRecord {
+                variables: variables.as_bytes().to_vec(),
+                ..Default::default()
+            },
+        )
+    }
+
+    pub fn assign_user_task(&self, key: i64, assignee: &str) -> Result<Record, PartitionError> {
+        self.user_task_command(
+            key,
+            UserTaskIntent::Assign,
+            UserTaskRecord {
+                assignee: assignee.to_string(),
+                ..Default::default()
+            },
+        )
+    }
+
+    pub fn claim_user_task(&self, key: i64, assignee: &str) -> Result<Record, PartitionError> {
+        self.user_task_command(
+            key,
+            UserTaskIntent::Claim,
+            UserTaskRecord {
+                assignee: assignee.to_string(),
+                ..Default::default()
+            },
         )
     }
 

@@ -1,4 +1,4 @@
-//! Every model of the shared corpora (Zeebe's and the SDKs' test models, the BPMN MIWG
+//! Every model and form of the shared corpora (Zeebe's and the SDKs' test models, the BPMN MIWG
 //! reference models) deploys, or is rejected with a clear reason — the outcome recorded for it
 //! in `corpus-expectations.tsv` (the upstream test named in the corpus MANIFEST decides what is
 //! expected; a model using an element Beeline does not run yet is rejected naming the element).
@@ -45,12 +45,14 @@ fn models(root: &Path) -> Vec<PathBuf> {
                 stack.push(path);
             } else if (name.ends_with(".bpmn") && !name.ends_with(".part.bpmn"))
                 || name.ends_with(".dmn")
+                || name.ends_with(".form")
             {
                 found.push(path);
             }
         }
     }
-    found.sort();
+    // Forms first: the user tasks of the models that come later link them.
+    found.sort_by_key(|path| (!path.to_string_lossy().ends_with(".form"), path.clone()));
     found
 }
 

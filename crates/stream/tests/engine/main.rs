@@ -17,6 +17,7 @@ mod process_instance;
 mod replay;
 mod signals;
 mod timers;
+mod user_tasks;
 mod variables;
 
 use beeline_protocol::Intent;

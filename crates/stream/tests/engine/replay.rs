@@ -70,6 +70,14 @@ fn models() -> Vec<ProcessBuilder> {
             .end_sub_process()
             .multi_instance("seq", true, r#"inputCollection="=out" inputElement="o""#, None)
             .end_event("e"),
+        ProcessBuilder::new("people")
+            .start_event("s")
+            .user_task("approve", true, r#"<zeebe:assignmentDefinition assignee="=owner"/>"#)
+            .boundary_event("late", "approve", &timer("timeDuration", "PT1M"), true)
+            .end_event("late_end")
+            .move_to("approve")
+            .service_task("b", "b")
+            .end_event("e"),
         ProcessBuilder::new("caller")
             .start_event("s")
             .call_activity("call", r#"processId="linear""#, "")
@@ -97,6 +105,10 @@ enum Op {
     Cancel {
         pick: usize,
     },
+    CompleteUserTask {
+        pick: usize,
+        n: u8,
+    },
     Advance(i64),
     Snapshot,
     Restart,
@@ -104,7 +116,8 @@ enum Op {
 
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
-        3 => (0usize..5, 0u8..4).prop_map(|(model, n)| Op::Create { model, n }),
+        3 => (0usize..6, 0u8..4).prop_map(|(model, n)| Op::Create { model, n }),
+        2 => (0usize..8, 0u8..4).prop_map(|(pick, n)| Op::CompleteUserTask { pick, n }),
         5 => (0usize..3, 0u8..4).prop_map(|(job_type, n)| Op::Complete { job_type, n }),
         2 => (0usize..3, 0u8..2, any::<bool>()).prop_map(|(job_type, retries, backoff)| Op::Fail { job_type, retries, backoff }),
         1 => (0usize..8).prop_map(|pick| Op::Cancel { pick }),
@@ -131,14 +144,14 @@ proptest! {
         for model in models() {
             harness.deploy_process(&model);
         }
-        let names = ["linear", "forks", "inclusive", "each", "caller"];
+        let names = ["linear", "forks", "inclusive", "each", "people", "caller"];
         let mut instances = Vec::new();
         let mut log = BTreeMap::new();
         collect(&harness, &mut log);
         for op in &ops {
             match op {
                 Op::Create { model, n } => {
-                    instances.push(harness.create_instance(names[*model], &format!(r#"{{"n": {n}}}"#)));
+                    instances.push(harness.create_instance(names[*model], &format!(r#"{{"n": {n}, "owner": "o{n}"}}"#)));
                 }
                 Op::Complete { job_type, n } => {
                     if let Some((key, _)) = harness.activate_jobs(JOB_TYPES[*job_type], 1).pop() {
@@ -155,6 +168,20 @@ proptest! {
                     if !instances.is_empty() {
                         let instance = instances[pick % instances.len()];
                         harness.cancel_instance(instance).unwrap();
+                    }
+                }
+                Op::CompleteUserTask { pick, n } => {
+                    let tasks: Vec<i64> = harness
+                        .records()
+                        .with_intent(beeline_protocol::intent::UserTaskIntent::Created)
+                        .list()
+                        .iter()
+                        .map(|r| r.key)
+                        .collect();
+                    if !tasks.is_empty() {
+                        harness
+                            .complete_user_task(tasks[pick % tasks.len()], &format!(r#"{{"n": {n}}}"#))
+                            .unwrap();
                     }
                 }
                 Op::Advance(ms) => harness.advance_time(*ms),

@@ -172,7 +172,7 @@ pub(super) fn terminate(
             bpmn.ctx
                 .append_event(incident, IncidentIntent::Resolved, record)?;
         }
-        if processor.terminate_children(bpmn)? {
+        if processor.on_terminate(bpmn)? {
             return Ok(());
         }
     } else if instance.active_children > 0 {

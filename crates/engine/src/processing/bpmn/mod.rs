@@ -86,6 +86,7 @@ pub(crate) enum ErrorType {
     CalledElementError,
     CalledDecisionError,
     DecisionEvaluationError,
+    FormNotFound,
 }
 
 impl ErrorType {
@@ -99,6 +100,7 @@ impl ErrorType {
             ErrorType::CalledElementError => "CALLED_ELEMENT_ERROR",
             ErrorType::CalledDecisionError => "CALLED_DECISION_ERROR",
             ErrorType::DecisionEvaluationError => "DECISION_EVALUATION_ERROR",
+            ErrorType::FormNotFound => "FORM_NOT_FOUND",
         }
     }
 }
@@ -129,10 +131,11 @@ pub(crate) trait ElementProcessor: Sync {
         behavior::flow::complete_and_leave(bpmn)
     }
 
-    /// The instance is ELEMENT_TERMINATING: end what runs inside it. Returns whether it waits
-    /// for that to end (its children call back through
+    /// The instance is ELEMENT_TERMINATING (its job canceled, its subscriptions closed, its
+    /// incidents resolved): end what it runs, its children, the instance it called, its user
+    /// task. Returns whether it waits for that to end (its children call back through
     /// [`on_child_terminated`](Self::on_child_terminated)).
-    fn terminate_children(
+    fn on_terminate(
         &self,
         bpmn: &mut BpmnElementContext<'_, '_, '_>,
     ) -> Result<bool, ProcessingError> {
@@ -233,7 +236,8 @@ pub(super) fn processor_of(
         }
         ElementData::BoundaryEvent(_) => &event::boundary_event::BoundaryEventProcessor,
         ElementData::CallActivity(_) => &container::call_activity::CallActivityProcessor,
-        ElementData::AdHocSubProcess(_) | ElementData::UserTask(_) => &NotExecuted,
+        ElementData::UserTask(_) => &task::user_task::UserTaskProcessor,
+        ElementData::AdHocSubProcess(_) => &NotExecuted,
     }
 }
 

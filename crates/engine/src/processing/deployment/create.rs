@@ -7,7 +7,7 @@ use beeline_protocol::value::{
 use beeline_protocol::{Record, RejectionType};
 use md5::{Digest, Md5};
 
-use super::{decisions, start_events};
+use super::{decisions, forms, start_events};
 use crate::error::ProcessingError;
 use crate::model::transform_bpmn;
 use crate::processing::{CommandProcessor, ProcessingContext, distribution, value_of};
@@ -42,6 +42,8 @@ impl CommandProcessor for DeploymentCreateProcessor {
         let mut processes = Vec::new();
         let mut decision_models: Vec<(&DeploymentResource, beeline_dmn::DmnModel)> = Vec::new();
         let mut graph_owners: HashMap<String, String> = HashMap::new();
+        let mut form_owners: HashMap<String, String> = HashMap::new();
+        let mut parsed_forms = Vec::new();
         let mut owners: HashMap<String, String> = HashMap::new();
         for resource in &deployment.resources {
             let name = &resource.resource_name;
@@ -75,9 +77,18 @@ impl CommandProcessor for DeploymentCreateProcessor {
                     Err(message) => errors.push(format!("'{name}': {message}")),
                 }
             } else if lower.ends_with(".form") {
-                errors.push(format!(
-                    "'{name}': Beeline cannot deploy form resources yet"
-                ));
+                match forms::parse(resource) {
+                    Ok(form) => {
+                        if let Some(other) = form_owners.insert(form.id.clone(), name.clone()) {
+                            errors.push(format!(
+                                "Expected the form ids to be unique within a deployment but found a duplicated id '{}' in the resources '{other}' and '{name}'.",
+                                form.id
+                            ));
+                        }
+                        parsed_forms.push((resource, form));
+                    }
+                    Err(message) => errors.push(format!("'{name}': {message}")),
+                }
             } else {
                 errors.push(format!(
                     "'{name}': Expected the resource to be a BPMN (.bpmn, .xml), DMN (.dmn) or form (.form) file, but its extension is unknown"
@@ -162,6 +173,11 @@ impl CommandProcessor for DeploymentCreateProcessor {
             result.decision_requirements_metadata.push(graph);
             result.decisions_metadata.extend(graph_decisions);
         }
+        result.form_metadata.clear();
+        for (resource, form) in &parsed_forms {
+            let metadata = forms::deploy(ctx, resource, form, deployment_key, &tenant)?;
+            result.form_metadata.push(metadata);
+        }
         let created =
             ctx.append_event(deployment_key, DeploymentIntent::Created, result.clone())?;
         ctx.respond(created);
@@ -221,6 +237,9 @@ fn apply_distributed(
         if latest.is_none_or(|(version, _)| version < metadata.version) {
             start_events::replace(ctx, metadata.process_definition_key, latest.map(|(_, k)| k))?;
         }
+    }
+    if forms::apply_distributed(ctx, &deployment.resources, &deployment.form_metadata)? {
+        already_applied = false;
     }
     if decisions::apply_distributed(
         ctx,

@@ -1,5 +1,6 @@
 mod create;
 mod decisions;
+mod forms;
 mod start_events;
 
 use beeline_protocol::intent::DeploymentIntent;

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use beeline_bpmn::{ExprOrStatic, JobWorkerProperties};
+use beeline_bpmn::{ExprOrStatic, JobWorkerProperties, TaskHeader};
 use beeline_feel::Value;
 use beeline_protocol::intent::{IncidentIntent, JobBatchIntent, JobIntent, ProcessInstanceIntent};
 use beeline_protocol::value::{JobBatchRecord, JobRecord};
@@ -28,9 +28,17 @@ pub(crate) fn activate_job_worker(
 ) -> Step<()> {
     let (job_type, retries) = evaluate(bpmn, properties)?;
     subscriptions::open(bpmn)?;
-    create(bpmn, properties, job_type, retries)?;
+    create(bpmn, job_type, retries, headers(&properties.task_headers))?;
     bpmn.write(ProcessInstanceIntent::ElementActivated)?;
     Ok(())
+}
+
+/// The custom headers of a job, from `zeebe:taskHeaders`.
+pub(crate) fn headers(task_headers: &[TaskHeader]) -> BTreeMap<String, String> {
+    task_headers
+        .iter()
+        .map(|h| (h.key.clone(), h.value.clone()))
+        .collect()
 }
 
 fn extract_value_error(message: String) -> Failure {
@@ -85,18 +93,13 @@ fn evaluate(
     Ok((job_type, retries))
 }
 
-/// Creates the element's job (JOB CREATED).
-fn create(
+/// Creates the element's job (JOB CREATED), pushed to a job stream when one has room.
+pub(crate) fn create(
     bpmn: &mut BpmnElementContext<'_, '_, '_>,
-    properties: &JobWorkerProperties,
     job_type: String,
     retries: i32,
+    custom_headers: BTreeMap<String, String>,
 ) -> Result<(), ProcessingError> {
-    let custom_headers: BTreeMap<String, String> = properties
-        .task_headers
-        .iter()
-        .map(|h| (h.key.clone(), h.value.clone()))
-        .collect();
     let job = JobRecord {
         r#type: job_type,
         worker: String::new(),

@@ -7,4 +7,5 @@ pub(crate) mod jobs;
 pub(crate) mod subscriptions;
 pub(crate) mod throw;
 pub(crate) mod timers;
+pub(crate) mod user_tasks;
 pub(crate) mod variables;

@@ -104,7 +104,7 @@ impl ElementProcessor for CallActivityProcessor {
     }
 
     /// The called instance is terminated first; the call activity follows when it is gone.
-    fn terminate_children(
+    fn on_terminate(
         &self,
         bpmn: &mut BpmnElementContext<'_, '_, '_>,
     ) -> Result<bool, ProcessingError> {

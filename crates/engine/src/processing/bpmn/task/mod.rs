@@ -6,6 +6,7 @@ pub(super) mod job_worker_task;
 pub(super) mod receive_task;
 pub(super) mod script_task;
 pub(super) mod undefined_task;
+pub(super) mod user_task;
 
 use super::behavior::{jobs, subscriptions};
 use super::{BpmnElementContext, Step};

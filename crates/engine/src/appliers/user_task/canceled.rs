@@ -1,0 +1,21 @@
+use beeline_protocol::Record;
+use beeline_protocol::value::UserTaskRecord;
+
+use crate::appliers::EventApplier;
+use crate::error::ProcessingError;
+use crate::processing::value_of;
+use crate::state::EngineState;
+
+/// `USER_TASK CANCELED`: the task is gone with its terminated element instance.
+pub(crate) struct UserTaskCanceledApplier;
+
+impl EventApplier for UserTaskCanceledApplier {
+    fn apply(&self, event: &Record, state: &mut EngineState<'_>) -> Result<(), ProcessingError> {
+        let task = value_of::<UserTaskRecord>(event)?;
+        state.user_tasks_mut().remove(event.key);
+        state
+            .element_instances_mut()
+            .update(task.element_instance_key, |e| e.user_task_key = 0)?;
+        Ok(())
+    }
+}

@@ -1,0 +1,105 @@
+//! Deployed forms: by key, by id and version, and the latest version of each id.
+
+use beeline_protocol::value::FormRecord;
+use beeline_state::{ColumnFamily, KeyBuilder, Result, Transaction};
+
+use super::decode;
+use super::versions::{raise_latest, read_latest};
+
+fn form(key: i64) -> Vec<u8> {
+    KeyBuilder::new(ColumnFamily::Forms).i64(key).build()
+}
+
+fn version(form_id: &str, version: i32) -> Vec<u8> {
+    KeyBuilder::new(ColumnFamily::FormVersions)
+        .str(form_id)
+        .i64(i64::from(version))
+        .build()
+}
+
+fn latest(form_id: &str) -> Vec<u8> {
+    KeyBuilder::new(ColumnFamily::LatestFormVersions)
+        .str(form_id)
+        .build()
+}
+
+pub struct FormState<'t> {
+    txn: &'t Transaction<'t>,
+}
+
+impl<'t> FormState<'t> {
+    pub(super) fn new(txn: &'t Transaction<'t>) -> Self {
+        Self { txn }
+    }
+
+    pub fn get(&self, key: i64) -> Result<Option<FormRecord>> {
+        self.txn
+            .get(&form(key))?
+            .map(|bytes| decode(ColumnFamily::Forms, &bytes))
+            .transpose()
+    }
+
+    /// The latest version of a form: (version, form key).
+    pub fn latest(&self, form_id: &str) -> Result<Option<(i32, i64)>> {
+        read_latest(self.txn, ColumnFamily::LatestFormVersions, &latest(form_id))
+    }
+
+    pub fn by_version(&self, form_id: &str, version_number: i32) -> Result<Option<i64>> {
+        Ok(self
+            .txn
+            .get(&version(form_id, version_number))?
+            .and_then(|bytes| Some(i64::from_be_bytes(bytes.as_slice().try_into().ok()?))))
+    }
+
+    /// The latest version of `form_id` that `matches`, newest first.
+    pub fn latest_matching(
+        &self,
+        form_id: &str,
+        matches: impl Fn(&FormRecord) -> bool,
+    ) -> Result<Option<FormRecord>> {
+        let Some((latest, _)) = self.latest(form_id)? else {
+            return Ok(None);
+        };
+        for number in (1..=latest).rev() {
+            if let Some(key) = self.by_version(form_id, number)?
+                && let Some(found) = self.get(key)?
+                && matches(&found)
+            {
+                return Ok(Some(found));
+            }
+        }
+        Ok(None)
+    }
+}
+
+pub struct MutableFormState<'t, 's> {
+    txn: &'t mut Transaction<'s>,
+}
+
+impl<'t, 's> MutableFormState<'t, 's> {
+    pub(super) fn new(txn: &'t mut Transaction<'s>) -> Self {
+        Self { txn }
+    }
+
+    /// Stores a new form version and makes it the latest when it is newer.
+    pub fn insert(&mut self, record: &FormRecord) -> Result<()> {
+        let key = record.form_key;
+        let mut stored = record.clone();
+        stored.duplicate = false;
+        self.txn.put(
+            form(key),
+            beeline_protocol::protobuf::encode_to_vec(&stored),
+        );
+        self.txn.put(
+            version(&record.form_id, record.version),
+            key.to_be_bytes().to_vec(),
+        );
+        raise_latest(
+            self.txn,
+            ColumnFamily::LatestFormVersions,
+            latest(&record.form_id),
+            record.version,
+            key,
+        )
+    }
+}
