@@ -2,8 +2,11 @@
 # `start_beeline`. It starts a real `beeline broker` on its own ports and data dir, waits until
 # it is ready, and stops it when the script exits.
 #
-#   BEELINE_BIN          the binary to test (default: build the release binary)
+#   BEELINE_BIN          the binary to test (default: build the release binary, as
+#                        ./scripts/beeline does)
 #   BEELINE_COMPAT_CACHE where clients are installed once (default ~/.cache/beeline-compat)
+
+source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
 
 compat_cache="${BEELINE_COMPAT_CACHE:-$HOME/.cache/beeline-compat}"
 mkdir -p "$compat_cache"
@@ -15,10 +18,9 @@ start_beeline() {
   shift
   local bin="${BEELINE_BIN:-}"
   if [ -z "$bin" ]; then
-    export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/beeline-target}"
     echo "==> building beeline (release)"
-    cargo build --release --locked -p beeline
-    bin="$CARGO_TARGET_DIR/release/beeline"
+    build_beeline
+    bin="$beeline_bin"
   fi
   # Monitoring and REST ports derive from the gRPC port, so suites never collide.
   local monitoring_port=$((grpc_port - 26500 + 9600))

@@ -38,6 +38,9 @@ enum Command {
     // A later flag overrides an earlier one: the config file's settings come first.
     #[command(args_override_self = true)]
     Broker(config::BrokerConfig),
+    /// deploy, create, publish, status: a client of any Zeebe gateway.
+    #[command(flatten)]
+    Client(beeline_cli::Command),
     /// Loads a Zeebe gateway (this node's or a real Zeebe's) and reports throughput, latency,
     /// backpressure and the broker's memory.
     Bench(beeline_bench::BenchArgs),
@@ -69,30 +72,28 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Broker(config) => run_broker(config),
         Command::Bench(args) => run_bench(args),
+        Command::Client(command) => on_runtime(
+            tokio::runtime::Builder::new_current_thread().thread_name("beeline-cli"),
+            beeline_cli::run(command),
+        ),
     }
 }
 
 fn run_broker(config: config::BrokerConfig) -> ExitCode {
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    builder
         .worker_threads(config.threads())
         .max_blocking_threads(16)
-        .thread_name("beeline")
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(e) => {
-            eprintln!("error: cannot start the runtime: {e}");
-            return ExitCode::FAILURE;
+        .thread_name("beeline");
+    on_runtime(&mut builder, async {
+        match node::run(config).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::FAILURE
+            }
         }
-    };
-    match runtime.block_on(node::run(config)) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    })
 }
 
 fn run_bench(args: beeline_bench::BenchArgs) -> ExitCode {
@@ -104,8 +105,17 @@ fn run_bench(args: beeline_bench::BenchArgs) -> ExitCode {
             builder
         }
     };
-    match builder.thread_name("beeline-bench").enable_all().build() {
-        Ok(runtime) => runtime.block_on(beeline_bench::main(args)),
+    builder.thread_name("beeline-bench");
+    on_runtime(&mut builder, beeline_bench::main(args))
+}
+
+/// Runs a subcommand on the runtime `builder` makes; a runtime that cannot start fails it.
+fn on_runtime(
+    builder: &mut tokio::runtime::Builder,
+    subcommand: impl std::future::Future<Output = ExitCode>,
+) -> ExitCode {
+    match builder.enable_all().build() {
+        Ok(runtime) => runtime.block_on(subcommand),
         Err(e) => {
             eprintln!("error: cannot start the runtime: {e}");
             ExitCode::FAILURE
