@@ -11,9 +11,11 @@
 //! where the caller needs more than "done".
 
 pub mod activate_jobs;
+pub mod assign_user_task;
 pub mod broadcast_signal;
 pub mod cancel_process_instance;
 pub mod complete_job;
+pub mod complete_user_task;
 pub mod correlate_message;
 pub mod create_process_instance;
 pub mod delete_resource;
@@ -31,6 +33,7 @@ pub mod stream_jobs;
 pub mod throw_error;
 pub mod topology;
 pub mod update_job;
+pub mod update_user_task;
 
 use beeline_protocol::{Intent, Record, Value};
 

@@ -26,6 +26,7 @@ mod problem;
 mod process_instances;
 mod signals;
 mod topology;
+mod user_tasks;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -35,7 +36,7 @@ use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, FromRequest, Request};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, patch, post, put};
+use axum::routing::{delete, get, patch, post, put};
 
 use crate::dispatch::Dispatcher;
 use crate::metrics::Api;
@@ -86,6 +87,19 @@ pub(crate) fn router(d: Arc<Dispatcher>) -> Router {
             "/v2/element-instances/{elementInstanceKey}/variables",
             put(element_instances::set_variables),
         )
+        .route(
+            "/v2/user-tasks/{userTaskKey}/completion",
+            post(user_tasks::complete),
+        )
+        .route(
+            "/v2/user-tasks/{userTaskKey}/assignment",
+            post(user_tasks::assign),
+        )
+        .route(
+            "/v2/user-tasks/{userTaskKey}/assignee",
+            delete(user_tasks::unassign),
+        )
+        .route("/v2/user-tasks/{userTaskKey}", patch(user_tasks::update))
         .route("/v2/clock", put(clock::pin))
         .route("/v2/clock/reset", post(clock::reset));
     not_implemented::add(api)

@@ -450,22 +450,6 @@ const OPERATIONS: &[(&str, &str, &str)] = &[
     ),
     ("POST", "/v2/user-tasks/search", "searchUserTasks"),
     ("GET", "/v2/user-tasks/{userTaskKey}", "getUserTask"),
-    ("PATCH", "/v2/user-tasks/{userTaskKey}", "updateUserTask"),
-    (
-        "DELETE",
-        "/v2/user-tasks/{userTaskKey}/assignee",
-        "unassignUserTask",
-    ),
-    (
-        "POST",
-        "/v2/user-tasks/{userTaskKey}/assignment",
-        "assignUserTask",
-    ),
-    (
-        "POST",
-        "/v2/user-tasks/{userTaskKey}/completion",
-        "completeUserTask",
-    ),
     (
         "GET",
         "/v2/user-tasks/{userTaskKey}/form",

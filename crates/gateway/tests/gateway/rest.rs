@@ -555,10 +555,8 @@ async fn bad_requests_are_problems_naming_what_is_wrong_and_the_node_serves_on()
         .await
         .problem(501, "UNIMPLEMENTED", path);
     assert!(detail.contains("searchProcessInstances"), "{detail}");
-    let path = "/v2/user-tasks/2251799813685249/assignment";
-    node.post(path, json!({"assignee": "anna"}))
-        .await
-        .problem(501, "UNIMPLEMENTED", path);
+    let path = "/v2/user-tasks/2251799813685249/form";
+    node.get(path).await.problem(501, "UNIMPLEMENTED", path);
     node.get("/v3/topology")
         .await
         .problem(404, "NOT_FOUND", "/v3/topology");
@@ -711,4 +709,112 @@ async fn a_pinned_clock_fires_timers_and_a_reset_returns_to_the_system_clock() {
         .await
         .problem(400, "INVALID_ARGUMENT", path);
     assert_eq!(detail, "No timestamp provided");
+}
+
+#[tokio::test]
+async fn a_user_task_is_assigned_updated_and_completed_over_rest() {
+    let node = Node::start(1).await;
+    let process = ProcessBuilder::new("approval")
+        .start_event("start")
+        .user_task(
+            "review",
+            true,
+            r#"<zeebe:assignmentDefinition candidateGroups="sales"/>"#,
+        )
+        .end_event("end")
+        .build();
+    let deployed = node.deploy_rest(&[("approval.bpmn", &process)]).await;
+    assert_eq!(deployed.status, 200, "{}", deployed.text());
+    let created = node
+        .create_rest(json!({"processDefinitionId": "approval"}))
+        .await;
+    let instance: i64 = created["processInstanceKey"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    // The key of the task, as a task list would find it through the read side.
+    let task = node
+        .records(1)
+        .await
+        .into_iter()
+        .find(|r| r.intent == beeline_protocol::intent::UserTaskIntent::Created.into())
+        .expect("a user task")
+        .key;
+    let path = |suffix: &str| format!("/v2/user-tasks/{task}{suffix}");
+
+    let assigned = node
+        .post(&path("/assignment"), json!({"assignee": "ann"}))
+        .await;
+    assert_eq!(assigned.status, 204, "{}", assigned.text());
+    // Not taken from ann without allowOverride.
+    let claim = node
+        .post(
+            &path("/assignment"),
+            json!({"assignee": "bo", "allowOverride": false}),
+        )
+        .await;
+    let detail = claim.problem(409, "INVALID_STATE", &path("/assignment"));
+    assert!(detail.contains("it has already been assigned"), "{detail}");
+    let missing = node.post(&path("/assignment"), json!({})).await;
+    missing.problem(400, "INVALID_ARGUMENT", &path("/assignment"));
+    let unassigned = node.send("DELETE", &path("/assignee"), "").await;
+    assert_eq!(unassigned.status, 204, "{}", unassigned.text());
+
+    let updated = node
+        .send(
+            "PATCH",
+            &path(""),
+            &json!({"changeset": {"candidateGroups": ["ops"], "priority": 80}}).to_string(),
+        )
+        .await;
+    assert_eq!(updated.status, 204, "{}", updated.text());
+    let empty = node.send("PATCH", &path(""), "{}").await;
+    empty.problem(400, "INVALID_ARGUMENT", &path(""));
+
+    let completed = node
+        .post(
+            &path("/completion"),
+            json!({"variables": {"approved": true}}),
+        )
+        .await;
+    assert_eq!(completed.status, 204, "{}", completed.text());
+    let again = node.post(&path("/completion"), json!({})).await;
+    again.problem(404, "NOT_FOUND", &path("/completion"));
+    let unknown = "/v2/user-tasks/x/completion";
+    node.post(unknown, json!({}))
+        .await
+        .problem(400, "INVALID_ARGUMENT", unknown);
+
+    let records = node.records(1).await;
+    let events: Vec<String> = records
+        .iter()
+        .filter(|r| r.is_event() && r.value_type() == beeline_protocol::ValueType::UserTask)
+        .map(|r| r.intent.name().to_string())
+        .collect();
+    assert_eq!(
+        events,
+        [
+            "CREATING",
+            "CREATED",
+            "ASSIGNING",
+            "ASSIGNED",
+            "ASSIGNING",
+            "ASSIGNED",
+            "UPDATING",
+            "UPDATED",
+            "COMPLETING",
+            "COMPLETED"
+        ]
+    );
+    assert!(
+        records.iter().any(
+            |r| r.key == instance && r.intent == ProcessInstanceIntent::ElementCompleted.into()
+        ),
+        "the instance completed"
+    );
+    // Reading tasks is the read side's, not served yet.
+    let get = node.get(&path("")).await;
+    get.problem(501, "UNIMPLEMENTED", &path(""));
+    node.assert_serving_rest().await;
 }

@@ -156,6 +156,21 @@ public final class JavaClientCompat {
         .done();
   }
 
+  /** A job-worker user task, for a task list that works through the job API. */
+  private static BpmnModelInstance userTaskProcess() {
+    return Bpmn.createExecutableProcess("java-user-task")
+        .startEvent()
+        .userTask(
+            "approve",
+            t ->
+                t.zeebeAssignee("ann")
+                    .zeebeCandidateGroups("sales, support")
+                    .zeebeDueDate("2030-01-31T17:00:00Z")
+                    .zeebeFormKey("camunda-forms:bpmn:approve-form"))
+        .endEvent()
+        .done();
+  }
+
   private static BpmnModelInstance echoProcess() {
     return Bpmn.createExecutableProcess("java-echo").startEvent().endEvent().done();
   }
@@ -341,6 +356,7 @@ public final class JavaClientCompat {
     check("decision: business rule task in a process", JavaClientCompat::businessRuleTask);
     check("decision: an unknown decision is NOT_FOUND", JavaClientCompat::evaluateUnknown);
     check("multi-instance call activity: a child per item, their results collected in order", JavaClientCompat::callEach);
+    check("user task (job worker): a task list's job with Zeebe's headers, completed with the result", JavaClientCompat::userTask);
     check("error: creating an unknown process is NOT_FOUND", JavaClientCompat::unknownProcess);
     check("error: variables that are not an object are INVALID_ARGUMENT", JavaClientCompat::invalidVariables);
     check("error: completing an unknown job is NOT_FOUND", JavaClientCompat::unknownJob);
@@ -1458,6 +1474,47 @@ public final class JavaClientCompat {
     } finally {
       worker.close();
     }
+  }
+
+  private static void userTask() {
+    join(
+        client
+            .newDeployResourceCommand()
+            .addProcessModel(userTaskProcess(), "java-user-task.bpmn")
+            .send());
+    final ZeebeFuture<ProcessInstanceResult> result =
+        client
+            .newCreateInstanceCommand()
+            .bpmnProcessId("java-user-task")
+            .latestVersion()
+            .withResult()
+            .send();
+    final List<ActivatedJob> jobs = new ArrayList<>();
+    for (int attempt = 0; attempt < 50 && jobs.isEmpty(); attempt++) {
+      jobs.addAll(
+          join(
+                  client
+                      .newActivateJobsCommand()
+                      .jobType("io.camunda.zeebe:userTask")
+                      .maxJobsToActivate(1)
+                      .requestTimeout(Duration.ofSeconds(1))
+                      .send())
+              .getJobs());
+    }
+    expectEquals("user task jobs", 1, jobs.size());
+    final ActivatedJob job = jobs.get(0);
+    expectEquals("retries", 1, job.getRetries());
+    final Map<String, String> headers = job.getCustomHeaders();
+    expectEquals("assignee header", "ann", headers.get("io.camunda.zeebe:assignee"));
+    expectEquals(
+        "candidate groups header",
+        "[\"sales\",\"support\"]",
+        headers.get("io.camunda.zeebe:candidateGroups"));
+    expectEquals("due date header", "2030-01-31T17:00Z", headers.get("io.camunda.zeebe:dueDate"));
+    expectEquals(
+        "form key header", "camunda-forms:bpmn:approve-form", headers.get("io.camunda.zeebe:formKey"));
+    join(client.newCompleteCommand(job.getKey()).variables(Map.of("approved", true)).send());
+    expectEquals("approved", true, join(result).getVariablesAsMap().get("approved"));
   }
 
   private static void oversized() {
