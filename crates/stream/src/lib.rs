@@ -20,6 +20,7 @@
 mod clock;
 mod config;
 mod error;
+mod exporters;
 mod handle;
 mod job_streams;
 mod metrics;
@@ -32,6 +33,7 @@ pub mod testkit;
 pub use clock::{Clock, ControlledClock, SystemClock};
 pub use config::{FlushPolicy, PartitionConfig};
 pub use error::{OpenError, PartitionError};
+pub use exporters::{ExporterPosition, ExporterPositions, NOTHING_ACKNOWLEDGED};
 pub use handle::{PartitionHandle, PartitionStatus};
 pub use job_streams::{JobStream, JobStreamProperties, JobStreams, PushedJob};
 pub use metrics::{HistogramSnapshot, LATENCY_BOUNDS, LatencyHistogram, PartitionMetrics};
