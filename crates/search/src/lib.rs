@@ -17,6 +17,7 @@
 //! - **Queries** (`query.rs`): the searchable entities with their fields, filters with the
 //!   API's operators, sorts, pages and cursors, answered by any [`SearchStore`].
 
+pub mod conformance;
 pub mod cursor;
 pub mod exporter;
 pub mod projection;

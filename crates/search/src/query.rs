@@ -98,11 +98,20 @@ pub enum Order {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Page {
-    Offset { from: u64, limit: u64 },
+    Offset {
+        from: u64,
+        limit: u64,
+    },
     /// Rows after the cursor's row, in the sort order.
-    After { cursor: Vec<Value>, limit: u64 },
+    After {
+        cursor: Vec<Value>,
+        limit: u64,
+    },
     /// Rows before the cursor's row.
-    Before { cursor: Vec<Value>, limit: u64 },
+    Before {
+        cursor: Vec<Value>,
+        limit: u64,
+    },
 }
 
 impl Page {
@@ -281,7 +290,11 @@ pub static PROCESS_INSTANCES: Entity = Entity {
         field!("processDefinitionName", "t.name", Kind::Str),
         field!("processDefinitionVersion", "t.version", Kind::Int),
         field!("processDefinitionVersionTag", "t.version_tag", Kind::Str),
-        field!("processDefinitionKey", "t.process_definition_key", Kind::Key),
+        field!(
+            "processDefinitionKey",
+            "t.process_definition_key",
+            Kind::Key
+        ),
         field!(
             "parentProcessInstanceKey",
             "t.parent_process_instance_key",
@@ -312,7 +325,11 @@ pub static ELEMENT_INSTANCES: Entity = Entity {
     fields: &[
         field!("elementInstanceKey", "t.key", Kind::Key),
         field!("processInstanceKey", "t.process_instance_key", Kind::Key),
-        field!("processDefinitionKey", "t.process_definition_key", Kind::Key),
+        field!(
+            "processDefinitionKey",
+            "t.process_definition_key",
+            Kind::Key
+        ),
         field!("processDefinitionId", "t.bpmn_process_id", Kind::Str),
         field!("elementId", "t.element_id", Kind::Str),
         field!("elementName", "t.element_name", Kind::Str),
@@ -330,7 +347,12 @@ pub static ELEMENT_INSTANCES: Entity = Entity {
             "(SELECT MAX(i.key) FROM incident i WHERE i.element_instance_key = t.key AND i.state = 'ACTIVE')",
             Kind::Key
         ),
-        field!("elementInstanceScopeKey", "t.flow_scope_key", Kind::Key, filter_only),
+        field!(
+            "elementInstanceScopeKey",
+            "t.flow_scope_key",
+            Kind::Key,
+            filter_only
+        ),
         field!("tenantId", "t.tenant_id", Kind::Str),
     ],
 };
@@ -363,7 +385,11 @@ pub static INCIDENTS: Entity = Entity {
     variables: false,
     fields: &[
         field!("incidentKey", "t.key", Kind::Key),
-        field!("processDefinitionKey", "t.process_definition_key", Kind::Key),
+        field!(
+            "processDefinitionKey",
+            "t.process_definition_key",
+            Kind::Key
+        ),
         field!("processDefinitionId", "t.bpmn_process_id", Kind::Str),
         field!("processInstanceKey", "t.process_instance_key", Kind::Key),
         field!("errorType", "t.error_type", Kind::Str),
@@ -395,7 +421,11 @@ pub static JOBS: Entity = Entity {
         field!("deadline", "t.deadline", Kind::Date),
         field!("endTime", "t.end_time", Kind::Date),
         field!("customHeaders", "t.custom_headers", Kind::Json, item_only),
-        field!("processDefinitionKey", "t.process_definition_key", Kind::Key),
+        field!(
+            "processDefinitionKey",
+            "t.process_definition_key",
+            Kind::Key
+        ),
         field!("processDefinitionId", "t.bpmn_process_id", Kind::Str),
         field!("processInstanceKey", "t.process_instance_key", Kind::Key),
         field!("elementId", "t.element_id", Kind::Str),
@@ -454,7 +484,11 @@ pub static DECISION_DEFINITIONS: Entity = Entity {
         field!("decisionDefinitionId", "t.decision_id", Kind::Str),
         field!("name", "t.name", Kind::Str),
         field!("version", "t.version", Kind::Int),
-        field!("decisionRequirementsId", "t.decision_requirements_id", Kind::Str),
+        field!(
+            "decisionRequirementsId",
+            "t.decision_requirements_id",
+            Kind::Str
+        ),
         field!(
             "decisionRequirementsKey",
             "t.decision_requirements_key",
@@ -488,15 +522,19 @@ pub static DECISION_INSTANCES: Entity = Entity {
     fields: &[
         field!("decisionEvaluationInstanceKey", "t.id", Kind::Str),
         field!("decisionEvaluationKey", "t.key", Kind::Key),
-        field!(
-            "state",
-            "t.state",
-            Kind::Enum(DECISION_STATES)
-        ),
+        field!("state", "t.state", Kind::Enum(DECISION_STATES)),
         field!("evaluationDate", "t.evaluation_date", Kind::Date),
         field!("evaluationFailure", "t.evaluation_failure", Kind::Str),
-        field!("decisionDefinitionId", "t.decision_definition_id", Kind::Str),
-        field!("decisionDefinitionKey", "t.decision_definition_key", Kind::Key),
+        field!(
+            "decisionDefinitionId",
+            "t.decision_definition_id",
+            Kind::Str
+        ),
+        field!(
+            "decisionDefinitionKey",
+            "t.decision_definition_key",
+            Kind::Key
+        ),
         field!(
             "decisionDefinitionName",
             "t.decision_definition_name",
@@ -518,11 +556,20 @@ pub static DECISION_INSTANCES: Entity = Entity {
             Kind::Key
         ),
         field!("result", "t.result", Kind::Str, no_sort),
-        field!("processDefinitionKey", "t.process_definition_key", Kind::Key),
+        field!(
+            "processDefinitionKey",
+            "t.process_definition_key",
+            Kind::Key
+        ),
         field!("processInstanceKey", "t.process_instance_key", Kind::Key),
         field!("elementInstanceKey", "t.element_instance_key", Kind::Key),
         field!("tenantId", "t.tenant_id", Kind::Str),
-        field!("evaluatedInputs", "t.evaluated_inputs", Kind::Json, item_only),
+        field!(
+            "evaluatedInputs",
+            "t.evaluated_inputs",
+            Kind::Json,
+            item_only
+        ),
         field!("matchedRules", "t.matched_rules", Kind::Json, item_only),
     ],
 };
@@ -535,7 +582,11 @@ pub static SEQUENCE_FLOWS: Entity = Entity {
     fields: &[
         field!("sequenceFlowId", "t.element_id", Kind::Str),
         field!("processInstanceKey", "t.process_instance_key", Kind::Key),
-        field!("processDefinitionKey", "t.process_definition_key", Kind::Key),
+        field!(
+            "processDefinitionKey",
+            "t.process_definition_key",
+            Kind::Key
+        ),
         field!("processDefinitionId", "t.bpmn_process_id", Kind::Str),
         field!("elementId", "t.element_id", Kind::Str),
         field!("tenantId", "t.tenant_id", Kind::Str),

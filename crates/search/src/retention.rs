@@ -58,9 +58,16 @@ pub fn delete_instances(keys: &[i64]) -> Vec<String> {
     let list = list.join(", ");
     let mut statements: Vec<String> = OWNED_BY_INSTANCE
         .iter()
-        .map(|t| format!("DELETE FROM {} WHERE process_instance_key IN ({list})", t.name))
+        .map(|t| {
+            format!(
+                "DELETE FROM {} WHERE process_instance_key IN ({list})",
+                t.name
+            )
+        })
         .collect();
-    statements.push(format!("DELETE FROM process_instance WHERE key IN ({list})"));
+    statements.push(format!(
+        "DELETE FROM process_instance WHERE key IN ({list})"
+    ));
     statements
 }
 

@@ -22,7 +22,11 @@ impl Value {
 
     /// An optional key: a negative key (Zeebe's `-1`) is no key.
     pub fn key(key: i64) -> Self {
-        if key < 0 { Value::Null } else { Value::Int(key) }
+        if key < 0 {
+            Value::Null
+        } else {
+            Value::Int(key)
+        }
     }
 
     pub fn bool(b: bool) -> Self {

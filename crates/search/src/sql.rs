@@ -279,11 +279,7 @@ pub fn select(dialect: Dialect, query: &Query) -> Statement {
         params: Vec::new(),
     };
     let sort = query.full_sort();
-    let mut columns: Vec<String> = query
-        .entity
-        .items()
-        .map(|f| f.expr.to_owned())
-        .collect();
+    let mut columns: Vec<String> = query.entity.items().map(|f| f.expr.to_owned()).collect();
     columns.extend(sort.iter().map(|(f, _)| Builder::sort_expr(f)));
     let mut filter = b.all(&query.conditions);
     let (limit, offset, reverse) = match &query.page {
