@@ -149,7 +149,7 @@ impl Projection {
                 Value::text(&process.bpmn_process_id),
                 names.name.clone().map_or(Value::Null, Value::Text),
                 Value::Int(i64::from(process.version)),
-                Value::text(&process.version_tag),
+                optional(&process.version_tag),
                 Value::text(&process.resource_name),
                 Value::text(&process.tenant_id),
                 Value::Text(String::from_utf8_lossy(&process.resource).into_owned()),
@@ -228,7 +228,7 @@ impl Projection {
                     Value::Int(i64::from(element.version)),
                     names
                         .as_ref()
-                        .map_or(Value::Null, |n| Value::text(&n.version_tag)),
+                        .map_or(Value::Null, |n| optional(&n.version_tag)),
                     names
                         .as_ref()
                         .and_then(|n| n.name.clone())
@@ -244,6 +244,15 @@ impl Projection {
                 ],
             );
         }
+    }
+}
+
+/// Text that is absent when empty (a version tag nobody set).
+fn optional(text: &str) -> Value {
+    if text.is_empty() {
+        Value::Null
+    } else {
+        Value::text(text)
     }
 }
 
@@ -368,7 +377,7 @@ fn decision_row(record: &Record, decision: &DecisionRecord, batch: &mut Batch) {
             Value::text(&decision.decision_id),
             Value::text(&decision.decision_name),
             Value::Int(i64::from(decision.version)),
-            Value::text(&decision.version_tag),
+            optional(&decision.version_tag),
             Value::Int(decision.decision_requirements_key),
             Value::text(&decision.decision_requirements_id),
             Value::text(&decision.tenant_id),

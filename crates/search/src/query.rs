@@ -370,7 +370,7 @@ pub static VARIABLES: Entity = Entity {
             "isTruncated",
             "(CASE WHEN length(t.value) > 8192 THEN 1 ELSE 0 END)",
             Kind::Bool,
-            no_sort
+            filter_only
         ),
         field!("scopeKey", "t.scope_key", Kind::Key),
         field!("processInstanceKey", "t.process_instance_key", Kind::Key),

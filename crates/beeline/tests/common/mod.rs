@@ -27,10 +27,28 @@ pub fn get(port: u16, path: &str) -> Option<(String, String)> {
     Some((head.lines().next()?.to_owned(), body.to_owned()))
 }
 
-/// A running broker on free ports, killed when dropped.
+/// `method path` with a JSON body over HTTP/1.0: (status line, body).
+pub fn request(port: u16, method: &str, path: &str, body: &str) -> Option<(String, String)> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
+    write!(
+        stream,
+        "{method} {path} HTTP/1.0\r\nHost: localhost\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .ok()?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response).ok()?;
+    let (head, body) = response.split_once("\r\n\r\n")?;
+    Some((head.lines().next()?.to_owned(), body.to_owned()))
+}
+
+/// A running broker on free ports, killed (SIGKILL) when dropped.
 pub struct Broker {
     child: Child,
     pub grpc: u16,
+    pub rest: u16,
     pub monitoring: u16,
 }
 
@@ -53,6 +71,7 @@ impl Broker {
 
     fn try_start(data: &Path, args: &[&str]) -> Result<Self, String> {
         let grpc = free_port();
+        let rest = free_port();
         let monitoring = free_port();
         let mut stderr = tempfile::tempfile().expect("a file for the broker's output");
         let child = Command::new(env!("CARGO_BIN_EXE_beeline"))
@@ -61,7 +80,7 @@ impl Broker {
             .arg("--data-dir")
             .arg(data)
             .args(["--grpc-port", &grpc.to_string()])
-            .args(["--rest-port", &free_port().to_string()])
+            .args(["--rest-port", &rest.to_string()])
             .args(["--monitoring-port", &monitoring.to_string()])
             .stdout(Stdio::null())
             .stderr(stderr.try_clone().expect("the output file"))
@@ -70,6 +89,7 @@ impl Broker {
         let mut broker = Self {
             child,
             grpc,
+            rest,
             monitoring,
         };
         let started = Instant::now();
