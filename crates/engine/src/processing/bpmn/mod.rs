@@ -87,6 +87,7 @@ pub(crate) enum ErrorType {
     CalledDecisionError,
     DecisionEvaluationError,
     FormNotFound,
+    MessageSizeExceeded,
 }
 
 impl ErrorType {
@@ -101,6 +102,7 @@ impl ErrorType {
             ErrorType::CalledDecisionError => "CALLED_DECISION_ERROR",
             ErrorType::DecisionEvaluationError => "DECISION_EVALUATION_ERROR",
             ErrorType::FormNotFound => "FORM_NOT_FOUND",
+            ErrorType::MessageSizeExceeded => "MESSAGE_SIZE_EXCEEDED",
         }
     }
 }
