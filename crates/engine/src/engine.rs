@@ -168,6 +168,7 @@ impl Engine {
         let mut output = Output::default();
         match self.run_batch(&mut state, command, &mut records, &mut output) {
             Ok(()) => {
+                self.transient.commit();
                 state
                     .meta_mut()
                     .set_last_processed_position(command.position);
@@ -182,6 +183,7 @@ impl Engine {
             }
             Err(error) => {
                 drop(state);
+                self.transient.rollback();
                 tracing::warn!(
                     position = command.position,
                     intent = ?command.intent,
@@ -351,6 +353,17 @@ impl Engine {
     /// The last processed position the store holds (-1 for a fresh store).
     pub fn last_processed_position(&self, store: &dyn Store) -> Result<i64, FatalError> {
         Ok(self.state(store).meta().last_processed_position()?)
+    }
+
+    /// The instant (ms since the epoch) the partition's clock is pinned at, if it is: the
+    /// partition's time while pinned (`CLOCK PIN`), instead of the system clock's.
+    pub fn pinned_clock(&self, store: &dyn Store) -> Result<Option<i64>, FatalError> {
+        Ok(self.state(store).meta().pinned_clock()?)
+    }
+
+    /// Whether `record` changes the partition's clock (the time source must be read again).
+    pub fn changes_clock(record: &Record) -> bool {
+        record.is_event() && record.value_type() == beeline_protocol::ValueType::Clock
     }
 
     /// Applies the events among `records` that the store does not hold yet (appliers only) and

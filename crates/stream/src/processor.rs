@@ -81,6 +81,9 @@ pub(crate) struct StreamProcessor<J: Journal> {
     /// When everything due was written recently (and is waiting out its retry delay), the
     /// scheduler does not run again before this time (ms), instead of spinning.
     scheduler_not_before: i64,
+    /// The instant the partition's clock is pinned at (`CLOCK PIN`), read from state at the
+    /// start and again after each batch that changes it: the partition's time while set.
+    pinned: Option<i64>,
 }
 
 /// How often commands distributed to other partitions and not yet acknowledged are sent again.
@@ -146,7 +149,24 @@ where
             next_due_stale: true,
             recently_scheduled: HashMap::new(),
             scheduler_not_before: i64::MIN,
+            pinned: None,
         }
+    }
+
+    /// The partition's time (ms since the epoch): the pinned instant, or the system clock's.
+    fn now(&self) -> i64 {
+        self.pinned.unwrap_or_else(|| self.clock.now_ms())
+    }
+
+    /// Reads the pinned clock from state again; the scheduler looks at its due work again.
+    fn refresh_clock(&mut self) -> Result<(), String> {
+        self.pinned = self
+            .engine
+            .pinned_clock(self.store.as_ref())
+            .map_err(|e| format!("cannot read the pinned clock: {e}"))?;
+        self.next_due_stale = true;
+        self.scheduler_not_before = i64::MIN;
+        Ok(())
     }
 
     pub async fn run(
@@ -218,6 +238,9 @@ where
         commands: &mut mpsc::Receiver<CommandRequest>,
         control: &mut mpsc::Receiver<Control>,
     ) -> Stop {
+        if let Err(reason) = self.refresh_clock() {
+            return Stop::Failed(reason);
+        }
         // What was on its way to other partitions when the partition stopped may be lost:
         // send everything unconfirmed again now, not only after the usual delay.
         if let Err(reason) = self.resend(i64::MAX) {
@@ -348,7 +371,7 @@ where
         first: CommandRequest,
         commands: &mut mpsc::Receiver<CommandRequest>,
     ) -> Result<(), String> {
-        let now = self.clock.now_ms();
+        let now = self.now();
         let max = self.config.max_batch_bytes;
         let mut batch = Vec::new();
         let mut bytes = codec::BATCH_HEADER_LEN;
@@ -442,7 +465,7 @@ where
         if self.unpushed.is_empty() {
             return Ok(());
         }
-        let now = self.clock.now_ms();
+        let now = self.now();
         let mut commands: Vec<Record> = self
             .unpushed
             .drain(..)
@@ -466,6 +489,7 @@ where
                 .engine
                 .process(self.store.as_ref(), &command)
                 .map_err(|e| e.to_string())?;
+            let mut clock_changed = false;
             if !result.records.is_empty() {
                 self.encode_within_limit(&mut result, &command)?;
                 self.append_encoded(&mut result.records)?;
@@ -475,6 +499,7 @@ where
                     } else if let Some(due) = self.engine.due_time_added_by(record) {
                         self.next_due = Some(self.next_due.map_or(due, |next| next.min(due)));
                     }
+                    clock_changed |= Engine::changes_clock(record);
                 }
             }
             self.store.write(result.writes).map_err(|e| {
@@ -483,6 +508,9 @@ where
                     command.position
                 )
             })?;
+            if clock_changed {
+                self.refresh_clock()?;
+            }
             let index = self.last_written;
             // Everything a batch causes goes out once it is committed, its sends before its
             // answer: whoever waits for the answer then finds the consequences on their way
@@ -655,6 +683,7 @@ where
 
     /// Sends what other partitions did not confirm for a while once more.
     fn redistribute(&mut self) -> Result<(), String> {
+        // Unconfirmed sends wait by the wall clock: a pinned clock must not hold them back.
         self.resend(self.clock.now_ms())
     }
 
@@ -692,15 +721,20 @@ where
                 .map_err(|e| e.to_string())?;
             self.next_due_stale = false;
         }
-        Ok(self.next_due.map(|at| {
+        let now = self.now();
+        Ok(self.next_due.and_then(|at| {
             let at = at.max(self.scheduler_not_before);
-            Duration::from_millis((at - self.clock.now_ms()).max(0) as u64)
+            // A pinned clock stands still: what is due later waits for the clock to move.
+            if self.pinned.is_some() && at > now {
+                return None;
+            }
+            Some(Duration::from_millis((at - now).max(0) as u64))
         }))
     }
 
     /// Writes the commands that are due now; they are processed with the queue.
     fn run_scheduler(&mut self) -> Result<(), String> {
-        let now = self.clock.now_ms();
+        let now = self.now();
         // Once what is due now is processed, the next due time comes from state again.
         self.next_due_stale = true;
         // A due command written recently is not written again until the retry delay passed:

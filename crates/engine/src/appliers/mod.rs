@@ -2,6 +2,7 @@
 //! event. The only code that changes engine state. A changed applier gets a new record version
 //! and the old one stays, so old logs replay the same.
 
+mod clock;
 mod decision;
 mod distribution;
 mod error;
@@ -26,8 +27,8 @@ use std::collections::HashMap;
 
 use beeline_protocol::intent::{
     CommandDistributionIntent, DecisionEvaluationIntent, DeploymentIntent, EscalationIntent,
-    JobIntent, ProcessInstanceBatchIntent, ProcessInstanceCreationIntent, ProcessInstanceIntent,
-    SignalIntent, VariableDocumentIntent,
+    JobIntent, MessageCorrelationIntent, ProcessInstanceBatchIntent, ProcessInstanceCreationIntent,
+    ProcessInstanceIntent, SignalIntent, VariableDocumentIntent,
 };
 #[cfg(test)]
 use beeline_protocol::intent::{
@@ -64,6 +65,9 @@ const NO_STATE_CHANGE: &[Intent] = &[
     Intent::ProcessInstanceBatch(ProcessInstanceBatchIntent::Terminated),
     // The changes were written as RETRIES_UPDATED and TIMEOUT_UPDATED before it.
     Intent::Job(JobIntent::Updated),
+    // The answer to a correlate request: the message and what it reached are written by the
+    // message's and the subscriptions' own events.
+    Intent::MessageCorrelation(MessageCorrelationIntent::Correlated),
 ];
 
 /// Events of implemented value types that this engine never writes (yet), because it lacks the
@@ -100,6 +104,8 @@ const NOT_WRITTEN: &[Intent] = &[
     Intent::Decision(DecisionIntent::Deleted),
     Intent::DecisionRequirements(DecisionRequirementsIntent::Deleted),
     Intent::Timer(TimerIntent::Migrated),
+    // A correlation nothing took is answered with a rejection (NOT_FOUND).
+    Intent::MessageCorrelation(MessageCorrelationIntent::NotCorrelated),
     Intent::MessageSubscription(MessageSubscriptionIntent::Migrated),
     Intent::ProcessMessageSubscription(ProcessMessageSubscriptionIntent::Migrating),
     Intent::ProcessMessageSubscription(ProcessMessageSubscriptionIntent::Migrated),
@@ -134,6 +140,7 @@ impl Appliers {
         message_start_event_subscription::register(&mut appliers);
         signal_subscription::register(&mut appliers);
         multi_instance::register(&mut appliers);
+        clock::register(&mut appliers);
         form::register(&mut appliers);
         user_task::register(&mut appliers);
         appliers
@@ -204,6 +211,8 @@ mod tests {
         ValueType::SignalSubscription,
         ValueType::ProcessInstanceBatch,
         ValueType::MultiInstance,
+        ValueType::MessageCorrelation,
+        ValueType::Clock,
         ValueType::UserTask,
         ValueType::Form,
     ];

@@ -1,6 +1,7 @@
 //! Command processors: one per command intent, each in a file named after its command.
 
 pub(crate) mod bpmn;
+mod clock;
 mod decision_evaluation;
 mod deployment;
 mod distribution;
@@ -8,6 +9,7 @@ mod incident;
 mod job;
 mod job_batch;
 pub(crate) mod message;
+pub(crate) mod message_correlation;
 mod message_subscription;
 pub(crate) mod process_instance;
 mod process_instance_batch;
@@ -43,6 +45,7 @@ impl Processors {
     pub fn new() -> Self {
         let mut processors = Self(HashMap::new());
         message::register(&mut processors);
+        message_correlation::register(&mut processors);
         deployment::register(&mut processors);
         decision_evaluation::register(&mut processors);
         distribution::register(&mut processors);
@@ -57,6 +60,7 @@ impl Processors {
         message_subscription::register(&mut processors);
         process_message_subscription::register(&mut processors);
         signal::register(&mut processors);
+        clock::register(&mut processors);
         user_task::register(&mut processors);
         processors
     }

@@ -1,11 +1,12 @@
-//! Partition-wide bookkeeping: the last processed command position and the key generator.
-//! Both are written in the same batch as the state they describe.
+//! Partition-wide bookkeeping: the last processed command position, the key generator and the
+//! pinned clock. Each is written in the same batch as the state it describes.
 
 use beeline_protocol::key;
 use beeline_state::{ColumnFamily, KeyBuilder, Result, Transaction};
 
 const LAST_PROCESSED_POSITION: u32 = 1;
 const NEXT_KEY_COUNTER: u32 = 2;
+const PINNED_CLOCK: u32 = 3;
 
 fn meta_key(id: u32) -> Vec<u8> {
     KeyBuilder::new(ColumnFamily::Meta).u32(id).build()
@@ -36,6 +37,11 @@ impl<'t> MetaState<'t> {
     pub fn next_key_counter(&self) -> Result<i64> {
         Ok(read_i64(self.txn, NEXT_KEY_COUNTER)?.unwrap_or(1))
     }
+
+    /// The instant (ms since the epoch) the partition's clock is pinned at, if it is.
+    pub fn pinned_clock(&self) -> Result<Option<i64>> {
+        read_i64(self.txn, PINNED_CLOCK)
+    }
 }
 
 pub struct MutableMetaState<'t, 's> {
@@ -53,6 +59,17 @@ impl<'t, 's> MutableMetaState<'t, 's> {
             meta_key(LAST_PROCESSED_POSITION),
             position.to_be_bytes().to_vec(),
         );
+    }
+
+    /// The partition's time stands at `time` (ms since the epoch) until reset.
+    pub fn pin_clock(&mut self, time: i64) {
+        self.txn
+            .put(meta_key(PINNED_CLOCK), time.to_be_bytes().to_vec());
+    }
+
+    /// The partition's time is the system clock's again.
+    pub fn reset_clock(&mut self) {
+        self.txn.delete(meta_key(PINNED_CLOCK));
     }
 
     /// Takes the next key of this partition.

@@ -610,6 +610,108 @@ async fn a_long_poll_over_rest_wakes_when_a_job_is_created() {
 }
 
 #[tokio::test]
+async fn a_correlated_message_names_the_instance_it_reached() {
+    let node = Node::start(2).await;
+    let waiting = ProcessBuilder::new("order")
+        .message("payment", Some("=orderId"))
+        .start_event("s")
+        .catch_event(
+            "paid",
+            &beeline_stream::testkit::bpmn::message_ref("payment"),
+        )
+        .end_event("e")
+        .build();
+    node.deploy("waiting.bpmn", &waiting).await;
+    let created = node.create("order", r#"{"orderId": "o-1"}"#).await;
+    // The subscription opens on the message's partition a moment after the instance starts.
+    let mut answer = None;
+    for _ in 0..100 {
+        let correlated = node
+            .post(
+                "/v2/messages/correlation",
+                json!({"name": "payment", "correlationKey": "o-1", "variables": {"n": 1}}),
+            )
+            .await;
+        if correlated.status != 404 {
+            answer = Some(correlated);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let answer = answer.expect("the message correlates once the subscription is open");
+    assert_eq!(answer.status, 200, "{}", answer.text());
+    let json = answer.json();
+    assert_eq!(
+        json["processInstanceKey"],
+        created.process_instance_key.to_string()
+    );
+    assert_eq!(json["tenantId"], "<default>");
+    assert!(json["messageKey"].as_str().is_some());
+
+    let path = "/v2/messages/correlation";
+    let detail = node
+        .post(path, json!({"name": "payment", "correlationKey": "nobody"}))
+        .await
+        .problem(404, "NOT_FOUND", path);
+    assert!(
+        detail.contains("Expected to find subscription for message with name 'payment'"),
+        "{detail}"
+    );
+    node.post(path, json!({"correlationKey": "x"}))
+        .await
+        .problem(400, "INVALID_ARGUMENT", path);
+}
+
+#[tokio::test]
+async fn a_pinned_clock_fires_timers_and_a_reset_returns_to_the_system_clock() {
+    let node = Node::start(2).await;
+    let timed = ProcessBuilder::new("timed")
+        .start_event("s")
+        .catch_event(
+            "wait",
+            &beeline_stream::testkit::bpmn::timer("timeDuration", "PT1H"),
+        )
+        .end_event("e")
+        .build();
+    node.deploy("timed.bpmn", &timed).await;
+    let created = node.create("timed", "{}").await;
+    let partition = key::partition_of(created.process_instance_key).unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    let pinned = node
+        .send(
+            "PUT",
+            "/v2/clock",
+            &json!({"timestamp": now + 2 * 3_600_000}).to_string(),
+        )
+        .await;
+    assert_eq!(pinned.status, 204, "{}", pinned.text());
+    let mut fired = false;
+    for _ in 0..250 {
+        fired = node
+            .records(partition)
+            .await
+            .iter()
+            .any(|r| r.intent == beeline_protocol::intent::TimerIntent::Triggered.into());
+        if fired {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(fired, "the timer fires at the pinned time");
+    let reset = node.send("POST", "/v2/clock/reset", "").await;
+    assert_eq!(reset.status, 204, "{}", reset.text());
+    let path = "/v2/clock";
+    let detail = node
+        .send("PUT", path, "{}")
+        .await
+        .problem(400, "INVALID_ARGUMENT", path);
+    assert_eq!(detail, "No timestamp provided");
+}
+
+#[tokio::test]
 async fn a_user_task_is_assigned_updated_and_completed_over_rest() {
     let node = Node::start(1).await;
     let process = ProcessBuilder::new("approval")

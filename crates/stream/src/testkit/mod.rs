@@ -216,6 +216,69 @@ impl Harness {
         )
     }
 
+    /// Correlates a message (not buffered: it reaches what waits now or nothing), on the
+    /// partition of its correlation key, as the gateway does; the answer is
+    /// `MESSAGE_CORRELATION CORRELATED` or the rejection.
+    pub fn correlate_message(
+        &self,
+        name: &str,
+        correlation_key: &str,
+        variables: &str,
+    ) -> Result<Record, PartitionError> {
+        self.settle();
+        let partition = beeline_protocol::partitioning::message_partition(
+            correlation_key,
+            self.members.len() as u16,
+        );
+        let answer = self.submit(
+            partition,
+            Record::command(
+                -1,
+                beeline_protocol::intent::MessageCorrelationIntent::Correlate,
+                beeline_protocol::value::MessageCorrelationRecord {
+                    name: name.into(),
+                    correlation_key: correlation_key.into(),
+                    variables: variables.as_bytes().to_vec(),
+                    tenant_id: "<default>".into(),
+                    message_key: -1,
+                    process_instance_key: -1,
+                    process_definition_key: -1,
+                },
+            ),
+        );
+        // The instance that takes the message may be on another partition: its answer comes
+        // back once the exchange between the partitions is done.
+        self.settle();
+        answer.wait(self)
+    }
+
+    /// Pins the partitions' clock at `time` (`Some`, ms since the epoch) or resets it to the
+    /// harness's clock (`None`), from `partition`, which distributes it.
+    pub fn change_clock_on(
+        &self,
+        partition: u16,
+        time: Option<i64>,
+    ) -> Result<Record, PartitionError> {
+        use beeline_protocol::intent::ClockIntent;
+        let intent = if time.is_some() {
+            ClockIntent::Pin
+        } else {
+            ClockIntent::Reset
+        };
+        let answer = self.execute_on(
+            partition,
+            Record::command(
+                -1,
+                intent,
+                beeline_protocol::value::ClockRecord {
+                    time: time.unwrap_or(0),
+                },
+            ),
+        );
+        self.settle();
+        answer
+    }
+
     /// Broadcasts a signal from `partition` (the gateway picks any).
     pub fn broadcast_signal_on(
         &self,

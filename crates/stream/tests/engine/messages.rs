@@ -582,3 +582,175 @@ fn an_interrupting_message_event_sub_process_cancels_the_process_content() {
     );
     assert!(harness.activate_jobs("w", 1).is_empty());
 }
+
+fn correlation(
+    record: &beeline_protocol::Record,
+) -> beeline_protocol::value::MessageCorrelationRecord {
+    record
+        .value_as::<beeline_protocol::value::MessageCorrelationRecord>()
+        .cloned()
+        .unwrap_or_else(|| panic!("not a correlation: {record:?}"))
+}
+
+#[test]
+fn a_correlated_message_answers_with_the_instance_it_reached_on_another_partition() {
+    let harness = Harness::new(3);
+    harness.deploy_process(&waiting_for_payment());
+    // Instances on every partition; the message lives on the partition of its key.
+    let instance = harness.create_instance_on(2, "order", r#"{"orderId": "o-1"}"#);
+    let other = harness.create_instance_on(3, "order", r#"{"orderId": "o-2"}"#);
+    let answer = harness
+        .correlate_message("payment", "o-1", r#"{"amount": 42}"#)
+        .unwrap();
+    assert_eq!(answer.record_type, RecordType::Event, "{answer:?}");
+    assert_eq!(
+        answer.intent,
+        beeline_protocol::intent::MessageCorrelationIntent::Correlated.into()
+    );
+    let value = correlation(&answer);
+    assert_eq!(value.process_instance_key, instance);
+    assert_eq!(value.name, "payment");
+    assert_eq!(value.message_key, answer.key);
+    assert_eq!(
+        beeline_protocol::key::partition_of(answer.key),
+        Some(message_partition("o-1", 3))
+    );
+    let completed_on = |partition: u16, instance: i64| {
+        !harness
+            .records_of(partition)
+            .of_instance(instance)
+            .with_element("order")
+            .with_intent(PI::ElementCompleted)
+            .is_empty()
+    };
+    assert!(completed_on(2, instance), "{}", harness.records_of(2).log());
+    assert!(!completed_on(3, other));
+    let amount = harness
+        .records_of(2)
+        .values::<VariableRecord>()
+        .into_iter()
+        .find(|v| v.name == "amount")
+        .map(|v| json(v.value.as_bytes()));
+    assert_eq!(amount, Some(serde_json::json!(42)));
+    // Published and expired at once: not buffered for a subscription opened later.
+    let message = harness
+        .records_of(message_partition("o-1", 3))
+        .with_key(answer.key);
+    assert_eq!(
+        message
+            .clone()
+            .with_value_type(beeline_protocol::ValueType::Message)
+            .events()
+            .intents(),
+        [
+            MessageIntent::Published.into(),
+            MessageIntent::Expired.into()
+        ]
+    );
+    let late = harness.create_instance_on(1, "order", r#"{"orderId": "o-1"}"#);
+    harness.settle();
+    assert!(
+        !completed_on(1, late),
+        "a correlated message is not buffered"
+    );
+}
+
+#[test]
+fn a_correlated_message_starts_an_instance_at_a_message_start_event() {
+    let harness = Harness::new(1);
+    harness.deploy_process(
+        &ProcessBuilder::new("order")
+            .message("placed", None)
+            .start_event_with("placed", &message_ref("placed"))
+            .end_event("e"),
+    );
+    let answer = harness
+        .correlate_message("placed", "k-1", r#"{"item": "book"}"#)
+        .unwrap();
+    let value = correlation(&answer);
+    let started = harness
+        .records()
+        .with_element("order")
+        .with_intent(PI::ElementActivated)
+        .expect_one();
+    assert_eq!(
+        value.process_instance_key,
+        started
+            .value_as::<beeline_protocol::value::ProcessInstanceRecord>()
+            .unwrap()
+            .process_instance_key
+    );
+    assert!(value.process_definition_key > 0);
+}
+
+#[test]
+fn a_correlated_message_nothing_waits_for_is_not_found() {
+    let harness = Harness::new(1);
+    harness.deploy_process(&waiting_for_payment());
+    harness.create_instance("order", r#"{"orderId": "o-1"}"#);
+    let answer = harness
+        .correlate_message("payment", "nobody", "{}")
+        .unwrap();
+    assert_eq!(answer.record_type, RecordType::CommandRejection);
+    assert_eq!(answer.rejection_type, RejectionType::NotFound);
+    assert_eq!(
+        answer.rejection_reason,
+        "Expected to find subscription for message with name 'payment' and correlation key \
+         'nobody', but none was found."
+    );
+    // Nothing kept: a later publish of the same key is the only one the instance sees.
+    harness
+        .records()
+        .with_intent(MessageIntent::Expired)
+        .expect_one();
+}
+
+#[test]
+fn a_correlated_message_whose_instance_leaves_before_taking_it_is_not_found() {
+    let harness = Harness::new(2);
+    harness.deploy_process(&waiting_for_payment());
+    let key = (0..100)
+        .map(|i| format!("order-{i}"))
+        .find(|k| message_partition(k, 2) == 2)
+        .expect("a key of partition 2");
+    let instance = harness.create_instance_on(1, "order", &format!(r#"{{"orderId": "{key}"}}"#));
+    harness.settle();
+    // The correlation is lost on its way to the instance, which is canceled meanwhile.
+    harness.cut_off(1, true);
+    let mut answer = harness.submit(
+        2,
+        beeline_protocol::Record::command(
+            -1,
+            beeline_protocol::intent::MessageCorrelationIntent::Correlate,
+            beeline_protocol::value::MessageCorrelationRecord {
+                name: "payment".into(),
+                correlation_key: key.clone(),
+                variables: b"{}".to_vec(),
+                tenant_id: "<default>".into(),
+                message_key: -1,
+                process_instance_key: -1,
+                process_definition_key: -1,
+            },
+        ),
+    );
+    harness.sync(2);
+    assert!(
+        answer.try_take().is_none(),
+        "the answer waits for the instance"
+    );
+    harness.cut_off(1, false);
+    harness.cancel_instance(instance).unwrap();
+    harness.settle();
+    let refused = answer.wait(&harness).unwrap();
+    assert_eq!(
+        refused.record_type,
+        RecordType::CommandRejection,
+        "{refused:?}"
+    );
+    assert_eq!(refused.rejection_type, RejectionType::NotFound);
+    assert!(
+        refused.rejection_reason.contains("no longer wait for it"),
+        "{}",
+        refused.rejection_reason
+    );
+}

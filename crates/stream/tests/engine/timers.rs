@@ -431,3 +431,79 @@ fn a_new_timer_wakes_the_running_partition_without_an_explicit_scheduler_run() {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
+
+#[test]
+fn a_pinned_clock_is_every_partitions_time_until_it_is_reset() {
+    let harness = Harness::new(2);
+    harness.deploy_process(
+        &ProcessBuilder::new("p")
+            .start_event("s")
+            .catch_event("wait", &timer("timeDuration", "PT1H"))
+            .end_event("e"),
+    );
+    let start = harness.clock().now_ms();
+    let instance = harness.create_instance_on(2, "p", "{}");
+    // Pinned from partition 1, distributed to partition 2 where the timer waits.
+    let pinned = harness
+        .change_clock_on(1, Some(start + 2 * 3_600_000))
+        .unwrap();
+    assert_eq!(
+        pinned.intent,
+        beeline_protocol::intent::ClockIntent::Pinned.into()
+    );
+    harness
+        .records_of(2)
+        .with_intent(beeline_protocol::intent::ClockIntent::Pinned)
+        .expect_one();
+    harness.advance_time(0);
+    let triggered = harness
+        .records_of(2)
+        .with_intent(TimerIntent::Triggered)
+        .expect_one();
+    assert_eq!(
+        triggered.timestamp,
+        start + 2 * 3_600_000,
+        "the pinned instant"
+    );
+    harness
+        .records_of(2)
+        .of_instance(instance)
+        .with_element("p")
+        .with_intent(PI::ElementCompleted)
+        .expect_one();
+    // Time stands still while pinned: the harness's clock moving changes nothing.
+    harness.advance_time(10 * 3_600_000);
+    let second = harness.create_instance_on(2, "p", "{}");
+    let on_2 = |intent| {
+        harness
+            .records_of(2)
+            .with_intent(intent)
+            .values::<TimerRecord>()
+    };
+    assert_eq!(
+        on_2(TimerIntent::Created).last().unwrap().due_date,
+        start + 3 * 3_600_000
+    );
+    harness.advance_time(0);
+    assert_eq!(on_2(TimerIntent::Triggered).len(), 1);
+
+    // Reset: the harness's clock (now 10 h on) is the time again, and the timer is due.
+    let reset = harness.change_clock_on(1, None).unwrap();
+    assert_eq!(
+        reset.intent,
+        beeline_protocol::intent::ClockIntent::Resetted.into()
+    );
+    harness.advance_time(0);
+    assert_eq!(on_2(TimerIntent::Triggered).len(), 2);
+    harness
+        .records_of(2)
+        .of_instance(second)
+        .with_element("p")
+        .with_intent(PI::ElementCompleted)
+        .expect_one();
+    let negative = harness.change_clock_on(1, Some(-5)).unwrap();
+    assert_eq!(
+        negative.rejection_type,
+        beeline_protocol::RejectionType::InvalidArgument
+    );
+}

@@ -19,13 +19,23 @@ use crate::processing::ProcessingContext;
 use crate::processing::bpmn::behavior::events;
 use crate::state::values::{StoredMessageStartEventSubscription, StoredMessageSubscription};
 
+/// What a published message reached.
+#[derive(Debug, Default)]
+pub(crate) struct Reached {
+    /// The first instance a message start event started: (instance key, definition key).
+    pub started: Option<(i64, i64)>,
+    /// Subscriptions the message was sent to (their instances take it or refuse it later).
+    pub sent: usize,
+}
+
 /// Correlates a just published message to every waiting subscription (one per process) and
 /// to the message start events whose process may start.
 pub(crate) fn correlate_published(
     ctx: &mut ProcessingContext<'_, '_>,
     message_key: i64,
     message: &MessageRecord,
-) -> Result<(), ProcessingError> {
+) -> Result<Reached, ProcessingError> {
+    let mut reached = Reached::default();
     let mut processes = HashSet::new();
     for stored in ctx
         .state()
@@ -44,17 +54,22 @@ pub(crate) fn correlate_published(
         }
         processes.insert(record.bpmn_process_id.clone());
         correlate(ctx, &stored, message_key, message)?;
+        reached.sent += 1;
     }
     for subscription in ctx
         .state()
         .message_start_subscriptions()
         .by_name(&message.name)?
     {
-        if start_allowed(ctx, &subscription, message_key, &message.correlation_key)? {
-            start_instance(ctx, &subscription, message_key, message)?;
+        if start_allowed(ctx, &subscription, message_key, &message.correlation_key)?
+            && let Some(instance) = start_instance(ctx, &subscription, message_key, message)?
+        {
+            reached
+                .started
+                .get_or_insert((instance, subscription.record().process_definition_key));
         }
     }
-    Ok(())
+    Ok(reached)
 }
 
 /// A subscription that can take a message (new, or done with its last one) takes the oldest
@@ -194,23 +209,24 @@ fn start_allowed(
     )
 }
 
-/// Starts an instance at a message start event.
+/// Starts an instance at a message start event: its key, unless the process or its start
+/// event is gone.
 fn start_instance(
     ctx: &mut ProcessingContext<'_, '_>,
     subscription: &StoredMessageStartEventSubscription,
     message_key: i64,
     message: &MessageRecord,
-) -> Result<(), ProcessingError> {
+) -> Result<Option<i64>, ProcessingError> {
     let record = subscription.record();
     let Some(process) = ctx
         .state()
         .processes()
         .deployed(record.process_definition_key)?
     else {
-        return Ok(());
+        return Ok(None);
     };
     let Some(start) = process.element(&record.start_event_id) else {
-        return Ok(());
+        return Ok(None);
     };
     let instance_key = ctx.next_key()?;
     ctx.append_event(
@@ -230,7 +246,8 @@ fn start_instance(
         start,
         message.variables.clone(),
         instance_key,
-    )
+    )?;
+    Ok(Some(instance_key))
 }
 
 /// An instance a message started ended and freed its correlation key: the next buffered
@@ -261,7 +278,7 @@ pub(crate) fn start_next_buffered(
             if message.deadline > now
                 && start_allowed(ctx, &subscription, message_key, correlation_key)?
             {
-                return start_instance(ctx, &subscription, message_key, &message);
+                return start_instance(ctx, &subscription, message_key, &message).map(drop);
             }
         }
     }

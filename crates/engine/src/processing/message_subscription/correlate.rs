@@ -4,10 +4,12 @@ use beeline_protocol::{Record, RejectionType};
 
 use crate::error::ProcessingError;
 use crate::processing::message::correlate;
+use crate::processing::message_correlation;
 use crate::processing::{CommandProcessor, ProcessingContext, value_of};
 
-/// `MESSAGE_SUBSCRIPTION CORRELATE`: the instance took the message. A subscription that stays
-/// open (non-interrupting) takes the next buffered message.
+/// `MESSAGE_SUBSCRIPTION CORRELATE`: the instance took the message (a correlate request
+/// waiting for it learns so). A subscription that stays open (non-interrupting) takes the next
+/// buffered message.
 pub(crate) struct MessageSubscriptionCorrelateProcessor;
 
 impl CommandProcessor for MessageSubscriptionCorrelateProcessor {
@@ -49,6 +51,7 @@ impl CommandProcessor for MessageSubscriptionCorrelateProcessor {
             MessageSubscriptionIntent::Correlated,
             record.clone(),
         )?;
+        message_correlation::answer_pending(ctx, &record, true)?;
         if !record.interrupting
             && let Some(open) = ctx
                 .state()

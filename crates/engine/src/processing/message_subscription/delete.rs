@@ -4,10 +4,12 @@ use beeline_protocol::{Record, RejectionType};
 
 use super::confirm;
 use crate::error::ProcessingError;
+use crate::processing::message_correlation;
 use crate::processing::{CommandProcessor, ProcessingContext, value_of};
 
 /// `MESSAGE_SUBSCRIPTION DELETE`: closes the subscription and confirms it to the instance's
-/// partition (also when it is gone already: the first confirmation may be lost).
+/// partition (also when it is gone already: the first confirmation may be lost). A message it
+/// was correlating is refused.
 pub(crate) struct MessageSubscriptionDeleteProcessor;
 
 impl CommandProcessor for MessageSubscriptionDeleteProcessor {
@@ -23,7 +25,13 @@ impl CommandProcessor for MessageSubscriptionDeleteProcessor {
             .get(request.element_instance_key, &request.message_name)?
         {
             Some(stored) => {
-                ctx.append_event(stored.key, MessageSubscriptionIntent::Deleted, stored.record())?;
+                let record = stored.record();
+                ctx.append_event(stored.key, MessageSubscriptionIntent::Deleted, record.clone())?;
+                if stored.correlating {
+                    // Its instance left before taking the message: a correlate request
+                    // waiting for the answer learns it was refused.
+                    message_correlation::answer_pending(ctx, &record, false)?;
+                }
             }
             None => ctx.reject(
                 command,

@@ -4,10 +4,12 @@ use beeline_protocol::value::MessageSubscriptionRecord;
 
 use crate::error::ProcessingError;
 use crate::processing::message::correlate;
+use crate::processing::message_correlation;
 use crate::processing::{CommandProcessor, ProcessingContext, value_of};
 
 /// `MESSAGE_SUBSCRIPTION REJECT`: the instance could not take the message (it left, or is
-/// being interrupted); the message goes to another waiting instance of the process.
+/// being interrupted); the message goes to another waiting instance of the process (a
+/// correlated message is not buffered: its request learns that nothing took it).
 pub(crate) struct MessageSubscriptionRejectProcessor;
 
 impl CommandProcessor for MessageSubscriptionRejectProcessor {
@@ -23,6 +25,7 @@ impl CommandProcessor for MessageSubscriptionRejectProcessor {
             .get(request.element_instance_key, &request.message_name)?
             .map_or(-1, |stored| stored.key);
         ctx.append_event(key, MessageSubscriptionIntent::Rejected, request.clone())?;
+        message_correlation::answer_pending(ctx, &request, false)?;
         correlate::correlate_elsewhere(
             ctx,
             request.message_key,
