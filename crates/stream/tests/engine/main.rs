@@ -12,6 +12,7 @@ mod incidents;
 mod job_push;
 mod jobs;
 mod limits;
+mod listeners;
 mod messages;
 mod multi_instance;
 mod process_instance;
