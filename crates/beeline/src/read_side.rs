@@ -99,18 +99,19 @@ impl ReadSide {
 
 impl ReadSideMetrics {
     pub fn render(&self, out: &mut String) {
-        let mut gauge = |name: &str, kind: &str, help: &str, value: &dyn Fn(&ExporterMetrics) -> i64| {
-            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
-            for exporter in &self.exporters {
-                let _ = writeln!(
-                    out,
-                    "{name}{{partition=\"{}\",exporter=\"{}\"}} {}",
-                    exporter.partition_id,
-                    exporter.exporter,
-                    value(exporter)
-                );
-            }
-        };
+        let mut gauge =
+            |name: &str, kind: &str, help: &str, value: &dyn Fn(&ExporterMetrics) -> i64| {
+                let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
+                for exporter in &self.exporters {
+                    let _ = writeln!(
+                        out,
+                        "{name}{{partition=\"{}\",exporter=\"{}\"}} {}",
+                        exporter.partition_id,
+                        exporter.exporter,
+                        value(exporter)
+                    );
+                }
+            };
         gauge(
             "beeline_exporter_last_exported_position",
             "gauge",
@@ -186,7 +187,10 @@ impl ReadSideMetrics {
             } else {
                 value.to_string()
             };
-            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}");
+            let _ = writeln!(
+                out,
+                "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}"
+            );
         }
     }
 }

@@ -71,10 +71,19 @@ fn searchable(broker: &Broker, expected: usize) -> Vec<String> {
             .as_array()
             .expect("items")
             .iter()
-            .map(|item| item["processInstanceKey"].as_str().expect("a key").to_owned())
+            .map(|item| {
+                item["processInstanceKey"]
+                    .as_str()
+                    .expect("a key")
+                    .to_owned()
+            })
             .collect();
         if keys.len() >= expected || started.elapsed() > Duration::from_secs(20) {
-            assert_eq!(body["page"]["totalItems"], Value::from(keys.len()), "{body}");
+            assert_eq!(
+                body["page"]["totalItems"],
+                Value::from(keys.len()),
+                "{body}"
+            );
             return keys;
         }
         std::thread::sleep(Duration::from_millis(20));
@@ -100,7 +109,9 @@ fn instances_become_searchable_and_stay_so_across_a_kill() {
     assert_eq!(body["processDefinitionName"], "Read side");
     let (_, metrics) = get(broker.monitoring, "/metrics").expect("metrics");
     assert!(
-        metrics.contains("beeline_exporter_lag_records{partition=\"1\",exporter=\"secondary-storage\"}"),
+        metrics.contains(
+            "beeline_exporter_lag_records{partition=\"1\",exporter=\"secondary-storage\"}"
+        ),
         "{metrics}"
     );
     // Killed: what was exported but not in a snapshot is exported again; stored once.
@@ -125,7 +136,9 @@ fn without_secondary_storage_searches_say_why_they_cannot_answer() {
     let (status, body) = json(broker.rest, "POST", "/v2/process-instances/search", "{}");
     assert!(status.contains(" 503 "), "{status}");
     assert!(
-        body["detail"].as_str().is_some_and(|d| d.contains("--secondary-storage")),
+        body["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("--secondary-storage")),
         "{body}"
     );
     assert!(!data.join("secondary.sqlite").exists(), "no store file");

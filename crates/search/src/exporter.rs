@@ -75,7 +75,7 @@ impl<W: Writer> StoreExporter<W> {
         }
         Some(Flush {
             partition_id: controller.partition_id(),
-            batch: std::mem::replace(&mut self.batch, Batch::new()),
+            batch: std::mem::take(&mut self.batch),
             controller,
         })
     }

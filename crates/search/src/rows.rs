@@ -199,9 +199,10 @@ pub const OWNED_BY_INSTANCE: &[&Table] = &[
 ];
 
 /// Rows waiting to be written, folded per table and key.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Batch {
-    pub tables: [BTreeMap<Vec<Value>, Vec<Value>>; TABLE_COUNT],
+    /// One map per table of [`TABLES`], by key.
+    pub tables: Vec<BTreeMap<Vec<Value>, Vec<Value>>>,
     /// The position of the newest record folded in (`-1`: none).
     pub position: i64,
     rows: usize,
@@ -210,11 +211,18 @@ pub struct Batch {
 pub const TABLE_COUNT: usize = 10;
 const _: () = assert!(TABLES.len() == TABLE_COUNT);
 
+impl Default for Batch {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl Batch {
     pub fn new() -> Self {
         Self {
+            tables: vec![BTreeMap::new(); TABLE_COUNT],
             position: -1,
-            ..Self::default()
+            rows: 0,
         }
     }
 

@@ -30,7 +30,9 @@ pub fn get(port: u16, path: &str) -> Option<(String, String)> {
 /// `method path` with a JSON body over HTTP/1.0: (status line, body).
 pub fn request(port: u16, method: &str, path: &str, body: &str) -> Option<(String, String)> {
     let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
-    stream.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .ok()?;
     write!(
         stream,
         "{method} {path} HTTP/1.0\r\nHost: localhost\r\nContent-Type: application/json\r\n\

@@ -51,18 +51,36 @@ pub(super) fn routes() -> Router<Gateway> {
     for (entity, operation) in searches {
         router = router.route(
             &format!("/v2/{}/search", entity.name),
-            post(move |State(d): State<Gateway>, query: RawQuery, call: Call| {
-                search(d, entity, operation, query, call, None)
-            }),
+            post(
+                move |State(d): State<Gateway>, query: RawQuery, call: Call| {
+                    search(d, entity, operation, query, call, None)
+                },
+            ),
         );
     }
     let gets: [(&'static Entity, &'static str, &'static str); 7] = [
-        (&PROCESS_DEFINITIONS, "processDefinitionKey", "GetProcessDefinition"),
-        (&PROCESS_INSTANCES, "processInstanceKey", "GetProcessInstance"),
-        (&ELEMENT_INSTANCES, "elementInstanceKey", "GetElementInstance"),
+        (
+            &PROCESS_DEFINITIONS,
+            "processDefinitionKey",
+            "GetProcessDefinition",
+        ),
+        (
+            &PROCESS_INSTANCES,
+            "processInstanceKey",
+            "GetProcessInstance",
+        ),
+        (
+            &ELEMENT_INSTANCES,
+            "elementInstanceKey",
+            "GetElementInstance",
+        ),
         (&VARIABLES, "variableKey", "GetVariable"),
         (&INCIDENTS, "incidentKey", "GetIncident"),
-        (&DECISION_DEFINITIONS, "decisionDefinitionKey", "GetDecisionDefinition"),
+        (
+            &DECISION_DEFINITIONS,
+            "decisionDefinitionKey",
+            "GetDecisionDefinition",
+        ),
         (
             &DECISION_INSTANCES,
             "decisionEvaluationInstanceKey",
@@ -72,9 +90,11 @@ pub(super) fn routes() -> Router<Gateway> {
     for (entity, parameter, operation) in gets {
         router = router.route(
             &format!("/v2/{}/{{{parameter}}}", entity.name),
-            get(move |State(d): State<Gateway>, Path(key): Path<String>, call: Call| {
-                get_by_key(d, entity, parameter, operation, key, call)
-            }),
+            get(
+                move |State(d): State<Gateway>, Path(key): Path<String>, call: Call| {
+                    get_by_key(d, entity, parameter, operation, key, call)
+                },
+            ),
         );
     }
     router
@@ -151,9 +171,8 @@ async fn search(
         let body: Json = if call.body.iter().all(u8::is_ascii_whitespace) {
             Json::Object(Map::new())
         } else {
-            serde_json::from_slice(&call.body).map_err(|e| {
-                Problem::invalid(format!("The request body is not valid JSON: {e}"))
-            })?
+            serde_json::from_slice(&call.body)
+                .map_err(|e| Problem::invalid(format!("The request body is not valid JSON: {e}")))?
         };
         let mut query = parse_search(entity, &body)?;
         if let Some(scope) = scope {
@@ -163,7 +182,9 @@ async fn search(
             .as_deref()
             .is_some_and(|q| q.split('&').any(|p| p == "truncateValues=false"));
         let results = store.search(query.clone()).await.map_err(store_problem)?;
-        Ok(Reply::Json(json::to_vec(&page_body(&query, &results, truncate))))
+        Ok(Reply::Json(json::to_vec(&page_body(
+            &query, &results, truncate,
+        ))))
     })
     .await
 }
@@ -252,11 +273,7 @@ async fn xml(
     }
 }
 
-async fn sequence_flows(
-    State(d): State<Gateway>,
-    Path(key): Path<String>,
-    call: Call,
-) -> Response {
+async fn sequence_flows(State(d): State<Gateway>, Path(key): Path<String>, call: Call) -> Response {
     answer(&d, "GetProcessInstanceSequenceFlows", &call.path, async {
         let store = store(&d)?;
         let key = json::path_key("processInstanceKey", &key)?;
@@ -276,7 +293,9 @@ async fn sequence_flows(
             .iter()
             .map(|row| item(&SEQUENCE_FLOWS, row, false))
             .collect();
-        Ok(Reply::Json(json::to_vec(&serde_json::json!({ "items": items }))))
+        Ok(Reply::Json(json::to_vec(
+            &serde_json::json!({ "items": items }),
+        )))
     })
     .await
 }
@@ -289,10 +308,7 @@ async fn element_statistics(
     answer(&d, "GetProcessInstanceStatistics", &call.path, async {
         let store = store(&d)?;
         let key = json::path_key("processInstanceKey", &key)?;
-        let statistics = store
-            .element_statistics(key)
-            .await
-            .map_err(store_problem)?;
+        let statistics = store.element_statistics(key).await.map_err(store_problem)?;
         let items: Vec<Json> = statistics
             .into_iter()
             .map(|s| {
@@ -305,7 +321,9 @@ async fn element_statistics(
                 })
             })
             .collect();
-        Ok(Reply::Json(json::to_vec(&serde_json::json!({ "items": items }))))
+        Ok(Reply::Json(json::to_vec(
+            &serde_json::json!({ "items": items }),
+        )))
     })
     .await
 }
@@ -352,7 +370,11 @@ fn invalid(path: &str, reason: impl std::fmt::Display) -> Problem {
     ))
 }
 
-fn parse_filter(entity: &'static Entity, value: &Json, path: &str) -> Result<Vec<Condition>, Problem> {
+fn parse_filter(
+    entity: &'static Entity,
+    value: &Json,
+    path: &str,
+) -> Result<Vec<Condition>, Problem> {
     let filter = match value {
         Json::Null => return Ok(Vec::new()),
         Json::Object(filter) => filter,
@@ -438,7 +460,9 @@ fn operators(kind: Kind) -> &'static [&'static str] {
     match kind {
         Kind::Str | Kind::Enum(_) => &["$eq", "$neq", "$exists", "$in", "$notIn", "$like"],
         Kind::Key => &["$eq", "$neq", "$exists", "$in", "$notIn"],
-        Kind::Int | Kind::Date => &["$eq", "$neq", "$exists", "$gt", "$gte", "$lt", "$lte", "$in"],
+        Kind::Int | Kind::Date => &[
+            "$eq", "$neq", "$exists", "$gt", "$gte", "$lt", "$lte", "$in",
+        ],
         Kind::Bool => &["$eq", "$neq", "$exists"],
         Kind::Json => &[],
     }
@@ -486,7 +510,12 @@ fn parse_ops(kind: Kind, value: &Json, path: &str) -> Result<Vec<Op>, Problem> {
             "$notIn" => Op::NotIn(list(operand)?),
             "$like" => match operand {
                 Json::String(pattern) => Op::Like(pattern.clone()),
-                _ => return Err(invalid(&here, "expected a pattern string (`*` and `?` wildcards)")),
+                _ => {
+                    return Err(invalid(
+                        &here,
+                        "expected a pattern string (`*` and `?` wildcards)",
+                    ));
+                }
             },
             "$gt" => Op::Gt(parse_value(kind, operand, &here)?),
             "$gte" => Op::Gte(parse_value(kind, operand, &here)?),
@@ -563,7 +592,10 @@ fn json_type(value: &Json) -> &'static str {
     }
 }
 
-fn parse_sort(entity: &'static Entity, value: &Json) -> Result<Vec<(&'static Field, Order)>, Problem> {
+fn parse_sort(
+    entity: &'static Entity,
+    value: &Json,
+) -> Result<Vec<(&'static Field, Order)>, Problem> {
     let Json::Array(sorts) = value else {
         return Err(invalid("sort", "expected an array of {field, order}"));
     };
@@ -596,7 +628,11 @@ fn parse_sort(entity: &'static Entity, value: &Json) -> Result<Vec<(&'static Fie
                 &format!("{here}.field"),
                 format!(
                     "unknown sort field `{name}`, expected one of {}",
-                    known.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
+                    known
+                        .iter()
+                        .map(|k| format!("`{k}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ),
             ));
         };
@@ -618,7 +654,10 @@ fn parse_sort(entity: &'static Entity, value: &Json) -> Result<Vec<(&'static Fie
 
 fn parse_page(query: &Query, value: &Json) -> Result<Page, Problem> {
     let Json::Object(page) = value else {
-        return Err(invalid("page", "expected an object {limit, from | after | before}"));
+        return Err(invalid(
+            "page",
+            "expected an object {limit, from | after | before}",
+        ));
     };
     let known = ["limit", "from", "after", "before"].map(String::from);
     for key in page.keys() {
@@ -704,7 +743,10 @@ fn page_body(query: &Query, results: &Results, truncate: bool) -> Json {
         .collect();
     let mut page = Map::new();
     page.insert("totalItems".into(), Json::from(results.total));
-    page.insert("hasMoreTotalItems".into(), Json::Bool(results.has_more_total));
+    page.insert(
+        "hasMoreTotalItems".into(),
+        Json::Bool(results.has_more_total),
+    );
     if let (Some(first), Some(last)) = (results.sort_values.first(), results.sort_values.last()) {
         page.insert("startCursor".into(), Json::String(cursor::encode(first)));
         page.insert("endCursor".into(), Json::String(cursor::encode(last)));
@@ -830,7 +872,11 @@ mod tests {
                 limit: 2
             }
         );
-        let query = parse(&JOBS, json!({"page": {"before": cursor::encode(&[Value::Int(3)])}})).unwrap();
+        let query = parse(
+            &JOBS,
+            json!({"page": {"before": cursor::encode(&[Value::Int(3)])}}),
+        )
+        .unwrap();
         assert_eq!(
             query.page,
             Page::Before {
@@ -948,7 +994,10 @@ mod tests {
         ];
         let searched = item(&VARIABLES, &variable, true);
         assert_eq!(searched["isTruncated"], json!(true));
-        assert_eq!(searched["value"].as_str().map(str::len), Some(PREVIEW_CHARS));
+        assert_eq!(
+            searched["value"].as_str().map(str::len),
+            Some(PREVIEW_CHARS)
+        );
         let got = item(&VARIABLES, &variable, false);
         assert_eq!(got["isTruncated"], json!(false));
         assert_eq!(got["value"].as_str().map(str::len), Some(PREVIEW_CHARS + 7));
