@@ -11,6 +11,7 @@ mod gateways;
 mod incidents;
 mod job_push;
 mod jobs;
+mod listeners;
 mod messages;
 mod multi_instance;
 mod process_instance;
