@@ -174,7 +174,10 @@ impl Client {
             Client::Grpc(client) => {
                 let mut client = client.clone();
                 match within(Duration::from_secs(10), async {
-                    Ok(client.topology(proto::TopologyRequest {}).await?.into_inner())
+                    Ok(client
+                        .topology(proto::TopologyRequest {})
+                        .await?
+                        .into_inner())
                 })
                 .await
                 {
@@ -214,8 +217,12 @@ impl Client {
 
     /// Deploys one BPMN resource; the key of the process `process_id` in it.
     pub async fn deploy(&self, name: &str, xml: &str, process_id: &str) -> Result<i64, Failure> {
-        let no_process =
-            || Failure::new("INTERNAL", "the deployment answer names no process of the model");
+        let no_process = || {
+            Failure::new(
+                "INTERNAL",
+                "the deployment answer names no process of the model",
+            )
+        };
         match self {
             Client::Grpc(client) => {
                 let request = proto::DeployResourceRequest {
@@ -324,7 +331,8 @@ impl Client {
                     "name": name, "correlationKey": correlation_key, "timeToLive": ttl
                 })
                 .to_string();
-                rest.call("POST", "/messages/publication", Some(body)).await?;
+                rest.call("POST", "/messages/publication", Some(body))
+                    .await?;
                 Ok(())
             }
         }

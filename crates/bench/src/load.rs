@@ -328,13 +328,7 @@ async fn activate_once(
 }
 
 /// Works `job` in its own task, holding one of the worker's slots until it is done.
-fn spawn_job(
-    ctx: &Arc<Ctx>,
-    client: &Client,
-    slots: &Arc<Semaphore>,
-    job: Job,
-    received: Instant,
-) {
+fn spawn_job(ctx: &Arc<Ctx>, client: &Client, slots: &Arc<Semaphore>, job: Job, received: Instant) {
     let slot = Slot(slots.clone());
     let ctx = ctx.clone();
     let client = client.clone();

@@ -242,7 +242,9 @@ impl Report {
                 b.mean_cpu_percent
                     .map_or("-".into(), |c| format!("{c:.1}%")),
                 self.broker_cpu_us_per_instance
-                    .map_or(String::new(), |us| format!(" = {us:.0} µs per completed instance")),
+                    .map_or(String::new(), |us| format!(
+                        " = {us:.0} µs per completed instance"
+                    )),
                 b.samples,
                 if b.missed_samples > 0 {
                     format!(", {} missed", b.missed_samples)
