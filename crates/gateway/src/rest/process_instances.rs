@@ -11,7 +11,7 @@ use serde_json::value::RawValue;
 
 use super::json::{self, Key, document, raw, to_vec};
 use super::problem::Problem;
-use super::{Call, Gateway, Reply, answer};
+use super::{Call, Gateway, Reply, answer, keyed_command};
 use crate::operations::cancel_process_instance::{self, CancelProcessInstance};
 use crate::operations::create_process_instance::{
     self, AwaitResult, CreateProcessInstance, ProcessSelector,
@@ -150,19 +150,22 @@ pub(super) async fn cancel(
     Path(key): Path<String>,
     call: Call,
 ) -> Response {
-    answer(&d, "CancelProcessInstance", &call.path, async {
-        let process_instance_key = json::path_key("processInstanceKey", &key)?;
-        let body: OperationReference = json::body(&call.body)?;
-        cancel_process_instance::run(
-            &d,
-            CancelProcessInstance {
-                process_instance_key,
-                operation_reference: body.operation_reference,
-            },
-        )
-        .await?;
-        Ok(Reply::NoContent)
-    })
+    keyed_command(
+        &d,
+        "CancelProcessInstance",
+        "processInstanceKey",
+        &key,
+        &call,
+        |process_instance_key, body: OperationReference| {
+            cancel_process_instance::run(
+                &d,
+                CancelProcessInstance {
+                    process_instance_key,
+                    operation_reference: body.operation_reference,
+                },
+            )
+        },
+    )
     .await
 }
 
