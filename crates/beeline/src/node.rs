@@ -234,12 +234,16 @@ fn gateway(
     Gateway::new(
         Cluster::single_node(node, partitions).with_job_streams(job_streams),
         GatewayConfig {
-            max_message_size: usize::try_from(config.grpc_max_message_size)
-                .unwrap_or(beeline_gateway::DEFAULT_MAX_MESSAGE_SIZE),
+            max_message_size: message_size(config),
             backpressure: config.backpressure,
             ..GatewayConfig::default()
         },
     )
+}
+
+/// The gateway's maximum message size (`--grpc-max-message-size` is at most 1 GiB).
+fn message_size(config: &BrokerConfig) -> usize {
+    usize::try_from(config.grpc_max_message_size).unwrap_or(usize::MAX)
 }
 
 fn open_partition(
@@ -280,6 +284,7 @@ fn open_partition(
     let mut partition_config = PartitionConfig::new(partition);
     partition_config.partition_count = config.partitions;
     partition_config.max_batch_bytes = max_entry_size;
+    partition_config.max_message_size = message_size(config);
     partition_config.flush = config.log_flush;
     partition_config.snapshot_period = config.snapshot_period.0;
     partition_config.job_streams = Some(job_streams);

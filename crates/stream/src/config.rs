@@ -28,6 +28,9 @@ pub struct PartitionConfig {
     pub max_batch_records: usize,
     /// Largest encoded batch; must not exceed the journal's maximum entry size. Default 4 MiB.
     pub max_batch_bytes: usize,
+    /// The largest message a client is handed (the gateway's): larger jobs are not activated
+    /// but raise an incident. Default 4 MiB.
+    pub max_message_size: usize,
     pub flush: FlushPolicy,
     /// How often to take a snapshot (`None`: only when asked). Default 5 minutes.
     pub snapshot_period: Option<Duration>,
@@ -46,6 +49,7 @@ impl PartitionConfig {
             inbox_capacity: 1024,
             max_batch_records: 1000,
             max_batch_bytes: 4 * 1024 * 1024 - 1024,
+            max_message_size: 4 * 1024 * 1024,
             flush: FlushPolicy::Immediate,
             snapshot_period: Some(Duration::from_secs(300)),
             scheduler_batch: 100,

@@ -589,16 +589,27 @@ where
             bytes,
             self.config.max_batch_bytes
         );
-        *result = self
-            .engine
-            .reject(
-                self.store.as_ref(),
-                command,
-                RejectionType::ExceededBatchRecordSize,
-                reason,
-            )
-            .map_err(|e| e.to_string())?;
-        self.encode(&result.records);
+        // A client's command is refused and the client told; a command from inside (a
+        // follow-up, the scheduler's, another partition's) would leave its instance waiting
+        // for a step that never comes, so the instance is banned, as Zeebe does.
+        let store = self.store.as_ref();
+        let exceeded = RejectionType::ExceededBatchRecordSize;
+        *result = if self.waiting.contains_key(&command.position) {
+            self.engine.reject(store, command, exceeded, reason)
+        } else {
+            self.engine.reject_and_ban(store, command, exceeded, reason)
+        }
+        .map_err(|e| e.to_string())?;
+        if self.encode(&result.records) > self.config.max_batch_bytes {
+            // The rejection carries the command's value back, and with its reason it can be
+            // larger than the command, which only just fit: it goes without the value.
+            for record in &mut result.records {
+                if !record.is_event() {
+                    record.value = record.value.emptied();
+                }
+            }
+            self.encode(&result.records);
+        }
         Ok(())
     }
 

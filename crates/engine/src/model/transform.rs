@@ -131,9 +131,6 @@ pub fn transform_bpmn(bytes: &[u8]) -> Result<Vec<TransformedProcess>, String> {
 
 /// Elements of a supported kind that this engine still cannot run in the form they take.
 fn unsupported_variant(element: &Element) -> Option<&'static str> {
-    if !element.execution_listeners.is_empty() {
-        return Some("Execution listeners (zeebe:executionListeners) are not supported yet");
-    }
     if let ElementData::UserTask(task) = &element.data
         && !task.task_listeners.is_empty()
     {

@@ -56,6 +56,14 @@ pub struct ElementInstance {
     /// Camunda user tasks: the user task, or 0.
     #[prost(int64, tag = "15")]
     pub user_task_key: i64,
+    /// Execution listeners: how many listener jobs of the current phase (start listeners
+    /// while ELEMENT_ACTIVATING, end listeners while ELEMENT_COMPLETING) were created.
+    #[prost(int32, tag = "16")]
+    pub execution_listener_index: i32,
+    /// The variables the last completed execution listener job gave, merged when its
+    /// completion is processed.
+    #[prost(bytes = "vec", optional, tag = "17")]
+    pub listener_variables: Option<Vec<u8>>,
 }
 
 impl ElementInstance {

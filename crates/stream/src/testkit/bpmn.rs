@@ -48,6 +48,8 @@ pub struct ProcessBuilder {
     roots: Vec<String>,
     /// `zeebe:versionTag` of the process.
     version_tag: Option<String>,
+    /// More extension elements of the process (`<zeebe:executionListeners>`).
+    process_extensions: String,
 }
 
 impl ProcessBuilder {
@@ -66,6 +68,7 @@ impl ProcessBuilder {
             event_sub_processes: std::collections::HashSet::new(),
             roots: Vec::new(),
             version_tag: None,
+            process_extensions: String::new(),
         }
     }
 
@@ -438,6 +441,31 @@ impl ProcessBuilder {
         self
     }
 
+    /// Adds extension elements (`<zeebe:executionListeners>...`) to the element `id`, or to
+    /// the process when `id` is the process's.
+    pub fn extension(mut self, id: &str, xml: &str) -> Self {
+        if id == self.id {
+            self.process_extensions.push_str(xml);
+            return self;
+        }
+        let is_scope = self.sub_processes.contains(id);
+        if let Some(position) = self.elements.iter().position(|(e, _)| e == id) {
+            let content = &mut self.elements[position].1;
+            const OPEN: &str = "<bpmn:extensionElements>";
+            if let Some(at) = content.find(OPEN) {
+                content.insert_str(at + OPEN.len(), xml);
+            } else if is_scope {
+                content.insert_str(0, &format!("{OPEN}{xml}</bpmn:extensionElements>"));
+            } else if let Some(open) = content.strip_suffix("/>") {
+                let tag = open[1..].split(' ').next().unwrap_or_default().to_string();
+                *content = format!("{open}>{OPEN}{xml}</bpmn:extensionElements></{tag}>");
+            } else if let Some(end) = content.find('>') {
+                content.insert_str(end + 1, &format!("{OPEN}{xml}</bpmn:extensionElements>"));
+            }
+        }
+        self
+    }
+
     /// The BPMN document.
     pub fn build(&self) -> String {
         let mut out = String::new();
@@ -446,12 +474,13 @@ impl ProcessBuilder {
             r#"<?xml version="1.0" encoding="UTF-8"?><bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:zeebe="http://camunda.org/schema/zeebe/1.0" id="definitions" targetNamespace="http://beeline.test"><bpmn:process id="{}" isExecutable="true">"#,
             self.id
         );
-        if let Some(tag) = &self.version_tag {
-            let _ = write!(
-                out,
-                r#"<bpmn:extensionElements><zeebe:versionTag value="{}"/></bpmn:extensionElements>"#,
-                escape(tag)
-            );
+        if self.version_tag.is_some() || !self.process_extensions.is_empty() {
+            out.push_str("<bpmn:extensionElements>");
+            if let Some(tag) = &self.version_tag {
+                let _ = write!(out, r#"<zeebe:versionTag value="{}"/>"#, escape(tag));
+            }
+            out.push_str(&self.process_extensions);
+            out.push_str("</bpmn:extensionElements>");
         }
         self.write_scope(&mut out, None);
         out.push_str("</bpmn:process>");

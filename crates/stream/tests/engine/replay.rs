@@ -84,6 +84,18 @@ fn models() -> Vec<ProcessBuilder> {
             .end_event("done")
             .boundary_event("late", "call", &timer("timeDuration", "PT1M"), true)
             .end_event("e"),
+        ProcessBuilder::new("listened")
+            .start_event("s")
+            .service_task("t", "b")
+            .end_event("e")
+            .extension(
+                "t",
+                r#"<zeebe:executionListeners><zeebe:executionListener eventType="start" type="a"/><zeebe:executionListener eventType="end" type="c"/></zeebe:executionListeners>"#,
+            )
+            .extension(
+                "listened",
+                r#"<zeebe:executionListeners><zeebe:executionListener eventType="end" type="a"/></zeebe:executionListeners>"#,
+            ),
     ]
 }
 
@@ -116,7 +128,7 @@ enum Op {
 
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
-        3 => (0usize..6, 0u8..4).prop_map(|(model, n)| Op::Create { model, n }),
+        3 => (0usize..7, 0u8..4).prop_map(|(model, n)| Op::Create { model, n }),
         2 => (0usize..8, 0u8..4).prop_map(|(pick, n)| Op::CompleteUserTask { pick, n }),
         5 => (0usize..3, 0u8..4).prop_map(|(job_type, n)| Op::Complete { job_type, n }),
         2 => (0usize..3, 0u8..2, any::<bool>()).prop_map(|(job_type, retries, backoff)| Op::Fail { job_type, retries, backoff }),
@@ -144,7 +156,7 @@ proptest! {
         for model in models() {
             harness.deploy_process(&model);
         }
-        let names = ["linear", "forks", "inclusive", "each", "people", "caller"];
+        let names = ["linear", "forks", "inclusive", "each", "people", "caller", "listened"];
         let mut instances = Vec::new();
         let mut log = BTreeMap::new();
         collect(&harness, &mut log);

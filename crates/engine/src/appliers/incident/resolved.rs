@@ -8,13 +8,21 @@ use crate::state::EngineState;
 use crate::state::values::JobLifecycle;
 
 /// `INCIDENT RESOLVED`: the incident is gone; a job it held back with retries left is
-/// activatable again.
+/// activatable again. An element's incident retries the step that failed, with its
+/// execution listeners from the first again.
 pub(crate) struct IncidentResolvedApplier;
 
 impl EventApplier for IncidentResolvedApplier {
     fn apply(&self, event: &Record, state: &mut EngineState<'_>) -> Result<(), ProcessingError> {
         let incident = value_of::<IncidentRecord>(event)?;
         state.incidents_mut().remove(event.key)?;
+        if incident.job_key <= 0 {
+            state
+                .element_instances_mut()
+                .update(incident.element_instance_key, |e| {
+                    e.execution_listener_index = 0;
+                })?;
+        }
         if incident.job_key > 0
             && let Some(job) = state.jobs().get(incident.job_key)?
             && matches!(

@@ -6,7 +6,8 @@ use crate::error::ProcessingError;
 use crate::processing::value_of;
 use crate::state::EngineState;
 
-/// `JOB COMPLETED`: the job is gone; its variables wait on the element for its completion.
+/// `JOB COMPLETED`: the job is gone; its variables wait on the element for its completion
+/// (a listener's, for the listener's completion to be processed).
 pub(crate) struct JobCompletedApplier;
 
 impl EventApplier for JobCompletedApplier {
@@ -18,7 +19,11 @@ impl EventApplier for JobCompletedApplier {
             .element_instances_mut()
             .update(job.element_instance_key, |e| {
                 e.job_key = 0;
-                e.completion_variables = Some(variables);
+                if job.job_kind == "EXECUTION_LISTENER" {
+                    e.listener_variables = Some(variables);
+                } else {
+                    e.completion_variables = Some(variables);
+                }
             })?;
         Ok(())
     }

@@ -6,7 +6,8 @@ use crate::error::ProcessingError;
 use crate::processing::value_of;
 use crate::state::EngineState;
 
-/// `JOB CREATED`: activatable, and the element waits for it.
+/// `JOB CREATED`: activatable, and the element waits for it (a listener's job counts as one
+/// more listener of its phase run).
 pub(crate) struct JobCreatedApplier;
 
 impl EventApplier for JobCreatedApplier {
@@ -15,7 +16,12 @@ impl EventApplier for JobCreatedApplier {
         state.jobs_mut().create(event.key, job);
         state
             .element_instances_mut()
-            .update(job.element_instance_key, |e| e.job_key = event.key)?;
+            .update(job.element_instance_key, |e| {
+                e.job_key = event.key;
+                if job.job_kind == "EXECUTION_LISTENER" {
+                    e.execution_listener_index += 1;
+                }
+            })?;
         Ok(())
     }
 }

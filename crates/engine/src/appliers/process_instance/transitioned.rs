@@ -4,7 +4,8 @@ use crate::appliers::EventApplier;
 use crate::error::ProcessingError;
 use crate::state::EngineState;
 
-/// `ELEMENT_ACTIVATED`, `ELEMENT_COMPLETING`, `ELEMENT_TERMINATING`: the instance moves on.
+/// `ELEMENT_ACTIVATED`, `ELEMENT_COMPLETING`, `ELEMENT_TERMINATING`: the instance moves on
+/// (and counts the listeners of its new phase from the first).
 pub(crate) struct ElementTransitionedApplier;
 
 impl EventApplier for ElementTransitionedApplier {
@@ -12,7 +13,10 @@ impl EventApplier for ElementTransitionedApplier {
         let intent = u32::from(event.intent.value());
         state
             .element_instances_mut()
-            .update(event.key, |instance| instance.state = intent)?;
+            .update(event.key, |instance| {
+                instance.state = intent;
+                instance.execution_listener_index = 0;
+            })?;
         Ok(())
     }
 }

@@ -1,10 +1,10 @@
 //! What every element's lifecycle shares, around its kind's [`ElementProcessor`].
 
-use beeline_bpmn::ElementData;
+use beeline_bpmn::{ElementData, ExecutionListenerEventType as Listening};
 use beeline_protocol::intent::{IncidentIntent, ProcessEventIntent, ProcessInstanceIntent as PI};
 
 use super::behavior::variables::{self, Document};
-use super::behavior::{events, jobs, subscriptions};
+use super::behavior::{events, jobs, listeners, subscriptions};
 use super::{BpmnElementContext, ElementProcessor, Step, container_of};
 use crate::error::ProcessingError;
 use crate::model::{InstanceRole, can_be_triggered};
@@ -24,8 +24,9 @@ pub(super) fn activate(
             bpmn.write(PI::ElementActivating)?;
             take_trigger(bpmn)?;
         }
-        // Resolving an incident sends the command again: continue after ELEMENT_ACTIVATING.
-        Some(instance) if instance.is(ElementLifecycle::Activating) => {}
+        // Resolving an incident sends the command again: continue after ELEMENT_ACTIVATING
+        // (unless a start listener's job is under way).
+        Some(instance) if instance.is(ElementLifecycle::Activating) && instance.job_key <= 0 => {}
         Some(_) => {
             bpmn.reject_state("activate");
             return Ok(());
@@ -53,6 +54,9 @@ fn activating(
     let element = bpmn.element();
     if bpmn.role.runs_element() && element.is_activity() && !element.io_mapping.inputs.is_empty() {
         variables::apply_input_mappings(bpmn)?;
+    }
+    if listeners::run_next(bpmn, Listening::Start, 0)? {
+        return Ok(());
     }
     processor.on_activate(bpmn)
 }
@@ -137,7 +141,7 @@ fn completing(
         let process = bpmn.process.clone();
         subscriptions::close_all(bpmn.ctx, &process, bpmn.index, bpmn.role, bpmn.key)?;
         bpmn.write(PI::ElementCompleting)?;
-    } else if instance.is(ElementLifecycle::Completing) {
+    } else if instance.is(ElementLifecycle::Completing) && instance.job_key <= 0 {
         if let Some(result) = processor.completion_result(bpmn, true)? {
             completion = Some(result);
         }
@@ -148,8 +152,38 @@ fn completing(
     if bpmn.role.runs_element() {
         variables::apply_output_mappings(bpmn, completion.as_ref())?;
     }
-    processor.on_complete(bpmn)?;
-    Ok(())
+    if listeners::run_next(bpmn, Listening::End, 0)? {
+        return Ok(());
+    }
+    processor.on_complete(bpmn)
+}
+
+/// `COMPLETE_EXECUTION_LISTENER`: a listener's job completed. Its variables are taken, and
+/// the next listener of the phase runs, or the phase goes on: an ELEMENT_ACTIVATING instance
+/// does what its kind does, an ELEMENT_COMPLETING one completes.
+pub(super) fn listener_completed(
+    bpmn: &mut BpmnElementContext<'_, '_, '_>,
+    processor: &dyn ElementProcessor,
+) -> Result<(), ProcessingError> {
+    let Some(instance) = bpmn.instance()? else {
+        return Ok(());
+    };
+    let event = if instance.is(ElementLifecycle::Activating) {
+        Listening::Start
+    } else if instance.is(ElementLifecycle::Completing) {
+        Listening::End
+    } else {
+        bpmn.reject_state("complete the execution listener of");
+        return Ok(());
+    };
+    listeners::take_variables(bpmn, &instance, event)?;
+    let step = match listeners::run_next(bpmn, event, instance.execution_listener_index) {
+        Ok(true) => Ok(()),
+        Ok(false) if event == Listening::Start => processor.on_activate(bpmn),
+        Ok(false) => processor.on_complete(bpmn),
+        Err(failure) => Err(failure),
+    };
+    bpmn.settle(step)
 }
 
 /// `TERMINATE_ELEMENT`: ELEMENT_TERMINATING, cancel the job and resolve the incidents, end

@@ -7,7 +7,7 @@
 //! resolving it sends the command again, which continues from there.
 //!
 //! `lifecycle.rs` does what every element shares (the lifecycle events, input and output
-//! mappings, incidents, closing subscriptions, cancelling jobs). What one kind of element does
+//! mappings, execution listeners, incidents, closing subscriptions, cancelling jobs). What one kind of element does
 //! is its [`ElementProcessor`], one file per kind: `container/` (the process, sub-processes),
 //! `task/`, `gateway/` and `event/`. They are built from the behaviours in `behavior/` that
 //! kinds share: taking flows, subscriptions, jobs, variables, throwing and catching events.
@@ -39,6 +39,10 @@ pub(super) fn register(processors: &mut Processors) {
     processors.register(ProcessInstanceIntent::ActivateElement, BpmnStreamProcessor);
     processors.register(ProcessInstanceIntent::CompleteElement, BpmnStreamProcessor);
     processors.register(ProcessInstanceIntent::TerminateElement, BpmnStreamProcessor);
+    processors.register(
+        ProcessInstanceIntent::CompleteExecutionListener,
+        BpmnStreamProcessor,
+    );
 }
 
 /// Why a step of an element's lifecycle did not go on.
@@ -80,6 +84,8 @@ impl Failure {
 pub(crate) enum ErrorType {
     IoMappingError,
     JobNoRetries,
+    ExecutionListenerNoRetries,
+    TaskListenerNoRetries,
     ConditionError,
     ExtractValueError,
     UnhandledErrorEvent,
@@ -87,6 +93,7 @@ pub(crate) enum ErrorType {
     CalledDecisionError,
     DecisionEvaluationError,
     FormNotFound,
+    MessageSizeExceeded,
 }
 
 impl ErrorType {
@@ -94,6 +101,8 @@ impl ErrorType {
         match self {
             ErrorType::IoMappingError => "IO_MAPPING_ERROR",
             ErrorType::JobNoRetries => "JOB_NO_RETRIES",
+            ErrorType::ExecutionListenerNoRetries => "EXECUTION_LISTENER_NO_RETRIES",
+            ErrorType::TaskListenerNoRetries => "TASK_LISTENER_NO_RETRIES",
             ErrorType::ConditionError => "CONDITION_ERROR",
             ErrorType::ExtractValueError => "EXTRACT_VALUE_ERROR",
             ErrorType::UnhandledErrorEvent => "UNHANDLED_ERROR_EVENT",
@@ -101,6 +110,7 @@ impl ErrorType {
             ErrorType::CalledDecisionError => "CALLED_DECISION_ERROR",
             ErrorType::DecisionEvaluationError => "DECISION_EVALUATION_ERROR",
             ErrorType::FormNotFound => "FORM_NOT_FOUND",
+            ErrorType::MessageSizeExceeded => "MESSAGE_SIZE_EXCEEDED",
         }
     }
 }
@@ -305,6 +315,9 @@ impl CommandProcessor for BpmnStreamProcessor {
             }
             Intent::ProcessInstance(ProcessInstanceIntent::TerminateElement) => {
                 lifecycle::terminate(&mut bpmn, processor)
+            }
+            Intent::ProcessInstance(ProcessInstanceIntent::CompleteExecutionListener) => {
+                lifecycle::listener_completed(&mut bpmn, processor)
             }
             _ => Err(ProcessingError::Internal(format!(
                 "{:?} is not an element command",

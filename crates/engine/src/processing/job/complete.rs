@@ -7,7 +7,8 @@ use crate::error::ProcessingError;
 use crate::processing::bpmn::behavior::variables::check_document;
 use crate::processing::{CommandProcessor, ProcessingContext, value_of};
 
-/// `JOB COMPLETE`: the worker is done; the element completes with the job's variables.
+/// `JOB COMPLETE`: the worker is done. The element completes with the job's variables; a
+/// listener's job goes back to its element's lifecycle (`COMPLETE_EXECUTION_LISTENER`).
 pub(crate) struct JobCompleteProcessor;
 
 impl CommandProcessor for JobCompleteProcessor {
@@ -45,11 +46,11 @@ impl CommandProcessor for JobCompleteProcessor {
             .element_instances()
             .get(completed.element_instance_key)?
         {
-            ctx.append_command(
-                element.key,
-                ProcessInstanceIntent::CompleteElement,
-                element.record(),
-            );
+            let intent = match completed.job_kind.as_str() {
+                "EXECUTION_LISTENER" => ProcessInstanceIntent::CompleteExecutionListener,
+                _ => ProcessInstanceIntent::CompleteElement,
+            };
+            ctx.append_command(element.key, intent, element.record());
         }
         Ok(())
     }

@@ -5,6 +5,7 @@ use beeline_protocol::{Record, RejectionType};
 use super::{WORKABLE, job_in_state};
 use crate::error::ProcessingError;
 use crate::processing::bpmn::ErrorType;
+use crate::processing::bpmn::behavior::jobs::no_retries_error;
 use crate::processing::bpmn::behavior::variables::{Document, VariableOwner, merge_local};
 use crate::processing::{CommandProcessor, ProcessingContext, value_of};
 
@@ -64,7 +65,8 @@ impl CommandProcessor for JobFailProcessor {
             } else {
                 failed.error_message.clone()
             };
-            raise_job_incident(ctx, command.key, &failed, ErrorType::JobNoRetries, message)?;
+            let error_type = no_retries_error(&failed.job_kind);
+            raise_job_incident(ctx, command.key, &failed, error_type, message)?;
         }
         Ok(())
     }

@@ -40,6 +40,18 @@ impl CommandProcessor for JobThrowErrorProcessor {
             return Ok(());
         };
         let mut thrown = job.record();
+        if !matches!(thrown.job_kind.as_str(), "" | "BPMN_ELEMENT") {
+            // A listener's element is not ACTIVATED: nothing could catch the error.
+            ctx.reject(
+                command,
+                RejectionType::InvalidState,
+                format!(
+                    "Cannot throw BPMN error from {} job with key '{}', type '{}' and processInstanceKey '{}'",
+                    thrown.job_kind, command.key, thrown.r#type, thrown.process_instance_key
+                ),
+            );
+            return Ok(());
+        }
         thrown.error_code = request.error_code.clone();
         thrown.error_message = request.error_message.clone();
         thrown.variables = b"{}".to_vec();

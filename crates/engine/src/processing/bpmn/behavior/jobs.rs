@@ -1,9 +1,10 @@
-//! Jobs of job-worker elements (service tasks and the like): created when the element is
-//! activated, canceled when it is terminated (Zeebe's `BpmnJobBehavior`).
+//! Jobs of job-worker elements (service tasks and the like), created when the element is
+//! activated, and of listeners; canceled when the element is terminated (Zeebe's
+//! `BpmnJobBehavior`).
 
 use std::collections::BTreeMap;
 
-use beeline_bpmn::{ExprOrStatic, JobWorkerProperties, TaskHeader};
+use beeline_bpmn::{ExecutionListenerEventType, ExprOrStatic, JobWorkerProperties, TaskHeader};
 use beeline_feel::Value;
 use beeline_protocol::intent::{IncidentIntent, JobBatchIntent, JobIntent, ProcessInstanceIntent};
 use beeline_protocol::value::{JobBatchRecord, JobRecord};
@@ -14,7 +15,7 @@ use crate::error::ProcessingError;
 use crate::expression::wrong_type;
 use crate::processing::ProcessingContext;
 use crate::processing::bpmn::{BpmnElementContext, ErrorType, Failure, Step};
-use crate::processing::job_batch::job_variables;
+use crate::processing::job_batch::{job_variables, too_large_to_hand_out};
 use crate::push::{Push, PushSlot};
 
 /// A job worker element (a service task, or a send, script, business rule task or message
@@ -26,9 +27,15 @@ pub(crate) fn activate_job_worker(
     bpmn: &mut BpmnElementContext<'_, '_, '_>,
     properties: &JobWorkerProperties,
 ) -> Step<()> {
-    let (job_type, retries) = evaluate(bpmn, properties)?;
+    let (job_type, retries) = evaluate(bpmn, &properties.job_type, &properties.retries)?;
     subscriptions::open(bpmn)?;
-    create(bpmn, job_type, retries, headers(&properties.task_headers))?;
+    create(
+        bpmn,
+        JobKind::BpmnElement,
+        job_type,
+        retries,
+        headers(&properties.task_headers),
+    )?;
     bpmn.write(ProcessInstanceIntent::ElementActivated)?;
     Ok(())
 }
@@ -45,13 +52,50 @@ fn extract_value_error(message: String) -> Failure {
     Failure::Incident(ErrorType::ExtractValueError, message)
 }
 
-/// The job's evaluated type and retries.
-fn evaluate(
+/// What a job is for (Zeebe's `JobKind`, with the `JobListenerEventType` of a listener's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum JobKind {
+    /// The work of the element itself.
+    BpmnElement,
+    ExecutionListener(ExecutionListenerEventType),
+}
+
+impl JobKind {
+    /// `jobKind` in the record.
+    pub fn name(self) -> &'static str {
+        match self {
+            JobKind::BpmnElement => "BPMN_ELEMENT",
+            JobKind::ExecutionListener(_) => "EXECUTION_LISTENER",
+        }
+    }
+
+    /// `jobListenerEventType` in the record.
+    pub fn listener_event_type(self) -> &'static str {
+        match self {
+            JobKind::BpmnElement => "UNSPECIFIED",
+            JobKind::ExecutionListener(ExecutionListenerEventType::Start) => "START",
+            JobKind::ExecutionListener(ExecutionListenerEventType::End) => "END",
+        }
+    }
+}
+
+/// The incident of a job out of retries, by its `jobKind`.
+pub(crate) fn no_retries_error(job_kind: &str) -> ErrorType {
+    match job_kind {
+        "EXECUTION_LISTENER" => ErrorType::ExecutionListenerNoRetries,
+        "TASK_LISTENER" => ErrorType::TaskListenerNoRetries,
+        _ => ErrorType::JobNoRetries,
+    }
+}
+
+/// A job's evaluated type and retries.
+pub(crate) fn evaluate(
     bpmn: &BpmnElementContext<'_, '_, '_>,
-    properties: &JobWorkerProperties,
+    job_type: &ExprOrStatic<String>,
+    retries: &ExprOrStatic<String>,
 ) -> Step<(String, i32)> {
     let failed = |failure| Failure::of_evaluation(failure, ErrorType::ExtractValueError);
-    let job_type = match &properties.job_type {
+    let job_type = match job_type {
         ExprOrStatic::Static(text) => text.clone(),
         ExprOrStatic::Expression(source) => match eval(bpmn, source.id, bpmn.key, None) {
             Ok((Value::String(text), _)) if !text.is_empty() => text.to_string(),
@@ -64,7 +108,7 @@ fn evaluate(
             Err(failure) => return Err(failed(failure)),
         },
     };
-    let retries = match &properties.retries {
+    let retries = match retries {
         ExprOrStatic::Static(text) => text.trim().parse::<i32>().map_err(|_| {
             extract_value_error(format!(
                 "Expected the job retries of element '{}' to be a number, but was '{text}'",
@@ -93,9 +137,11 @@ fn evaluate(
     Ok((job_type, retries))
 }
 
-/// Creates the element's job (JOB CREATED), pushed to a job stream when one has room.
+/// Creates a job of the element instance (JOB CREATED), pushed to a job stream when one has
+/// room.
 pub(crate) fn create(
     bpmn: &mut BpmnElementContext<'_, '_, '_>,
+    kind: JobKind,
     job_type: String,
     retries: i32,
     custom_headers: BTreeMap<String, String>,
@@ -119,8 +165,8 @@ pub(crate) fn create(
         element_instance_key: bpmn.key,
         tenant_id: bpmn.record.tenant_id.clone(),
         timeout: -1,
-        job_kind: "BPMN_ELEMENT".to_string(),
-        job_listener_event_type: "UNSPECIFIED".to_string(),
+        job_kind: kind.name().to_string(),
+        job_listener_event_type: kind.listener_event_type().to_string(),
         changed_attributes: Vec::new(),
     };
     let key = bpmn.ctx.next_key()?;
@@ -153,6 +199,10 @@ fn push(
     job.worker = slot.worker().to_owned();
     job.deadline = ctx.now().saturating_add(slot.timeout());
     job.variables = job_variables(ctx, job.element_instance_key, slot.fetch_variables())?;
+    if too_large_to_hand_out(ctx, &job) {
+        // Left activatable (the slot is given back): its activation raises the incident.
+        return Ok(());
+    }
     let batch = JobBatchRecord {
         r#type: job.r#type.clone(),
         worker: job.worker.clone(),

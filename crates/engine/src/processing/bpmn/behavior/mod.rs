@@ -4,6 +4,7 @@
 pub(crate) mod events;
 pub(crate) mod flow;
 pub(crate) mod jobs;
+pub(crate) mod listeners;
 pub(crate) mod subscriptions;
 pub(crate) mod throw;
 pub(crate) mod timers;

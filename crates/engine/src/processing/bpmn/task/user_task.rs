@@ -37,6 +37,7 @@ impl ElementProcessor for UserTaskProcessor {
                     user_tasks::job_headers(task, &properties, jobs::headers(&task.task_headers));
                 jobs::create(
                     bpmn,
+                    jobs::JobKind::BpmnElement,
                     user_tasks::USER_TASK_JOB_TYPE.to_string(),
                     JOB_RETRIES,
                     headers,
