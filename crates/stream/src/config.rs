@@ -1,6 +1,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::disk::DiskSpace;
 use crate::job_streams::JobStreams;
 
 /// When appended entries are synced to disk. Answers always wait for the sync they depend on,
@@ -39,6 +40,8 @@ pub struct PartitionConfig {
     /// The node's open job streams, which new jobs are pushed to. Default none: jobs wait to
     /// be activated.
     pub job_streams: Option<Arc<JobStreams>>,
+    /// The node's free-disk watermark: below it, new commands are refused. Default none.
+    pub disk: Option<Arc<DiskSpace>>,
 }
 
 impl PartitionConfig {
@@ -54,6 +57,7 @@ impl PartitionConfig {
             snapshot_period: Some(Duration::from_secs(300)),
             scheduler_batch: 100,
             job_streams: None,
+            disk: None,
         }
     }
 }
