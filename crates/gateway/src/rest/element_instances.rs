@@ -16,7 +16,7 @@ struct SetVariablesRequest {
     variables: Option<Box<RawValue>>,
     #[serde(default)]
     local: Option<bool>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "json::optional_integer")]
     operation_reference: Option<u64>,
 }
 

@@ -30,11 +30,13 @@ struct ActivationRequest {
     r#type: String,
     #[serde(default)]
     worker: Option<String>,
+    #[serde(deserialize_with = "json::integer")]
     timeout: i64,
+    #[serde(deserialize_with = "json::integer")]
     max_jobs_to_activate: i32,
     #[serde(default)]
     fetch_variable: Option<Vec<String>>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "json::optional_integer")]
     request_timeout: Option<i64>,
     #[serde(default)]
     tenant_ids: Option<Vec<String>>,
@@ -240,8 +242,10 @@ pub(super) async fn complete(
 #[derive(Debug, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 struct FailRequest {
+    #[serde(deserialize_with = "json::optional_integer")]
     retries: Option<i32>,
     error_message: Option<String>,
+    #[serde(deserialize_with = "json::optional_integer")]
     retry_back_off: Option<i64>,
     variables: Option<Box<RawValue>>,
 }
@@ -313,14 +317,16 @@ pub(super) async fn throw_error(
 #[serde(rename_all = "camelCase")]
 struct UpdateRequest {
     changeset: Changeset,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "json::optional_integer")]
     operation_reference: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 struct Changeset {
+    #[serde(deserialize_with = "json::optional_integer")]
     retries: Option<i32>,
+    #[serde(deserialize_with = "json::optional_integer")]
     timeout: Option<i64>,
 }
 

@@ -21,15 +21,18 @@ use crate::operations::create_process_instance::{
 #[serde(default, rename_all = "camelCase")]
 struct CreateRequest {
     process_definition_id: Option<String>,
+    #[serde(deserialize_with = "json::optional_integer")]
     process_definition_version: Option<i32>,
     process_definition_key: Option<Key>,
     variables: Option<Box<RawValue>>,
     tenant_id: Option<String>,
+    #[serde(deserialize_with = "json::optional_integer")]
     operation_reference: Option<u64>,
     start_instructions: Option<Vec<StartInstruction>>,
     runtime_instructions: Option<Vec<RuntimeInstruction>>,
     await_completion: Option<bool>,
     fetch_variables: Option<Vec<String>>,
+    #[serde(deserialize_with = "json::optional_integer")]
     request_timeout: Option<i64>,
     tags: Option<Vec<String>>,
 }
@@ -142,6 +145,7 @@ pub(super) async fn create(State(d): State<Gateway>, call: Call) -> Response {
 #[derive(Debug, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub(super) struct OperationReference {
+    #[serde(deserialize_with = "json::optional_integer")]
     pub operation_reference: Option<u64>,
 }
 
