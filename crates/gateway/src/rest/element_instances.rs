@@ -5,7 +5,7 @@ use axum::response::Response;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::json::document;
+use super::json::{self, document};
 use super::{Call, Gateway, keyed_command};
 use crate::error::GatewayError;
 use crate::operations::set_variables::{self, SetVariables};
