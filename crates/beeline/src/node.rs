@@ -10,6 +10,7 @@ use beeline_log::{FileJournal, FileJournalConfig, Recovery};
 use beeline_rocksdb::{MemoryBudget, RocksDbStoreConfig, open_partition_store};
 use beeline_state::Store;
 use beeline_state::snapshot::SnapshotStore;
+use beeline_stream::disk::{self, DiskSpace};
 use beeline_stream::{
     JobStreams, LocalRouter, Partition, PartitionConfig, PartitionHandle, PartitionStatus,
     SystemClock,
@@ -62,6 +63,8 @@ pub struct NodeState {
     pub gateway: std::sync::OnceLock<beeline_gateway::GatewayMetrics>,
     /// Set once the exporters run (not with `--secondary-storage none`).
     pub read_side: std::sync::OnceLock<ReadSideMetrics>,
+    /// The free-disk watermark, unless `--disk-free-min off`.
+    pub disk: Option<Arc<DiskSpace>>,
 }
 
 impl NodeState {
@@ -90,6 +93,19 @@ pub async fn run(config: BrokerConfig) -> Result<(), NodeError> {
         path: config.data_dir.display().to_string(),
         source,
     })?;
+    let disk = config.disk_free_min.0.map(DiskSpace::new);
+    if let Some(disk) = &disk {
+        // Measured once before the partitions open, so the first commands already see it.
+        match disk::available_bytes(&config.data_dir) {
+            Ok(free) => disk.update(free),
+            Err(error) => tracing::warn!(%error, "cannot measure free disk space"),
+        }
+        tokio::spawn(disk::monitor(
+            disk.clone(),
+            config.data_dir.clone(),
+            disk::CHECK_INTERVAL,
+        ));
+    }
     let state = Arc::new(NodeState {
         partitions: RwLock::new(vec![PartitionSlot::Opening; usize::from(config.partitions)]),
         started: false.into(),
@@ -99,6 +115,7 @@ pub async fn run(config: BrokerConfig) -> Result<(), NodeError> {
         ),
         gateway: std::sync::OnceLock::new(),
         read_side: std::sync::OnceLock::new(),
+        disk: disk.clone(),
     });
     let address = std::net::SocketAddr::new(config.host, config.monitoring_port);
     let listener = tokio::net::TcpListener::bind(address)
@@ -152,8 +169,9 @@ pub async fn run(config: BrokerConfig) -> Result<(), NodeError> {
         let budget = state.budget.clone();
         let router = router.clone();
         let job_streams = job_streams.clone();
+        let disk = disk.clone();
         opening.push(tokio::task::spawn_blocking(move || {
-            open_partition(&config, partition, budget, router, job_streams)
+            open_partition(&config, partition, budget, router, job_streams, disk)
         }));
     }
     for (index, task) in opening.into_iter().enumerate() {
@@ -292,6 +310,7 @@ fn open_partition(
     budget: MemoryBudget,
     router: Arc<LocalRouter>,
     job_streams: Arc<JobStreams>,
+    disk: Option<Arc<DiskSpace>>,
 ) -> Result<PartitionHandle, String> {
     let dir = config
         .data_dir
@@ -329,6 +348,7 @@ fn open_partition(
     partition_config.snapshot_period = config.snapshot_period.0;
     partition_config.job_streams = Some(job_streams);
     partition_config.exporters = ReadSide::exporter_ids(config);
+    partition_config.disk = disk;
     Partition::open(
         partition_config,
         journal,

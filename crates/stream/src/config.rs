@@ -1,6 +1,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::disk::DiskSpace;
 use crate::job_streams::JobStreams;
 
 /// When appended entries are synced to disk. Answers always wait for the sync they depend on,
@@ -44,6 +45,8 @@ pub struct PartitionConfig {
     /// lowest; a stored position of an exporter not listed here is dropped at open. Default
     /// none: the log compacts up to each snapshot.
     pub exporters: Vec<String>,
+    /// The node's free-disk watermark: below it, new commands are refused. Default none.
+    pub disk: Option<Arc<DiskSpace>>,
 }
 
 impl PartitionConfig {
@@ -60,6 +63,7 @@ impl PartitionConfig {
             scheduler_batch: 100,
             job_streams: None,
             exporters: Vec::new(),
+            disk: None,
         }
     }
 }

@@ -19,6 +19,7 @@
 
 mod clock;
 mod config;
+pub mod disk;
 mod error;
 mod exporters;
 mod handle;

@@ -88,6 +88,9 @@ pub(crate) struct StreamProcessor<J: Journal> {
     /// What the exporters acknowledged: persisted before each snapshot, and the log is
     /// compacted no further than the lowest.
     exporters: Arc<ExporterPositions>,
+    /// Changes of the disk watermark (`crate::disk`): while the disk is short of space, new
+    /// commands are refused and the scheduler waits.
+    disk_changes: Option<watch::Receiver<bool>>,
 }
 
 /// How often commands distributed to other partitions and not yet acknowledged are sent again.
@@ -132,6 +135,7 @@ where
             recovered.next_position - 1,
             std::sync::atomic::Ordering::Relaxed,
         );
+        let disk_changes = recovered.config.disk.as_ref().map(|disk| disk.subscribe());
         Self {
             last_written: recovered.journal.last_index(),
             config: recovered.config,
@@ -162,6 +166,29 @@ where
             scheduler_not_before: i64::MIN,
             pinned: None,
             exporters: recovered.exporters,
+            disk_changes,
+        }
+    }
+
+    /// The disk's free space is below the watermark: no new commands.
+    fn disk_short(&self) -> bool {
+        self.config
+            .disk
+            .as_ref()
+            .is_some_and(|disk| disk.is_short())
+    }
+
+    /// The refusal of a command while the disk is short of space.
+    fn disk_full(&self) -> PartitionError {
+        let (free, min_free) = self
+            .config
+            .disk
+            .as_ref()
+            .map_or((0, 0), |disk| (disk.free(), disk.min_free()));
+        PartitionError::DiskFull {
+            partition: self.config.partition_id,
+            free,
+            min_free,
         }
     }
 
@@ -321,6 +348,12 @@ where
                         return Stop::Failed(reason);
                     }
                 }
+                short = disk_change(&mut self.disk_changes) => {
+                    // Short of space: a snapshot now lets the log be compacted below it.
+                    if short && let Err(reason) = self.snapshot_if_behind() {
+                        tracing::warn!(partition = self.config.partition_id, %reason, "snapshot failed");
+                    }
+                }
                 _ = tick(&mut snapshot_timer) => {
                     if let Err(reason) = self.take_snapshot() {
                         tracing::warn!(partition = self.config.partition_id, %reason, "snapshot failed");
@@ -384,6 +417,10 @@ where
         first: CommandRequest,
         commands: &mut mpsc::Receiver<CommandRequest>,
     ) -> Result<(), String> {
+        if self.disk_short() {
+            let _ = first.respond.send(Err(self.disk_full()));
+            return Ok(());
+        }
         let now = self.now();
         let max = self.config.max_batch_bytes;
         let mut batch = Vec::new();
@@ -741,6 +778,10 @@ where
 
     /// How long until the scheduler has work (`None`: nothing scheduled).
     fn scheduler_sleep(&mut self) -> Result<Option<Duration>, String> {
+        // Due work waits for disk space; the watermark's change wakes the loop.
+        if self.disk_short() {
+            return Ok(None);
+        }
         if self.next_due_stale {
             self.next_due = self
                 .engine
@@ -901,6 +942,17 @@ async fn wait_flush(
             Ok(Ok(durable)) => Ok(durable),
             Ok(Err(e)) => Err(format!("cannot sync the log: {e}")),
             Err(e) => Err(format!("log sync task failed: {e}")),
+        },
+        None => std::future::pending().await,
+    }
+}
+
+/// The next change of the disk watermark: whether the disk is short now. Never, without one.
+async fn disk_change(changes: &mut Option<watch::Receiver<bool>>) -> bool {
+    match changes {
+        Some(changes) => match changes.changed().await {
+            Ok(()) => *changes.borrow_and_update(),
+            Err(_) => std::future::pending().await,
         },
         None => std::future::pending().await,
     }

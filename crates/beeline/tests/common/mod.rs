@@ -116,6 +116,11 @@ impl Broker {
         format!("127.0.0.1:{}", self.grpc)
     }
 
+    /// Its REST API, as `beeline bench --api rest --gateway` takes it.
+    pub fn rest_gateway(&self) -> String {
+        format!("127.0.0.1:{}", self.rest)
+    }
+
     pub fn pid(&self) -> u32 {
         self.child.id()
     }
