@@ -76,6 +76,13 @@ pub struct BrokerConfig {
     #[arg(long, env = "BEELINE_SNAPSHOT_PERIOD", default_value = "5m", value_parser = parse_period)]
     pub snapshot_period: Period,
 
+    /// Free space the data directory's file system must keep for processing: a size like
+    /// 2GiB, or `off`. Below it, new commands are refused with RESOURCE_EXHAUSTED (HTTP 503)
+    /// saying the disk is full, and timers wait, while snapshots and log compaction go on;
+    /// above it again, service resumes by itself. Measured every second.
+    #[arg(long, env = "BEELINE_DISK_FREE_MIN", default_value = "2GiB", value_parser = parse_disk_free)]
+    pub disk_free_min: DiskFree,
+
     /// Worker threads (default: the number of CPU cores).
     #[arg(long, env = "BEELINE_THREADS")]
     pub threads: Option<usize>,
@@ -180,6 +187,19 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     Ok(Duration::from_millis(millis))
 }
 
+/// A minimum of free disk space, or none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DiskFree(pub Option<u64>);
+
+fn parse_disk_free(text: &str) -> Result<DiskFree, String> {
+    match text.trim() {
+        "off" | "none" => Ok(DiskFree(None)),
+        other => parse_size(other)
+            .map(|size| DiskFree(Some(size)))
+            .map_err(|e| format!("{e}, or `off`")),
+    }
+}
+
 /// A duration that can be switched off.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Period(pub Option<Duration>);
@@ -231,6 +251,7 @@ mod tests {
         assert_eq!(config.grpc_port, 26500);
         assert_eq!(config.grpc_max_message_size, 4 << 20);
         assert_eq!(config.backpressure, BackpressureConfig::default());
+        assert_eq!(config.disk_free_min, DiskFree(Some(2 << 30)));
 
         let config =
             Cli::try_parse_from(["beeline", "--snapshot-period", "off", "--log-flush", "none"])
@@ -238,6 +259,18 @@ mod tests {
                 .config;
         assert_eq!(config.snapshot_period, Period(None));
         assert_eq!(config.log_flush, FlushPolicy::None);
+        let config = Cli::try_parse_from(["beeline", "--disk-free-min", "off"])
+            .unwrap()
+            .config;
+        assert_eq!(config.disk_free_min, DiskFree(None));
+        let error = Cli::try_parse_from(["beeline", "--disk-free-min", "full"])
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            error.contains("--disk-free-min") && error.contains("`off`"),
+            "{error}"
+        );
 
         let error = Cli::try_parse_from(["beeline", "--memory-limit", "lots"])
             .err()

@@ -227,7 +227,26 @@ async fn metrics(State(state): State<Arc<NodeState>>) -> Response {
             allocator.resident,
         ),
     ];
-    for (name, help, value) in gauges {
+    let disk = state.disk.as_ref().map(|disk| {
+        [
+            (
+                "beeline_disk_free_bytes",
+                "Bytes free on the data directory's file system at the last measurement.",
+                disk.free(),
+            ),
+            (
+                "beeline_disk_free_min_bytes",
+                "The free space processing needs (--disk-free-min).",
+                disk.min_free(),
+            ),
+            (
+                "beeline_disk_full",
+                "1 while free space is below the minimum and new commands are refused.",
+                u64::from(disk.is_short()),
+            ),
+        ]
+    });
+    for (name, help, value) in gauges.into_iter().chain(disk.into_iter().flatten()) {
         let _ = writeln!(
             out,
             "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {value}"

@@ -10,6 +10,7 @@ use beeline_log::{FileJournal, FileJournalConfig, Recovery};
 use beeline_rocksdb::{MemoryBudget, RocksDbStoreConfig, open_partition_store};
 use beeline_state::Store;
 use beeline_state::snapshot::SnapshotStore;
+use beeline_stream::disk::{self, DiskSpace};
 use beeline_stream::{
     JobStreams, LocalRouter, Partition, PartitionConfig, PartitionHandle, PartitionStatus,
     SystemClock,
@@ -57,6 +58,8 @@ pub struct NodeState {
     pub budget: MemoryBudget,
     /// Set once the gateway is made.
     pub gateway: std::sync::OnceLock<beeline_gateway::GatewayMetrics>,
+    /// The free-disk watermark, unless `--disk-free-min off`.
+    pub disk: Option<Arc<DiskSpace>>,
 }
 
 impl NodeState {
@@ -85,6 +88,19 @@ pub async fn run(config: BrokerConfig) -> Result<(), NodeError> {
         path: config.data_dir.display().to_string(),
         source,
     })?;
+    let disk = config.disk_free_min.0.map(DiskSpace::new);
+    if let Some(disk) = &disk {
+        // Measured once before the partitions open, so the first commands already see it.
+        match disk::available_bytes(&config.data_dir) {
+            Ok(free) => disk.update(free),
+            Err(error) => tracing::warn!(%error, "cannot measure free disk space"),
+        }
+        tokio::spawn(disk::monitor(
+            disk.clone(),
+            config.data_dir.clone(),
+            disk::CHECK_INTERVAL,
+        ));
+    }
     let state = Arc::new(NodeState {
         partitions: RwLock::new(vec![PartitionSlot::Opening; usize::from(config.partitions)]),
         started: false.into(),
@@ -93,6 +109,7 @@ pub async fn run(config: BrokerConfig) -> Result<(), NodeError> {
             usize::from(config.partitions),
         ),
         gateway: std::sync::OnceLock::new(),
+        disk: disk.clone(),
     });
     let address = std::net::SocketAddr::new(config.host, config.monitoring_port);
     let listener = tokio::net::TcpListener::bind(address)
@@ -137,8 +154,9 @@ pub async fn run(config: BrokerConfig) -> Result<(), NodeError> {
         let budget = state.budget.clone();
         let router = router.clone();
         let job_streams = job_streams.clone();
+        let disk = disk.clone();
         opening.push(tokio::task::spawn_blocking(move || {
-            open_partition(&config, partition, budget, router, job_streams)
+            open_partition(&config, partition, budget, router, job_streams, disk)
         }));
     }
     for (index, task) in opening.into_iter().enumerate() {
@@ -234,12 +252,16 @@ fn gateway(
     Gateway::new(
         Cluster::single_node(node, partitions).with_job_streams(job_streams),
         GatewayConfig {
-            max_message_size: usize::try_from(config.grpc_max_message_size)
-                .unwrap_or(beeline_gateway::DEFAULT_MAX_MESSAGE_SIZE),
+            max_message_size: message_size(config),
             backpressure: config.backpressure,
             ..GatewayConfig::default()
         },
     )
+}
+
+/// The gateway's maximum message size (`--grpc-max-message-size` is at most 1 GiB).
+fn message_size(config: &BrokerConfig) -> usize {
+    usize::try_from(config.grpc_max_message_size).unwrap_or(usize::MAX)
 }
 
 fn open_partition(
@@ -248,6 +270,7 @@ fn open_partition(
     budget: MemoryBudget,
     router: Arc<LocalRouter>,
     job_streams: Arc<JobStreams>,
+    disk: Option<Arc<DiskSpace>>,
 ) -> Result<PartitionHandle, String> {
     let dir = config
         .data_dir
@@ -280,9 +303,11 @@ fn open_partition(
     let mut partition_config = PartitionConfig::new(partition);
     partition_config.partition_count = config.partitions;
     partition_config.max_batch_bytes = max_entry_size;
+    partition_config.max_message_size = message_size(config);
     partition_config.flush = config.log_flush;
     partition_config.snapshot_period = config.snapshot_period.0;
     partition_config.job_streams = Some(job_streams);
+    partition_config.disk = disk;
     Partition::open(
         partition_config,
         journal,

@@ -103,6 +103,34 @@ fn a_run_reports_throughput_latency_and_the_brokers_memory() {
 }
 
 #[test]
+fn the_same_load_runs_over_the_rest_api() {
+    let (_dir, broker) = broker();
+    let gateway = broker.rest_gateway();
+    let pid = broker.pid();
+    let (text, report) = bench(&format!(
+        "--api rest --gateway {gateway} --rate 100 --duration 2s --payload 1KiB --broker-pid {pid}"
+    ));
+    assert_eq!(report["api"], "rest", "{text}");
+    assert!(text.contains("over REST"), "{text}");
+    assert_eq!(number(&report, &["started"]), 200.0, "{text}");
+    assert_eq!(number(&report, &["completed"]), 200.0, "{text}");
+    assert_eq!(report["errors"], serde_json::json!({}), "{text}");
+    let cpu = number(&report, &["broker_cpu_us_per_instance"]);
+    assert!(cpu > 0.0, "{text}");
+    assert!(text.contains("per completed instance"), "{text}");
+    // REST workers poll: there is no job stream to ask for.
+    let refused = Command::new(env!("CARGO_BIN_EXE_beeline"))
+        .args(["bench", "--api", "rest", "--stream", "--gateway", &gateway])
+        .output()
+        .expect("beeline bench runs");
+    assert!(!refused.status.success());
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("--stream needs --api grpc"),
+        "{refused:?}"
+    );
+}
+
+#[test]
 fn find_max_steps_up_and_reports_the_highest_rate_that_held() {
     let (_dir, broker) = broker();
     let gateway = broker.gateway();

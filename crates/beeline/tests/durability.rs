@@ -25,6 +25,9 @@ use beeline_state::snapshot::SnapshotStore;
 use beeline_state::{MemStore, Store};
 use beeline_stream::{Partition, PartitionConfig, PartitionHandle, SystemClock};
 
+#[path = "durability/disk_full.rs"]
+mod disk_full;
+
 const CHILD_DIR: &str = "BEELINE_CRASH_CHILD_DIR";
 const CHILD_ROUND: &str = "BEELINE_CRASH_CHILD_ROUND";
 const ROUNDS: u64 = 5;

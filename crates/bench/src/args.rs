@@ -4,6 +4,8 @@ use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 
+use crate::client::Api;
+
 /// Which built-in model the load runs (see `models.rs`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -27,15 +29,22 @@ impl ProcessKind {
     }
 }
 
-/// `beeline bench`: load a Zeebe gateway (Beeline's or Zeebe's) over the public gRPC protocol.
+/// `beeline bench`: load a Zeebe gateway (Beeline's or Zeebe's) over Zeebe's gRPC protocol or
+/// Camunda's REST API.
 #[derive(Debug, Clone, Args)]
 #[command(
-    about = "Load a Zeebe-protocol gateway (Beeline or Zeebe) and report throughput, latency and backpressure"
+    about = "Load a Zeebe gateway (Beeline or Zeebe, over gRPC or Camunda's REST API) and report throughput, latency and backpressure"
 )]
 pub struct BenchArgs {
-    /// Gateway address (HOST:PORT or an http:// URL).
-    #[arg(long, default_value = "127.0.0.1:26500", value_name = "HOST:PORT")]
-    pub gateway: String,
+    /// The API the load goes through: Zeebe's gRPC gateway protocol, or Camunda's REST API
+    /// (`/v2`: creates, workers polling `/jobs/activation` and completing over REST).
+    #[arg(long, value_enum, default_value = "grpc")]
+    pub api: Api,
+
+    /// Gateway address (HOST:PORT or an http:// URL); default 127.0.0.1:26500 for gRPC,
+    /// 127.0.0.1:8080 for REST.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub gateway: Option<String>,
 
     /// Built-in process model to deploy and start.
     #[arg(long, value_enum, default_value = "one-task")]
@@ -154,13 +163,15 @@ impl BenchArgs {
         })
     }
 
-    /// The gateway as a URL tonic can connect to.
-    pub fn gateway_url(&self) -> String {
-        if self.gateway.contains("://") {
-            self.gateway.clone()
-        } else {
-            format!("http://{}", self.gateway)
-        }
+    /// The gateway's address: the one given, or the API's default port on this machine.
+    pub fn gateway(&self) -> String {
+        self.gateway.clone().unwrap_or_else(|| {
+            match self.api {
+                Api::Grpc => "127.0.0.1:26500",
+                Api::Rest => "127.0.0.1:8080",
+            }
+            .to_string()
+        })
     }
 }
 
@@ -302,7 +313,10 @@ mod tests {
         assert_eq!(cli.args.payload, 1024);
         assert!(cli.args.stream);
         assert_eq!(cli.args.p99_target(), Duration::from_secs(2));
-        assert_eq!(cli.args.gateway_url(), "http://127.0.0.1:26500");
+        assert_eq!(cli.args.api, Api::Grpc);
+        assert_eq!(cli.args.gateway(), "127.0.0.1:26500");
+        let rest = Cli::try_parse_from(["bench", "--api", "rest"]).unwrap();
+        assert_eq!(rest.args.gateway(), "127.0.0.1:8080");
         assert!(Cli::try_parse_from(["bench", "--stream", "--poll"]).is_err());
         assert!(Cli::try_parse_from(["bench", "--rate", "0"]).is_err());
         assert!(Cli::try_parse_from(["bench", "--find-max", "--soak", "1h"]).is_err());

@@ -29,6 +29,7 @@
 
 mod args;
 mod broker;
+mod client;
 mod find_max;
 mod load;
 mod machine;
@@ -55,6 +56,7 @@ pub use report::{FindMaxReport, Report, SoakLine, SoakReport, StepReport};
 pub use stats::{Percentiles, PhaseSummary};
 
 use broker::Sampler;
+use client::{Api, Client};
 use find_max::{Criteria, Search};
 use load::{Ctx, JobSource};
 use schedule::Schedule;
@@ -66,11 +68,11 @@ use stats::{PhaseStats, Registry};
 pub enum BenchError {
     #[error("invalid gateway address `{address}`: {reason}")]
     Gateway { address: String, reason: String },
-    #[error("could not deploy the {process} model through {gateway}: {code:?}: {message}")]
+    #[error("could not deploy the {process} model through {gateway}: {code}: {message}")]
     Deploy {
         process: &'static str,
         gateway: String,
-        code: tonic::Code,
+        code: &'static str,
         message: String,
     },
     #[error("cannot read /proc/{0}/status and /proc/{0}/stat: no such process, or not readable")]
@@ -152,14 +154,19 @@ pub async fn run_until(
     {
         return Err(BenchError::BrokerPid(pid));
     }
-    let url = args.gateway_url();
+    let gateway = args.gateway();
     let gateway_err = |reason: String| BenchError::Gateway {
-        address: args.gateway.clone(),
+        address: gateway.clone(),
         reason,
     };
-    let mut client = load::connect(&url).map_err(gateway_err)?;
+    if args.api == Api::Rest && args.stream {
+        return Err(BenchError::Args(
+            "--stream needs --api grpc: the REST API has no job streams (its workers poll)".into(),
+        ));
+    }
+    let client = Client::connect(args.api, &gateway).map_err(gateway_err)?;
     let model = Model::new(args.process);
-    let topology = load::topology(&mut client).await;
+    let topology = client.topology().await;
     let partitions = args.partitions_hint.or(topology.partitions);
     let workers = args
         .workers
@@ -169,18 +176,19 @@ pub async fn run_until(
     } else {
         JobSource::Poll
     };
-    let process_key = load::deploy(&mut client, &model, Duration::from_secs(60))
+    let process_key = load::deploy(&client, &model, Duration::from_secs(60))
         .await
-        .map_err(|status| BenchError::Deploy {
+        .map_err(|failure| BenchError::Deploy {
             process: args.process.name(),
-            gateway: args.gateway.clone(),
-            code: status.code(),
-            message: status.message().to_string(),
+            gateway: gateway.clone(),
+            code: failure.code,
+            message: failure.message,
         })?;
     eprintln!(
-        "beeline bench: deployed {} (key {process_key}) to {}{}; {workers} {} workers",
+        "beeline bench: deployed {} (key {process_key}) to {} over {}{}; {workers} {} workers",
         model.bpmn_process_id,
-        args.gateway,
+        gateway,
+        args.api.name(),
         topology
             .version
             .as_ref()
@@ -208,7 +216,7 @@ pub async fn run_until(
     let (stop_workers, stop_rx) = watch::channel(false);
     let mut tasks = Vec::new();
     for id in 0..workers {
-        let c = load::connect(&url).map_err(gateway_err)?;
+        let c = Client::connect(args.api, &gateway).map_err(gateway_err)?;
         tasks.push(tokio::spawn(load::worker(
             ctx.clone(),
             c,
@@ -291,8 +299,10 @@ pub async fn run_until(
         step_seconds: args.duration.as_secs_f64(),
         steps: progress.steps,
     });
+    let result = result_phase.map(|p| p.summary(now)).unwrap_or_default();
     Ok(Report {
-        gateway: args.gateway.clone(),
+        gateway,
+        api: args.api,
         gateway_version: topology.version,
         partitions,
         process: args.process.name().to_string(),
@@ -305,7 +315,8 @@ pub async fn run_until(
         workers,
         payload_bytes: ctx.payload.len() as u64,
         interrupted,
-        result: result_phase.map(|p| p.summary(now)).unwrap_or_default(),
+        broker_cpu_us_per_instance: Report::cpu_per_instance(broker.as_ref(), &result),
+        result,
         broker,
         machine,
         find_max,

@@ -1,6 +1,6 @@
-//! The load itself: the gRPC clients, the deployment, the open-loop starter and the job
-//! workers. Everything here talks to the gateway; every failed request is counted by RPC and
-//! gRPC code and the work goes on.
+//! The load itself: the deployment, the open-loop starter and the job workers, through the
+//! gateway's gRPC or REST API (`client.rs`). Every failed request is counted by operation and
+//! gRPC code (a REST problem's title) and the work goes on.
 //!
 //! Completion is seen by the worker: each model ends with a service task, and the instance is
 //! complete when that task's CompleteJob returns OK (Zeebe completes the task, the end event
@@ -8,22 +8,17 @@
 //! travels in its variables (`benchT`), so no per-instance state is kept here and nothing
 //! grows with the number of instances in flight.
 
-use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use beeline_gateway_protocol::proto;
-use beeline_gateway_protocol::proto::gateway_client::GatewayClient;
 use tokio::sync::{Semaphore, watch};
-use tonic::transport::{Channel, Endpoint};
 
+use crate::client::{Client, Failure, Job, job_of, within};
 use crate::models::{JOB_TYPE, MESSAGE_NAME, Model};
 use crate::payload::{BenchVars, with_fields};
 use crate::schedule::Schedule;
 use crate::stats::{PhaseStats, Registry, Rpc};
-
-pub type Client = GatewayClient<Channel>;
 
 /// How long a unary request may take before it counts as DEADLINE_EXCEEDED.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
@@ -37,109 +32,21 @@ const MESSAGE_TTL: Duration = Duration::from_secs(60);
 /// completion would leave an instance that never completes.
 const RETRIES: u32 = 5;
 
-/// One HTTP/2 connection to the gateway. Lazy: a gateway that is down shows up as
-/// UNAVAILABLE errors on the requests, counted like any other.
-pub fn connect(url: &str) -> Result<Client, String> {
-    let endpoint = Endpoint::from_shared(url.to_string())
-        .map_err(|e| e.to_string())?
-        .connect_timeout(Duration::from_secs(5))
-        .tcp_nodelay(true)
-        .http2_keep_alive_interval(Duration::from_secs(30))
-        .keep_alive_while_idle(true);
-    Ok(GatewayClient::new(endpoint.connect_lazy())
-        // Activated jobs carry the payload; a batch of them with a large payload exceeds tonic's
-        // 4 MiB default.
-        .max_decoding_message_size(256 << 20)
-        .max_encoding_message_size(256 << 20))
-}
-
-/// Runs `fut` with a deadline; running out is DEADLINE_EXCEEDED like a server-side timeout.
-pub async fn within<T>(
-    limit: Duration,
-    fut: impl Future<Output = Result<tonic::Response<T>, tonic::Status>>,
-) -> Result<T, tonic::Status> {
-    match tokio::time::timeout(limit, fut).await {
-        Ok(Ok(response)) => Ok(response.into_inner()),
-        Ok(Err(status)) => Err(status),
-        Err(_) => Err(tonic::Status::deadline_exceeded(
-            "no answer in time (client deadline)",
-        )),
-    }
-}
-
-fn retriable(code: tonic::Code) -> bool {
-    matches!(
-        code,
-        tonic::Code::ResourceExhausted | tonic::Code::Unavailable | tonic::Code::DeadlineExceeded
-    )
-}
-
-/// What the gateway says about itself.
-#[derive(Debug, Clone, Default)]
-pub struct Topology {
-    pub partitions: Option<u32>,
-    pub version: Option<String>,
-}
-
-pub async fn topology(client: &mut Client) -> Topology {
-    match within(
-        Duration::from_secs(10),
-        client.topology(proto::TopologyRequest {}),
-    )
-    .await
-    {
-        Ok(t) => {
-            let version = if !t.gateway_version.is_empty() {
-                Some(t.gateway_version)
-            } else {
-                t.brokers
-                    .first()
-                    .map(|b| b.version.clone())
-                    .filter(|v| !v.is_empty())
-            };
-            Topology {
-                partitions: u32::try_from(t.partitions_count).ok().filter(|p| *p > 0),
-                version,
-            }
-        }
-        Err(_) => Topology::default(),
-    }
-}
-
 /// Deploys the model, retrying while the gateway is unreachable or busy (a broker still
 /// starting) for up to `patience`. Returns the process definition key.
-pub async fn deploy(
-    client: &mut Client,
-    model: &Model,
-    patience: Duration,
-) -> Result<i64, tonic::Status> {
+pub async fn deploy(client: &Client, model: &Model, patience: Duration) -> Result<i64, Failure> {
     let give_up = Instant::now() + patience;
     loop {
-        let request = proto::DeployResourceRequest {
-            resources: vec![proto::Resource {
-                name: model.resource_name.clone(),
-                content: model.xml.clone().into_bytes(),
-            }],
-            tenant_id: String::new(),
-        };
-        match within(REQUEST_TIMEOUT, client.deploy_resource(request)).await {
-            Ok(response) => {
-                let key = response.deployments.iter().find_map(|d| match &d.metadata {
-                    Some(proto::deployment::Metadata::Process(p))
-                        if p.bpmn_process_id == model.bpmn_process_id =>
-                    {
-                        Some(p.process_definition_key)
-                    }
-                    _ => None,
-                });
-                return key.ok_or_else(|| {
-                    tonic::Status::internal("the deployment answer names no process of the model")
-                });
-            }
-            Err(status) if retriable(status.code()) && Instant::now() < give_up => {
+        let deployed = within(
+            REQUEST_TIMEOUT,
+            client.deploy(&model.resource_name, &model.xml, &model.bpmn_process_id),
+        )
+        .await;
+        match deployed {
+            Err(failure) if failure.retriable() && Instant::now() < give_up => {
                 tokio::time::sleep(Duration::from_millis(500)).await;
             }
-            Err(status) => return Err(status),
+            other => return other,
         }
     }
 }
@@ -226,44 +133,38 @@ async fn start_one(ctx: &Ctx, phase: usize, stats: &PhaseStats, due: Instant) {
         ],
         &ctx.payload,
     );
-    let request = proto::CreateProcessInstanceRequest {
-        process_definition_key: ctx.process_key,
-        variables,
-        ..Default::default()
-    };
-    let mut client = ctx.starter.clone();
+    let client = &ctx.starter;
     stats.request(Rpc::CreateProcessInstance);
-    match within(REQUEST_TIMEOUT, client.create_process_instance(request)).await {
-        Ok(_) => {
+    match within(REQUEST_TIMEOUT, client.create(ctx.process_key, variables)).await {
+        Ok(()) => {
             stats.started.fetch_add(1, Ordering::Relaxed);
         }
-        Err(status) => {
-            stats.error(Rpc::CreateProcessInstance, status.code());
-            if status.code() == tonic::Code::ResourceExhausted {
+        Err(failure) => {
+            stats.error(Rpc::CreateProcessInstance, failure.code);
+            if failure.refused() {
                 stats.refused.fetch_add(1, Ordering::Relaxed);
             }
             return;
         }
     }
     if ctx.model.needs_message {
-        publish(stats, &mut client, key).await;
+        publish(stats, client, key).await;
     }
 }
 
-async fn publish(stats: &PhaseStats, client: &mut Client, key: String) {
+async fn publish(stats: &PhaseStats, client: &Client, key: String) {
     for attempt in 0..=RETRIES {
-        let request = proto::PublishMessageRequest {
-            name: MESSAGE_NAME.to_string(),
-            correlation_key: key.clone(),
-            time_to_live: MESSAGE_TTL.as_millis() as i64,
-            ..Default::default()
-        };
         stats.request(Rpc::PublishMessage);
-        match within(REQUEST_TIMEOUT, client.publish_message(request)).await {
-            Ok(_) => return,
-            Err(status) => {
-                stats.error(Rpc::PublishMessage, status.code());
-                if !retriable(status.code()) || attempt == RETRIES {
+        match within(
+            REQUEST_TIMEOUT,
+            client.publish(MESSAGE_NAME, &key, MESSAGE_TTL),
+        )
+        .await
+        {
+            Ok(()) => return,
+            Err(failure) => {
+                stats.error(Rpc::PublishMessage, failure.code);
+                if !failure.retriable() || attempt == RETRIES {
                     return;
                 }
                 tokio::time::sleep(backoff(attempt)).await;
@@ -342,7 +243,7 @@ pub async fn worker(
                         let Some(n) = take_slots(&slots, 1, capacity).await else {
                             return;
                         };
-                        activate_once(&ctx, &mut client.clone(), &name, &slots, n, None).await;
+                        activate_once(&ctx, &client, &name, &slots, n, None).await;
                     }
                 }
             });
@@ -354,7 +255,7 @@ pub async fn worker(
 
 async fn poll_loop(
     ctx: &Arc<Ctx>,
-    mut client: Client,
+    client: Client,
     name: &str,
     slots: &Arc<Semaphore>,
     capacity: u32,
@@ -371,7 +272,7 @@ async fn poll_loop(
         };
         let ok = tokio::select! {
             _ = stop.wait_for(|s| *s) => return,
-            ok = activate_once(ctx, &mut client, name, slots, n, Some(wait)) => ok,
+            ok = activate_once(ctx, &client, name, slots, n, Some(wait)) => ok,
         };
         if ok {
             failures = 0;
@@ -386,31 +287,23 @@ async fn poll_loop(
 /// whether the request succeeded.
 async fn activate_once(
     ctx: &Arc<Ctx>,
-    client: &mut Client,
+    client: &Client,
     name: &str,
     slots: &Arc<Semaphore>,
     n: u32,
     wait: Option<Duration>,
 ) -> bool {
-    let request = proto::ActivateJobsRequest {
-        r#type: JOB_TYPE.to_string(),
-        worker: name.to_string(),
-        timeout: JOB_LOCK.as_millis() as i64,
-        max_jobs_to_activate: n as i32,
-        request_timeout: wait.map_or(-1, |w| w.as_millis() as i64),
-        ..Default::default()
-    };
     let stats = ctx.registry.current();
     if let Some(s) = &stats {
         s.request(Rpc::ActivateJobs);
     }
     let mut unused = n;
     let deadline = wait.unwrap_or(Duration::ZERO) + REQUEST_TIMEOUT;
-    let result = tokio::time::timeout(deadline, async {
-        let mut responses = client.activate_jobs(request).await?.into_inner();
-        while let Some(batch) = responses.message().await? {
+    let result = within(
+        deadline,
+        client.activate(JOB_TYPE, name, JOB_LOCK, n, wait, |jobs| {
             let received = Instant::now();
-            for job in batch.jobs {
+            for job in jobs {
                 if unused == 0 {
                     // More jobs than asked for: still complete them, over the bound by one.
                     slots.forget_permits(1);
@@ -419,17 +312,15 @@ async fn activate_once(
                 }
                 spawn_job(ctx, client, slots, job, received);
             }
-        }
-        Ok::<(), tonic::Status>(())
-    })
-    .await
-    .unwrap_or_else(|_| Err(tonic::Status::deadline_exceeded("client deadline")));
+        }),
+    )
+    .await;
     slots.add_permits(unused as usize);
     match result {
         Ok(()) => true,
-        Err(status) => {
+        Err(failure) => {
             if let Some(s) = &stats {
-                s.error(Rpc::ActivateJobs, status.code());
+                s.error(Rpc::ActivateJobs, failure.code);
             }
             false
         }
@@ -437,13 +328,7 @@ async fn activate_once(
 }
 
 /// Works `job` in its own task, holding one of the worker's slots until it is done.
-fn spawn_job(
-    ctx: &Arc<Ctx>,
-    client: &Client,
-    slots: &Arc<Semaphore>,
-    job: proto::ActivatedJob,
-    received: Instant,
-) {
+fn spawn_job(ctx: &Arc<Ctx>, client: &Client, slots: &Arc<Semaphore>, job: Job, received: Instant) {
     let slot = Slot(slots.clone());
     let ctx = ctx.clone();
     let client = client.clone();
@@ -455,26 +340,20 @@ fn spawn_job(
 
 async fn stream_loop(
     ctx: &Arc<Ctx>,
-    mut client: Client,
+    client: Client,
     name: &str,
     slots: &Arc<Semaphore>,
     mut stop: watch::Receiver<bool>,
 ) {
     let mut failures = 0u32;
     loop {
-        let request = proto::StreamActivatedJobsRequest {
-            r#type: JOB_TYPE.to_string(),
-            worker: name.to_string(),
-            timeout: JOB_LOCK.as_millis() as i64,
-            ..Default::default()
-        };
         let stats = ctx.registry.current();
         if let Some(s) = &stats {
             s.request(Rpc::StreamActivatedJobs);
         }
         let opened = tokio::select! {
             _ = stop.wait_for(|s| *s) => return,
-            r = within(REQUEST_TIMEOUT, client.stream_activated_jobs(request)) => r,
+            r = within(REQUEST_TIMEOUT, client.stream(JOB_TYPE, name, JOB_LOCK)) => r,
         };
         let result = match opened {
             Ok(mut jobs) => loop {
@@ -490,18 +369,18 @@ async fn stream_loop(
                             return;
                         };
                         permit.forget();
-                        spawn_job(ctx, &client, slots, job, received);
+                        spawn_job(ctx, &client, slots, job_of(job), received);
                     }
                     Ok(None) => break Ok(()),
-                    Err(status) => break Err(status),
+                    Err(status) => break Err(Failure::from(status)),
                 }
             },
-            Err(status) => Err(status),
+            Err(failure) => Err(failure),
         };
-        if let Err(status) = result
+        if let Err(failure) = result
             && let Some(s) = ctx.registry.current()
         {
-            s.error(Rpc::StreamActivatedJobs, status.code());
+            s.error(Rpc::StreamActivatedJobs, failure.code);
         }
         failures += 1;
         tokio::time::sleep(backoff(failures.min(5))).await;
@@ -510,7 +389,7 @@ async fn stream_loop(
 
 /// Measures and completes one job. Jobs of other runs (left over in the broker) are
 /// completed too, so they drain, but not measured.
-async fn handle_job(ctx: &Ctx, mut client: Client, job: proto::ActivatedJob, received: Instant) {
+async fn handle_job(ctx: &Ctx, client: Client, job: Job, received: Instant) {
     let vars = BenchVars::parse(&job.variables);
     let phase = if vars.run == Some(ctx.registry.run_id) {
         vars.phase.and_then(|p| ctx.registry.phase(p))
@@ -528,19 +407,15 @@ async fn handle_job(ctx: &Ctx, mut client: Client, job: proto::ActivatedJob, rec
     }
     for attempt in 0..=RETRIES {
         let sent = Instant::now();
-        let request = proto::CompleteJobRequest {
-            job_key: job.key,
-            variables: with_fields(
-                &[("benchJobT", ctx.registry.micros(sent).to_string())],
-                &ctx.payload,
-            ),
-            result: None,
-        };
+        let variables = with_fields(
+            &[("benchJobT", ctx.registry.micros(sent).to_string())],
+            &ctx.payload,
+        );
         if let Some(s) = &counted {
             s.request(Rpc::CompleteJob);
         }
-        match within(REQUEST_TIMEOUT, client.complete_job(request)).await {
-            Ok(_) => {
+        match within(REQUEST_TIMEOUT, client.complete(job.key, variables)).await {
+            Ok(()) => {
                 if job.element_id == ctx.model.final_element
                     && let (Some(p), Some(t)) = (&phase, vars.intended_us)
                 {
@@ -549,11 +424,11 @@ async fn handle_job(ctx: &Ctx, mut client: Client, job: proto::ActivatedJob, rec
                 }
                 return;
             }
-            Err(status) => {
+            Err(failure) => {
                 if let Some(s) = &counted {
-                    s.error(Rpc::CompleteJob, status.code());
+                    s.error(Rpc::CompleteJob, failure.code);
                 }
-                if !retriable(status.code()) || attempt == RETRIES {
+                if !failure.retriable() || attempt == RETRIES {
                     return;
                 }
                 tokio::time::sleep(backoff(attempt)).await;

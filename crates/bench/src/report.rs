@@ -5,6 +5,7 @@ use std::fmt::Write;
 use serde::Serialize;
 
 use crate::broker::BrokerReport;
+use crate::client::Api;
 use crate::machine::MachineReport;
 use crate::stats::{Percentiles, PhaseSummary};
 
@@ -14,6 +15,8 @@ use crate::stats::{Percentiles, PhaseSummary};
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Report {
     pub gateway: String,
+    /// The API the load went through.
+    pub api: Api,
     /// The version the gateway reports through Topology.
     pub gateway_version: Option<String>,
     pub partitions: Option<u32>,
@@ -27,6 +30,8 @@ pub struct Report {
     #[serde(flatten)]
     pub result: PhaseSummary,
     pub broker: Option<BrokerReport>,
+    /// The broker's CPU time per completed instance, µs (see [`Report::cpu_per_instance`]).
+    pub broker_cpu_us_per_instance: Option<f64>,
     /// This machine's CPU over the whole run (every step of `--find-max`), where /proc/stat
     /// can be read.
     pub machine: Option<MachineReport>,
@@ -109,18 +114,28 @@ fn percentiles(p: &Percentiles) -> String {
 }
 
 impl Report {
+    /// The broker's CPU time per completed instance (µs): its mean CPU share over the run
+    /// divided by the completion rate. What one instance costs the broker, to compare APIs and
+    /// builds measured on one machine.
+    pub fn cpu_per_instance(broker: Option<&BrokerReport>, result: &PhaseSummary) -> Option<f64> {
+        let cpu = broker?.mean_cpu_percent?;
+        let rate = result.completed_per_s;
+        (rate > 0.0).then(|| (cpu / 100.0 * 1e6 / rate * 10.0).round() / 10.0)
+    }
+
     /// The report as a reader sees it.
     pub fn text(&self) -> String {
         let mut t = String::new();
         let r = &self.result;
         let _ = writeln!(
             t,
-            "beeline bench: {} model, {} workers ({}), payload {} B, gateway {}{}{}",
+            "beeline bench: {} model, {} workers ({}), payload {} B, gateway {} over {}{}{}",
             self.process,
             self.workers,
             self.jobs,
             self.payload_bytes,
             self.gateway,
+            self.api.name(),
             self.gateway_version
                 .as_ref()
                 .map(|v| format!(" (version {v})"))
@@ -219,13 +234,17 @@ impl Report {
         if let Some(b) = &self.broker {
             let _ = writeln!(
                 t,
-                "broker pid {}: RSS peak {} mean {} last {}, CPU mean {} ({} samples{})",
+                "broker pid {}: RSS peak {} mean {} last {}, CPU mean {}{} ({} samples{})",
                 b.pid,
                 mib(b.peak_rss_mib),
                 mib(b.mean_rss_mib),
                 mib(b.last_rss_mib),
                 b.mean_cpu_percent
                     .map_or("-".into(), |c| format!("{c:.1}%")),
+                self.broker_cpu_us_per_instance
+                    .map_or(String::new(), |us| format!(
+                        " = {us:.0} µs per completed instance"
+                    )),
                 b.samples,
                 if b.missed_samples > 0 {
                     format!(", {} missed", b.missed_samples)

@@ -41,18 +41,30 @@ pub struct EngineConfig {
     /// commands stop once a batch holds half of it, the other half being room for the one in
     /// progress, and the rest run in later batches. Default 4 MiB - 1 KiB.
     pub max_batch_bytes: usize,
+    /// The largest message a client is handed (the gateway's maximum message size): a job
+    /// whose activation would not fit one raises a `MESSAGE_SIZE_EXCEEDED` incident instead of
+    /// being handed out. Default 4 MiB.
+    pub max_message_size: usize,
     /// Open job streams new jobs are pushed to (see [`crate::push`]). Default none: every job
     /// waits to be activated.
     pub job_push: Option<Arc<dyn JobPush>>,
 }
 
 impl EngineConfig {
+    /// The largest job (its record with its variables) that may be activated: it must fit one
+    /// message to the client and one log entry, each with room for what goes around it.
+    pub fn max_job_bytes(&self) -> usize {
+        let within = |limit: usize| limit - limit / 16;
+        within(self.max_message_size).min(within(self.max_batch_bytes))
+    }
+
     pub fn new(partition_id: u16) -> Self {
         Self {
             partition_id,
             partition_count: 1,
             max_batch_records: 1000,
             max_batch_bytes: 4 * 1024 * 1024 - 1024,
+            max_message_size: 4 * 1024 * 1024,
             job_push: None,
         }
     }
@@ -256,6 +268,7 @@ impl Engine {
             follow_ups,
             output,
             job_push: self.config.job_push.as_deref(),
+            max_job_bytes: self.config.max_job_bytes(),
         };
         match self.processors.get(current.intent) {
             Some(processor) => processor.process(current, &mut ctx),
@@ -309,12 +322,20 @@ impl Engine {
             command.intent.name(),
             command.position
         );
-        let mut result = self.reject(
-            store,
-            command,
-            RejectionType::ProcessingError,
-            reason.clone(),
-        )?;
+        self.reject_and_ban(store, command, RejectionType::ProcessingError, reason)
+    }
+
+    /// A batch that rejects `command` and, when its intent bans on errors, bans its process
+    /// instance with an `ERROR CREATED` event, so the instance stops visibly instead of waiting
+    /// for a step that never comes.
+    pub fn reject_and_ban(
+        &self,
+        store: &dyn Store,
+        command: &Record,
+        rejection_type: RejectionType,
+        reason: String,
+    ) -> Result<ProcessingResult, FatalError> {
+        let mut result = self.reject(store, command, rejection_type, reason.clone())?;
         let instance = command.value.process_instance_key();
         if let Some(instance) = instance
             && command.intent.bans_instance_on_error()
@@ -333,6 +354,7 @@ impl Engine {
             event.source_record_position = command.position;
             event.timestamp = command.timestamp;
             event.partition_id = self.config.partition_id;
+            event.record_version = self.appliers.latest_version(event.intent);
             self.appliers
                 .apply(&event, &mut state)
                 .map_err(|e| FatalError(format!("cannot ban instance {instance}: {e}")))?;

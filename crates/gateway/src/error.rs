@@ -116,7 +116,9 @@ impl GatewayError {
             Self::Backpressure(_) | Self::AllPartitionsExhausted | Self::JobsExhausted(_) => true,
             Self::Partition(error) | Self::Refused(error) => matches!(
                 error,
-                PartitionError::ResourceExhausted(_) | PartitionError::CommandTooLarge { .. }
+                PartitionError::ResourceExhausted(_)
+                    | PartitionError::CommandTooLarge { .. }
+                    | PartitionError::DiskFull { .. }
             ),
             _ => false,
         }
@@ -131,6 +133,15 @@ fn partition_message(error: &PartitionError) -> String {
         PartitionError::CommandTooLarge { size, max } => format!(
             "The command takes {size} bytes, more than the {max} bytes a partition writes as \
                  one log entry; send smaller variables or resources"
+        ),
+        PartitionError::DiskFull {
+            partition,
+            free,
+            min_free,
+        } => format!(
+            "Cannot accept requests for partition {partition}: the disk is full ({free} bytes \
+             free on the data directory's file system, {min_free} needed for processing); \
+             snapshots and compaction go on, and requests are accepted again once there is room"
         ),
         PartitionError::Unavailable { partition, reason } => {
             format!("Cannot accept requests for partition {partition}: {reason}")

@@ -1,6 +1,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::disk::DiskSpace;
 use crate::job_streams::JobStreams;
 
 /// When appended entries are synced to disk. Answers always wait for the sync they depend on,
@@ -28,6 +29,9 @@ pub struct PartitionConfig {
     pub max_batch_records: usize,
     /// Largest encoded batch; must not exceed the journal's maximum entry size. Default 4 MiB.
     pub max_batch_bytes: usize,
+    /// The largest message a client is handed (the gateway's): larger jobs are not activated
+    /// but raise an incident. Default 4 MiB.
+    pub max_message_size: usize,
     pub flush: FlushPolicy,
     /// How often to take a snapshot (`None`: only when asked). Default 5 minutes.
     pub snapshot_period: Option<Duration>,
@@ -36,6 +40,8 @@ pub struct PartitionConfig {
     /// The node's open job streams, which new jobs are pushed to. Default none: jobs wait to
     /// be activated.
     pub job_streams: Option<Arc<JobStreams>>,
+    /// The node's free-disk watermark: below it, new commands are refused. Default none.
+    pub disk: Option<Arc<DiskSpace>>,
 }
 
 impl PartitionConfig {
@@ -46,10 +52,12 @@ impl PartitionConfig {
             inbox_capacity: 1024,
             max_batch_records: 1000,
             max_batch_bytes: 4 * 1024 * 1024 - 1024,
+            max_message_size: 4 * 1024 * 1024,
             flush: FlushPolicy::Immediate,
             snapshot_period: Some(Duration::from_secs(300)),
             scheduler_batch: 100,
             job_streams: None,
+            disk: None,
         }
     }
 }

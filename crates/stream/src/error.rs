@@ -7,6 +7,17 @@ pub enum PartitionError {
     /// The command alone is larger than one log entry may be.
     #[error("the command takes {size} bytes, more than the maximum of {max} bytes")]
     CommandTooLarge { size: usize, max: usize },
+    /// The disk's free space is below the minimum for processing (RESOURCE_EXHAUSTED): the
+    /// command was not written.
+    #[error(
+        "partition {partition} refuses new commands: the disk is full ({free} bytes free, \
+         {min_free} needed for processing)"
+    )]
+    DiskFull {
+        partition: u16,
+        free: u64,
+        min_free: u64,
+    },
     /// The partition is stopped or failed (UNAVAILABLE).
     #[error("partition {partition} is unavailable: {reason}")]
     Unavailable { partition: u16, reason: String },

@@ -19,6 +19,7 @@
 
 mod clock;
 mod config;
+pub mod disk;
 mod error;
 mod handle;
 mod job_streams;

@@ -84,6 +84,9 @@ pub(crate) struct StreamProcessor<J: Journal> {
     /// The instant the partition's clock is pinned at (`CLOCK PIN`), read from state at the
     /// start and again after each batch that changes it: the partition's time while set.
     pinned: Option<i64>,
+    /// Changes of the disk watermark (`crate::disk`): while the disk is short of space, new
+    /// commands are refused and the scheduler waits.
+    disk_changes: Option<watch::Receiver<bool>>,
 }
 
 /// How often commands distributed to other partitions and not yet acknowledged are sent again.
@@ -121,6 +124,7 @@ where
 {
     pub fn new(recovered: Recovered<J>) -> Self {
         let commit = recovered.journal.commit_index();
+        let disk_changes = recovered.config.disk.as_ref().map(|disk| disk.subscribe());
         Self {
             last_written: recovered.journal.last_index(),
             config: recovered.config,
@@ -150,6 +154,29 @@ where
             recently_scheduled: HashMap::new(),
             scheduler_not_before: i64::MIN,
             pinned: None,
+            disk_changes,
+        }
+    }
+
+    /// The disk's free space is below the watermark: no new commands.
+    fn disk_short(&self) -> bool {
+        self.config
+            .disk
+            .as_ref()
+            .is_some_and(|disk| disk.is_short())
+    }
+
+    /// The refusal of a command while the disk is short of space.
+    fn disk_full(&self) -> PartitionError {
+        let (free, min_free) = self
+            .config
+            .disk
+            .as_ref()
+            .map_or((0, 0), |disk| (disk.free(), disk.min_free()));
+        PartitionError::DiskFull {
+            partition: self.config.partition_id,
+            free,
+            min_free,
         }
     }
 
@@ -308,6 +335,12 @@ where
                         return Stop::Failed(reason);
                     }
                 }
+                short = disk_change(&mut self.disk_changes) => {
+                    // Short of space: a snapshot now lets the log be compacted below it.
+                    if short && let Err(reason) = self.snapshot_if_behind() {
+                        tracing::warn!(partition = self.config.partition_id, %reason, "snapshot failed");
+                    }
+                }
                 _ = tick(&mut snapshot_timer) => {
                     if let Err(reason) = self.take_snapshot() {
                         tracing::warn!(partition = self.config.partition_id, %reason, "snapshot failed");
@@ -371,6 +404,10 @@ where
         first: CommandRequest,
         commands: &mut mpsc::Receiver<CommandRequest>,
     ) -> Result<(), String> {
+        if self.disk_short() {
+            let _ = first.respond.send(Err(self.disk_full()));
+            return Ok(());
+        }
         let now = self.now();
         let max = self.config.max_batch_bytes;
         let mut batch = Vec::new();
@@ -589,16 +626,27 @@ where
             bytes,
             self.config.max_batch_bytes
         );
-        *result = self
-            .engine
-            .reject(
-                self.store.as_ref(),
-                command,
-                RejectionType::ExceededBatchRecordSize,
-                reason,
-            )
-            .map_err(|e| e.to_string())?;
-        self.encode(&result.records);
+        // A client's command is refused and the client told; a command from inside (a
+        // follow-up, the scheduler's, another partition's) would leave its instance waiting
+        // for a step that never comes, so the instance is banned, as Zeebe does.
+        let store = self.store.as_ref();
+        let exceeded = RejectionType::ExceededBatchRecordSize;
+        *result = if self.waiting.contains_key(&command.position) {
+            self.engine.reject(store, command, exceeded, reason)
+        } else {
+            self.engine.reject_and_ban(store, command, exceeded, reason)
+        }
+        .map_err(|e| e.to_string())?;
+        if self.encode(&result.records) > self.config.max_batch_bytes {
+            // The rejection carries the command's value back, and with its reason it can be
+            // larger than the command, which only just fit: it goes without the value.
+            for record in &mut result.records {
+                if !record.is_event() {
+                    record.value = record.value.emptied();
+                }
+            }
+            self.encode(&result.records);
+        }
         Ok(())
     }
 
@@ -714,6 +762,10 @@ where
 
     /// How long until the scheduler has work (`None`: nothing scheduled).
     fn scheduler_sleep(&mut self) -> Result<Option<Duration>, String> {
+        // Due work waits for disk space; the watermark's change wakes the loop.
+        if self.disk_short() {
+            return Ok(None);
+        }
         if self.next_due_stale {
             self.next_due = self
                 .engine
@@ -865,6 +917,17 @@ async fn wait_flush(
             Ok(Ok(durable)) => Ok(durable),
             Ok(Err(e)) => Err(format!("cannot sync the log: {e}")),
             Err(e) => Err(format!("log sync task failed: {e}")),
+        },
+        None => std::future::pending().await,
+    }
+}
+
+/// The next change of the disk watermark: whether the disk is short now. Never, without one.
+async fn disk_change(changes: &mut Option<watch::Receiver<bool>>) -> bool {
+    match changes {
+        Some(changes) => match changes.changed().await {
+            Ok(()) => *changes.borrow_and_update(),
+            Err(_) => std::future::pending().await,
         },
         None => std::future::pending().await,
     }

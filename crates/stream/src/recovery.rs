@@ -72,6 +72,7 @@ impl Partition {
             partition_count: config.partition_count.max(partition),
             max_batch_records: config.max_batch_records,
             max_batch_bytes: config.max_batch_bytes,
+            max_message_size: config.max_message_size,
             job_push: config
                 .job_streams
                 .clone()

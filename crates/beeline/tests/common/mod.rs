@@ -31,6 +31,7 @@ pub fn get(port: u16, path: &str) -> Option<(String, String)> {
 pub struct Broker {
     child: Child,
     pub grpc: u16,
+    pub rest: u16,
     pub monitoring: u16,
 }
 
@@ -53,6 +54,7 @@ impl Broker {
 
     fn try_start(data: &Path, args: &[&str]) -> Result<Self, String> {
         let grpc = free_port();
+        let rest = free_port();
         let monitoring = free_port();
         let mut stderr = tempfile::tempfile().expect("a file for the broker's output");
         let child = Command::new(env!("CARGO_BIN_EXE_beeline"))
@@ -61,7 +63,7 @@ impl Broker {
             .arg("--data-dir")
             .arg(data)
             .args(["--grpc-port", &grpc.to_string()])
-            .args(["--rest-port", &free_port().to_string()])
+            .args(["--rest-port", &rest.to_string()])
             .args(["--monitoring-port", &monitoring.to_string()])
             .stdout(Stdio::null())
             .stderr(stderr.try_clone().expect("the output file"))
@@ -70,6 +72,7 @@ impl Broker {
         let mut broker = Self {
             child,
             grpc,
+            rest,
             monitoring,
         };
         let started = Instant::now();
@@ -92,6 +95,11 @@ impl Broker {
     /// Its gRPC gateway, as `beeline bench --gateway` takes it.
     pub fn gateway(&self) -> String {
         format!("127.0.0.1:{}", self.grpc)
+    }
+
+    /// Its REST API, as `beeline bench --api rest --gateway` takes it.
+    pub fn rest_gateway(&self) -> String {
+        format!("127.0.0.1:{}", self.rest)
     }
 
     pub fn pid(&self) -> u32 {

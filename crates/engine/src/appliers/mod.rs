@@ -113,11 +113,18 @@ const NOT_WRITTEN: &[Intent] = &[
     Intent::Form(FormIntent::Deleted),
 ];
 
-pub(crate) struct Appliers(HashMap<(Intent, u16), Box<dyn EventApplier>>);
+pub(crate) struct Appliers {
+    by_version: HashMap<(Intent, u16), Box<dyn EventApplier>>,
+    /// The newest version registered per event: what new events are written with.
+    latest: HashMap<Intent, u16>,
+}
 
 impl Appliers {
     pub fn new() -> Self {
-        let mut appliers = Self(HashMap::new());
+        let mut appliers = Self {
+            by_version: HashMap::new(),
+            latest: HashMap::new(),
+        };
         message::register(&mut appliers);
         error::register(&mut appliers);
         process::register(&mut appliers);
@@ -149,7 +156,15 @@ impl Appliers {
     ) {
         let intent = intent.into();
         assert!(intent.is_event(), "{intent:?} is a command, not an event");
-        self.0.insert((intent, version), Box::new(applier));
+        self.by_version.insert((intent, version), Box::new(applier));
+        let latest = self.latest.entry(intent).or_insert(version);
+        *latest = (*latest).max(version);
+    }
+
+    /// The record version a new `intent` event is written with: its newest applier's, so
+    /// registering a version switches every writer at once (1 for events that change no state).
+    pub fn latest_version(&self, intent: Intent) -> u16 {
+        self.latest.get(&intent).copied().unwrap_or(1)
     }
 
     pub fn apply(
@@ -157,7 +172,7 @@ impl Appliers {
         event: &Record,
         state: &mut EngineState<'_>,
     ) -> Result<(), ProcessingError> {
-        match self.0.get(&(event.intent, event.record_version)) {
+        match self.by_version.get(&(event.intent, event.record_version)) {
             Some(applier) => applier.apply(event, state),
             None if NO_STATE_CHANGE.contains(&event.intent) => Ok(()),
             None => Err(ProcessingError::Internal(format!(
@@ -169,7 +184,7 @@ impl Appliers {
 
     #[cfg(test)]
     pub fn handles(&self, intent: Intent) -> bool {
-        NO_STATE_CHANGE.contains(&intent) || self.0.keys().any(|(i, _)| *i == intent)
+        NO_STATE_CHANGE.contains(&intent) || self.latest.contains_key(&intent)
     }
 }
 
@@ -211,6 +226,22 @@ mod tests {
         ValueType::UserTask,
         ValueType::Form,
     ];
+
+    #[test]
+    fn new_events_are_written_with_the_newest_applier_version() {
+        let appliers = Appliers::new();
+        assert_eq!(
+            appliers.latest_version(IncidentIntent::Created.into()),
+            2,
+            "version 2 takes a job out of activation"
+        );
+        assert_eq!(appliers.latest_version(JobIntent::Created.into()), 1);
+        assert_eq!(
+            appliers.latest_version(DeploymentIntent::Created.into()),
+            1,
+            "an event that changes no state"
+        );
+    }
 
     #[test]
     fn every_event_of_an_implemented_value_type_is_accounted_for() {

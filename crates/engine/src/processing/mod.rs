@@ -102,6 +102,8 @@ pub struct ProcessingContext<'a, 's> {
     pub(crate) follow_up: bool,
     /// Open job streams new jobs may be pushed to.
     pub(crate) job_push: Option<&'a dyn JobPush>,
+    /// The largest job that may be handed to a worker ([`crate::EngineConfig::max_job_bytes`]).
+    pub(crate) max_job_bytes: usize,
 }
 
 /// What a batch produces besides its records.
@@ -161,7 +163,9 @@ impl<'s> ProcessingContext<'_, 's> {
         intent: V::Intent,
         value: V,
     ) -> Result<usize, ProcessingError> {
-        let record = self.record(RecordType::Event, key, intent.into(), value.into());
+        let intent = intent.into();
+        let mut record = self.record(RecordType::Event, key, intent, value.into());
+        record.record_version = self.appliers.latest_version(intent);
         self.appliers.apply(&record, self.state)?;
         self.records.push(record);
         Ok(self.records.len() - 1)

@@ -17,6 +17,7 @@
 //! | every partition refused a round-robin command | RESOURCE_EXHAUSTED | Zeebe's `RequestRetriesExhaustedException` text |
 //! | no job activated, some partition overloaded | RESOURCE_EXHAUSTED | Zeebe's long-polling text |
 //! | command larger than a log entry | RESOURCE_EXHAUSTED | Zeebe's MAX_MESSAGE_SIZE_EXCEEDED mapping |
+//! | free disk space below the minimum for processing | RESOURCE_EXHAUSTED | `... the disk is full ...` |
 //! | request larger than the maximum message size | RESOURCE_EXHAUSTED | see `message_size.rs` (grpc-java's code) |
 //! | partition stopped or failed | UNAVAILABLE | names the partition and why |
 //! | gateway shutting down | UNAVAILABLE | |
@@ -40,9 +41,9 @@ pub fn code(error: &GatewayError) -> Code {
         | GatewayError::AllPartitionsExhausted
         | GatewayError::JobsExhausted(_) => Code::ResourceExhausted,
         GatewayError::Partition(error) | GatewayError::Refused(error) => match error {
-            PartitionError::ResourceExhausted(_) | PartitionError::CommandTooLarge { .. } => {
-                Code::ResourceExhausted
-            }
+            PartitionError::ResourceExhausted(_)
+            | PartitionError::CommandTooLarge { .. }
+            | PartitionError::DiskFull { .. } => Code::ResourceExhausted,
             PartitionError::Unavailable { .. } => Code::Unavailable,
         },
         GatewayError::Unavailable(_) => Code::Unavailable,
@@ -127,6 +128,21 @@ mod tests {
             GatewayError::from(PartitionError::CommandTooLarge { size: 10, max: 5 }).into();
         assert_eq!(too_large.code(), Code::ResourceExhausted);
         assert!(too_large.message().contains("10 bytes"));
+
+        let disk_full: Status = GatewayError::from(PartitionError::DiskFull {
+            partition: 2,
+            free: 100,
+            min_free: 1000,
+        })
+        .into();
+        assert_eq!(disk_full.code(), Code::ResourceExhausted);
+        assert!(
+            disk_full.message().starts_with(
+                "Cannot accept requests for partition 2: the disk is full (100 bytes free"
+            ),
+            "{}",
+            disk_full.message()
+        );
 
         let unavailable: Status = GatewayError::from(PartitionError::Unavailable {
             partition: 3,

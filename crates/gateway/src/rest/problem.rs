@@ -13,6 +13,7 @@
 //! | rejection UNAUTHORIZED / FORBIDDEN | 401 / 403 | the rejection type |
 //! | rejection PROCESSING_ERROR, EXCEEDED_BATCH_RECORD_SIZE, other | 500 | the rejection type |
 //! | partition's in-flight limit, inbox full, every partition refused, no job and some partition overloaded | 503 | RESOURCE_EXHAUSTED |
+//! | free disk space below the minimum for processing | 503 | RESOURCE_EXHAUSTED (the detail says the disk is full) |
 //! | command larger than a log entry | 400 | INVALID_ARGUMENT (it will never fit: not worth a retry) |
 //! | request body larger than the maximum message size | 413 | PAYLOAD_TOO_LARGE |
 //! | partition stopped or failed, gateway shutting down | 503 | UNAVAILABLE |
@@ -92,7 +93,7 @@ impl From<GatewayError> for Problem {
                 (StatusCode::SERVICE_UNAVAILABLE, "RESOURCE_EXHAUSTED")
             }
             GatewayError::Partition(error) | GatewayError::Refused(error) => match error {
-                PartitionError::ResourceExhausted(_) => {
+                PartitionError::ResourceExhausted(_) | PartitionError::DiskFull { .. } => {
                     (StatusCode::SERVICE_UNAVAILABLE, "RESOURCE_EXHAUSTED")
                 }
                 PartitionError::CommandTooLarge { .. } => {
@@ -191,6 +192,16 @@ mod tests {
         assert_eq!((code, title), (503, "UNAVAILABLE"));
         let (code, _, _) = problem(PartitionError::CommandTooLarge { size: 9, max: 1 }.into());
         assert_eq!(code, 400);
+        let (code, title, detail) = problem(
+            PartitionError::DiskFull {
+                partition: 1,
+                free: 5,
+                min_free: 10,
+            }
+            .into(),
+        );
+        assert_eq!((code, title), (503, "RESOURCE_EXHAUSTED"));
+        assert!(detail.contains("the disk is full"), "{detail}");
         let (code, title, _) = problem(GatewayError::Unimplemented("x".into()));
         assert_eq!((code, title), (501, "UNIMPLEMENTED"));
     }

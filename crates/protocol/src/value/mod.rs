@@ -100,6 +100,14 @@ macro_rules! record_values {
                 }
             }
 
+            /// The value of the same type with every field at its default: what stands in a
+            /// rejection for a command value too large to be written twice.
+            pub fn emptied(&self) -> Self {
+                match self {
+                    $( RecordValue::$variant(_) => RecordValue::$variant(<$ty>::default()), )*
+                }
+            }
+
             pub(crate) fn encoded_len(&self) -> usize {
                 match self {
                     $( RecordValue::$variant(v) => prost::Message::encoded_len(v), )*

@@ -11,6 +11,7 @@ mod gateways;
 mod incidents;
 mod job_push;
 mod jobs;
+mod limits;
 mod listeners;
 mod messages;
 mod multi_instance;

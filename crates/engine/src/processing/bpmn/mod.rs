@@ -97,6 +97,7 @@ pub(crate) enum ErrorType {
     CalledDecisionError,
     DecisionEvaluationError,
     FormNotFound,
+    MessageSizeExceeded,
 }
 
 impl ErrorType {
@@ -113,6 +114,7 @@ impl ErrorType {
             ErrorType::CalledDecisionError => "CALLED_DECISION_ERROR",
             ErrorType::DecisionEvaluationError => "DECISION_EVALUATION_ERROR",
             ErrorType::FormNotFound => "FORM_NOT_FOUND",
+            ErrorType::MessageSizeExceeded => "MESSAGE_SIZE_EXCEEDED",
         }
     }
 }

@@ -11,6 +11,8 @@ mod update_retries;
 mod update_timeout;
 mod r#yield;
 
+pub(crate) use fail::raise_job_incident;
+
 use beeline_protocol::intent::JobIntent;
 use beeline_protocol::{Record, RejectionType};
 

@@ -1,6 +1,6 @@
 mod activate;
 
-pub(crate) use activate::job_variables;
+pub(crate) use activate::{job_variables, too_large_to_hand_out};
 
 use beeline_protocol::intent::JobBatchIntent;
 

@@ -18,7 +18,7 @@ use crate::error::ProcessingError;
 use crate::expression::wrong_type;
 use crate::processing::ProcessingContext;
 use crate::processing::bpmn::{BpmnElementContext, ErrorType, Failure, Step};
-use crate::processing::job_batch::job_variables;
+use crate::processing::job_batch::{job_variables, too_large_to_hand_out};
 use crate::push::{Push, PushSlot};
 
 /// A job worker element (a service task, or a send, script, business rule task or message
@@ -212,6 +212,10 @@ fn push(
     job.worker = slot.worker().to_owned();
     job.deadline = ctx.now().saturating_add(slot.timeout());
     job.variables = job_variables(ctx, job.element_instance_key, slot.fetch_variables())?;
+    if too_large_to_hand_out(ctx, &job) {
+        // Left activatable (the slot is given back): its activation raises the incident.
+        return Ok(());
+    }
     let batch = JobBatchRecord {
         r#type: job.r#type.clone(),
         worker: job.worker.clone(),
