@@ -14,7 +14,7 @@ use tracing::Instrument;
 
 use super::json::{self, Key, document, raw};
 use super::problem::Problem;
-use super::{Call, Gateway, Reply, answer};
+use super::{Call, Gateway, Reply, answer, keyed_command};
 use crate::dispatch::Dispatcher;
 use crate::error::GatewayError;
 use crate::jobs::{self, ActivatedJob, JobSink};
@@ -30,11 +30,13 @@ struct ActivationRequest {
     r#type: String,
     #[serde(default)]
     worker: Option<String>,
+    #[serde(deserialize_with = "json::integer")]
     timeout: i64,
+    #[serde(deserialize_with = "json::integer")]
     max_jobs_to_activate: i32,
     #[serde(default)]
     fetch_variable: Option<Vec<String>>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "json::optional_integer")]
     request_timeout: Option<i64>,
     #[serde(default)]
     tenant_ids: Option<Vec<String>>,
@@ -296,28 +298,33 @@ pub(super) async fn complete(
     Path(key): Path<String>,
     call: Call,
 ) -> Response {
-    answer(&d, "CompleteJob", &call.path, async {
-        let job_key = json::path_key("jobKey", &key)?;
-        let body: CompletionRequest = json::body(&call.body)?;
-        complete_job::run(
-            &d,
-            CompleteJob {
-                job_key,
-                variables: document(body.variables),
-                result: body.result.map(completion_result),
-            },
-        )
-        .await?;
-        Ok(Reply::NoContent)
-    })
+    keyed_command(
+        &d,
+        "CompleteJob",
+        "jobKey",
+        &key,
+        &call,
+        |job_key, body: CompletionRequest| {
+            complete_job::run(
+                &d,
+                CompleteJob {
+                    job_key,
+                    variables: document(body.variables),
+                    result: body.result.map(completion_result),
+                },
+            )
+        },
+    )
     .await
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 struct FailRequest {
+    #[serde(deserialize_with = "json::optional_integer")]
     retries: Option<i32>,
     error_message: Option<String>,
+    #[serde(deserialize_with = "json::optional_integer")]
     retry_back_off: Option<i64>,
     variables: Option<Box<RawValue>>,
 }
@@ -327,22 +334,25 @@ pub(super) async fn fail(
     Path(key): Path<String>,
     call: Call,
 ) -> Response {
-    answer(&d, "FailJob", &call.path, async {
-        let job_key = json::path_key("jobKey", &key)?;
-        let body: FailRequest = json::body(&call.body)?;
-        fail_job::run(
-            &d,
-            FailJob {
-                job_key,
-                retries: body.retries.unwrap_or(0),
-                error_message: body.error_message.unwrap_or_default(),
-                retry_back_off: body.retry_back_off.unwrap_or(0),
-                variables: document(body.variables),
-            },
-        )
-        .await?;
-        Ok(Reply::NoContent)
-    })
+    keyed_command(
+        &d,
+        "FailJob",
+        "jobKey",
+        &key,
+        &call,
+        |job_key, body: FailRequest| {
+            fail_job::run(
+                &d,
+                FailJob {
+                    job_key,
+                    retries: body.retries.unwrap_or(0),
+                    error_message: body.error_message.unwrap_or_default(),
+                    retry_back_off: body.retry_back_off.unwrap_or(0),
+                    variables: document(body.variables),
+                },
+            )
+        },
+    )
     .await
 }
 
@@ -361,21 +371,24 @@ pub(super) async fn throw_error(
     Path(key): Path<String>,
     call: Call,
 ) -> Response {
-    answer(&d, "ThrowError", &call.path, async {
-        let job_key = json::path_key("jobKey", &key)?;
-        let body: ErrorRequest = json::body(&call.body)?;
-        throw_error::run(
-            &d,
-            ThrowError {
-                job_key,
-                error_code: body.error_code,
-                error_message: body.error_message.unwrap_or_default(),
-                variables: document(body.variables),
-            },
-        )
-        .await?;
-        Ok(Reply::NoContent)
-    })
+    keyed_command(
+        &d,
+        "ThrowError",
+        "jobKey",
+        &key,
+        &call,
+        |job_key, body: ErrorRequest| {
+            throw_error::run(
+                &d,
+                ThrowError {
+                    job_key,
+                    error_code: body.error_code,
+                    error_message: body.error_message.unwrap_or_default(),
+                    variables: document(body.variables),
+                },
+            )
+        },
+    )
     .await
 }
 
@@ -383,14 +396,16 @@ pub(super) async fn throw_error(
 #[serde(rename_all = "camelCase")]
 struct UpdateRequest {
     changeset: Changeset,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "json::optional_integer")]
     operation_reference: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 struct Changeset {
+    #[serde(deserialize_with = "json::optional_integer")]
     retries: Option<i32>,
+    #[serde(deserialize_with = "json::optional_integer")]
     timeout: Option<i64>,
 }
 
@@ -399,21 +414,24 @@ pub(super) async fn update(
     Path(key): Path<String>,
     call: Call,
 ) -> Response {
-    answer(&d, "UpdateJob", &call.path, async {
-        let job_key = json::path_key("jobKey", &key)?;
-        let body: UpdateRequest = json::body(&call.body)?;
-        update_job::run(
-            &d,
-            UpdateJob {
-                job_key,
-                retries: body.changeset.retries,
-                timeout: body.changeset.timeout,
-                operation_reference: body.operation_reference,
-            },
-        )
-        .await?;
-        Ok(Reply::NoContent)
-    })
+    keyed_command(
+        &d,
+        "UpdateJob",
+        "jobKey",
+        &key,
+        &call,
+        |job_key, body: UpdateRequest| {
+            update_job::run(
+                &d,
+                UpdateJob {
+                    job_key,
+                    retries: body.changeset.retries,
+                    timeout: body.changeset.timeout,
+                    operation_reference: body.operation_reference,
+                },
+            )
+        },
+    )
     .await
 }
 

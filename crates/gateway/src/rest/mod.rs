@@ -228,6 +228,29 @@ pub(crate) async fn answer(
     response
 }
 
+/// A command on the resource whose key is in the path (named `key_name` in errors), with a
+/// JSON body of type `B` (an empty body reads as `{}`), answered 204 once `run` succeeds.
+pub(crate) async fn keyed_command<B, Fut>(
+    d: &Dispatcher,
+    rpc: &'static str,
+    key_name: &str,
+    key: &str,
+    call: &Call,
+    run: impl FnOnce(i64, B) -> Fut,
+) -> Response
+where
+    B: serde::de::DeserializeOwned,
+    Fut: Future<Output = Result<(), crate::error::GatewayError>>,
+{
+    answer(d, rpc, &call.path, async {
+        let key = json::path_key(key_name, key)?;
+        let body: B = json::body(&call.body)?;
+        run(key, body).await?;
+        Ok(Reply::NoContent)
+    })
+    .await
+}
+
 /// The status as a metrics label.
 fn status_label(status: StatusCode) -> &'static str {
     match status.as_u16() {

@@ -491,7 +491,11 @@ async fn bad_requests_are_problems_naming_what_is_wrong_and_the_node_serves_on()
         ("[1,2]", "The request body must be a JSON object"),
         (
             r#"{"type":"a","timeout":"soon","maxJobsToActivate":1}"#,
-            "Request property [timeout] cannot be parsed: invalid type: string \"soon\"",
+            "Request property [timeout] cannot be parsed: invalid value: string \"soon\"",
+        ),
+        (
+            r#"{"type":"a","timeout":true,"maxJobsToActivate":1}"#,
+            "Request property [timeout] cannot be parsed: invalid type: boolean `true`",
         ),
         (r#"{"timeout":1,"maxJobsToActivate":1}"#, "No type provided"),
         (
@@ -571,7 +575,7 @@ async fn bad_requests_are_problems_naming_what_is_wrong_and_the_node_serves_on()
     node.metrics.render(&mut out);
     assert!(
         out.lines().any(|l| l
-            == "beeline_gateway_requests_total{api=\"rest\",rpc=\"ActivateJobs\",code=\"400\"} 6"),
+            == "beeline_gateway_requests_total{api=\"rest\",rpc=\"ActivateJobs\",code=\"400\"} 7"),
         "{out}"
     );
 }
@@ -899,5 +903,74 @@ async fn a_user_task_listener_is_worked_on_over_rest_and_the_completion_waits_fo
         .await
         .problem(501, "UNIMPLEMENTED", adhoc);
     assert!(detail.contains("ad-hoc"), "{detail}");
+    node.assert_serving_rest().await;
+}
+
+/// What `@camunda8/orchestration-cluster-api` 8.8 sends with its request validation on: every
+/// int64 as a string of digits. Camunda's REST API (Jackson) reads those as numbers; so does
+/// Beeline, and a string that is no integer is refused naming the property.
+#[tokio::test]
+async fn integers_sent_as_strings_of_digits_are_read_as_numbers() {
+    let node = Node::start(1).await;
+    node.deploy("order.bpmn", &order_process()).await;
+    let created = node
+        .create_rest(
+            json!({"processDefinitionId": "order", "processDefinitionVersion": "1",
+                             "operationReference": "7"}),
+        )
+        .await;
+    let activated = node
+        .post(
+            "/v2/jobs/activation",
+            json!({"type": "payment", "timeout": "60000", "maxJobsToActivate": 1,
+                   "requestTimeout": "5000", "worker": "strings"}),
+        )
+        .await;
+    assert_eq!(activated.status, 200, "{}", activated.text());
+    let job = activated.json()["jobs"][0].clone();
+    assert_eq!(job["processInstanceKey"], created["processInstanceKey"]);
+    let key = job["jobKey"].as_str().unwrap().to_owned();
+    let updated = node
+        .send(
+            "PATCH",
+            &format!("/v2/jobs/{key}"),
+            &json!({"changeset": {"retries": 5, "timeout": "600000"}}).to_string(),
+        )
+        .await;
+    assert_eq!(updated.status, 204, "{}", updated.text());
+    let failed = node
+        .post(
+            &format!("/v2/jobs/{key}/failure"),
+            json!({"retries": 4, "retryBackOff": "0"}),
+        )
+        .await;
+    assert_eq!(failed.status, 204, "{}", failed.text());
+    let published = node
+        .post(
+            "/v2/messages/publication",
+            json!({"name": "m", "correlationKey": "k", "timeToLive": "60000"}),
+        )
+        .await;
+    assert_eq!(published.status, 200, "{}", published.text());
+    let pinned = node
+        .send("PUT", "/v2/clock", r#"{"timestamp":"1700000000000"}"#)
+        .await;
+    assert_eq!(pinned.status, 204, "{}", pinned.text());
+    let reset = node.send("POST", "/v2/clock/reset", "").await;
+    assert_eq!(reset.status, 204, "{}", reset.text());
+
+    let path = "/v2/jobs/activation";
+    let detail = node
+        .post(
+            path,
+            json!({"type": "payment", "timeout": "a minute", "maxJobsToActivate": 1}),
+        )
+        .await
+        .problem(400, "INVALID_ARGUMENT", path);
+    assert_eq!(
+        detail,
+        "Request property [timeout] cannot be parsed: invalid value: string \"a minute\", \
+         expected an integer of at most 64 bits (a number, or a string of digits)"
+    );
     node.assert_serving_rest().await;
 }
