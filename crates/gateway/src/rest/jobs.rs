@@ -19,7 +19,7 @@ use crate::dispatch::Dispatcher;
 use crate::error::GatewayError;
 use crate::jobs::{self, ActivatedJob, JobSink};
 use crate::operations::activate_jobs::{self, ActivateJobs};
-use crate::operations::complete_job::{self, CompleteJob};
+use crate::operations::complete_job::{self, CompleteJob, CompletionResult, Corrections};
 use crate::operations::fail_job::{self, FailJob};
 use crate::operations::throw_error::{self, ThrowError};
 use crate::operations::update_job::{self, UpdateJob};
@@ -63,11 +63,42 @@ struct Job {
     kind: String,
     listener_event_type: String,
     tags: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    user_task: Option<UserTask>,
+}
+
+/// The user task a user task listener's job is about.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct UserTask {
+    action: Option<String>,
+    assignee: Option<String>,
+    candidate_groups: Vec<String>,
+    candidate_users: Vec<String>,
+    changed_attributes: Vec<String>,
+    due_date: Option<String>,
+    follow_up_date: Option<String>,
+    form_key: Option<Key>,
+    priority: Option<i32>,
+    user_task_key: Option<Key>,
 }
 
 fn job(activated: ActivatedJob) -> Job {
+    let user_task = activated.listener_user_task().map(|task| UserTask {
+        action: task.action,
+        assignee: task.assignee,
+        candidate_groups: task.candidate_groups,
+        candidate_users: task.candidate_users,
+        changed_attributes: task.changed_attributes,
+        due_date: task.due_date,
+        follow_up_date: task.follow_up_date,
+        form_key: task.form_key.map(Key),
+        priority: task.priority,
+        user_task_key: task.user_task_key.map(Key),
+    });
     let ActivatedJob { key, job } = activated;
     Job {
+        user_task,
         kind: if job.job_kind.is_empty() {
             "BPMN_ELEMENT".to_owned()
         } else {
@@ -211,7 +242,55 @@ pub(super) async fn activate(State(d): State<Gateway>, call: Call) -> Response {
 #[serde(default, rename_all = "camelCase")]
 struct CompletionRequest {
     variables: Option<Box<RawValue>>,
-    result: Option<Box<RawValue>>,
+    result: Option<CompletionResultBody>,
+}
+
+/// `result` of a job completion: a user task listener's (`"type": "userTask"`, the default)
+/// or an ad-hoc sub-process's.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct CompletionResultBody {
+    r#type: Option<String>,
+    denied: Option<bool>,
+    denied_reason: Option<String>,
+    corrections: Option<CorrectionsBody>,
+    activate_elements: Option<serde_json::Value>,
+    is_completion_condition_fulfilled: Option<bool>,
+    is_cancel_remaining_instances: Option<bool>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct CorrectionsBody {
+    assignee: Option<String>,
+    due_date: Option<String>,
+    follow_up_date: Option<String>,
+    candidate_users: Option<Vec<String>>,
+    candidate_groups: Option<Vec<String>>,
+    priority: Option<i32>,
+}
+
+fn completion_result(body: CompletionResultBody) -> CompletionResult {
+    let ad_hoc = body.r#type.as_deref() == Some("adHocSubProcess")
+        || body.activate_elements.is_some()
+        || body.is_completion_condition_fulfilled.is_some()
+        || body.is_cancel_remaining_instances.is_some();
+    if ad_hoc {
+        return CompletionResult::AdHocSubProcess;
+    }
+    let corrections = body.corrections.unwrap_or_default();
+    CompletionResult::UserTask {
+        denied: body.denied.unwrap_or(false),
+        denied_reason: body.denied_reason.unwrap_or_default(),
+        corrections: Corrections {
+            assignee: corrections.assignee,
+            due_date: corrections.due_date,
+            follow_up_date: corrections.follow_up_date,
+            candidate_users: corrections.candidate_users,
+            candidate_groups: corrections.candidate_groups,
+            priority: corrections.priority,
+        },
+    }
 }
 
 pub(super) async fn complete(
@@ -231,7 +310,7 @@ pub(super) async fn complete(
                 CompleteJob {
                     job_key,
                     variables: document(body.variables),
-                    has_result: body.result.is_some(),
+                    result: body.result.map(completion_result),
                 },
             )
         },

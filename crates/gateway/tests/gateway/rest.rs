@@ -830,6 +830,89 @@ async fn a_user_task_is_assigned_updated_and_completed_over_rest() {
     node.assert_serving_rest().await;
 }
 
+#[tokio::test]
+async fn a_user_task_listener_is_worked_on_over_rest_and_the_completion_waits_for_it() {
+    let node = Node::start(1).await;
+    let process = ProcessBuilder::new("checked")
+        .start_event("start")
+        .user_task(
+            "review",
+            true,
+            r#"<zeebe:taskListeners><zeebe:taskListener eventType="completing" type="check"/></zeebe:taskListeners>"#,
+        )
+        .end_event("end")
+        .build();
+    let deployed = node.deploy_rest(&[("checked.bpmn", &process)]).await;
+    assert_eq!(deployed.status, 200, "{}", deployed.text());
+    node.create_rest(json!({"processDefinitionId": "checked"}))
+        .await;
+    let task = node
+        .records(1)
+        .await
+        .into_iter()
+        .find(|r| r.intent == beeline_protocol::intent::UserTaskIntent::Created.into())
+        .expect("a user task")
+        .key;
+    let path = format!("/v2/user-tasks/{task}/completion");
+    // The listener's job comes with the task; its completion answers the waiting request.
+    let node = &node;
+    let work = |result: Value| async move {
+        let jobs = node.activate_rest("check", 1).await;
+        let job = jobs.first().expect("the listener's job");
+        assert_eq!(job["kind"], "TASK_LISTENER");
+        assert_eq!(job["listenerEventType"], "COMPLETING");
+        assert_eq!(job["userTask"]["userTaskKey"], task.to_string());
+        assert_eq!(job["userTask"]["action"], "complete");
+        assert_eq!(job["userTask"]["priority"], 50);
+        let key = job["jobKey"].as_str().unwrap().to_owned();
+        let done = node
+            .post(
+                &format!("/v2/jobs/{key}/completion"),
+                json!({"result": result}),
+            )
+            .await;
+        assert_eq!(done.status, 204, "{}", done.text());
+    };
+    let (denied, ()) = tokio::join!(
+        node.post(&path, json!({})),
+        work(json!({"denied": true, "deniedReason": "not yet"}))
+    );
+    let detail = denied.problem(409, "INVALID_STATE", &path);
+    assert_eq!(
+        detail,
+        format!(
+            "Command 'COMPLETE' rejected with code 'INVALID_STATE': Completion of the User Task with key '{task}' was denied by Task Listener. Reason to deny: 'not yet'"
+        )
+    );
+    let (completed, ()) = tokio::join!(
+        node.post(&path, json!({})),
+        work(json!({"corrections": {"priority": 7, "candidateUsers": ["bo"]}}))
+    );
+    assert_eq!(completed.status, 204, "{}", completed.text());
+    let records = node.records(1).await;
+    let done = records
+        .iter()
+        .find(|r| r.intent == beeline_protocol::intent::UserTaskIntent::Completed.into())
+        .expect("the task completed");
+    let done = done
+        .value_as::<beeline_protocol::value::UserTaskRecord>()
+        .unwrap();
+    assert_eq!(done.priority, 7);
+    assert_eq!(done.candidate_users_list, vec!["bo"]);
+    assert_eq!(
+        done.changed_attributes,
+        vec!["candidateUsersList", "priority"]
+    );
+    // An ad-hoc sub-process's result is refused by name.
+    let adhoc = "/v2/jobs/1/completion";
+    let detail = node
+        .post(adhoc, json!({"result": {"type": "adHocSubProcess"}}))
+        .await
+        .problem(501, "UNIMPLEMENTED", adhoc);
+    assert!(detail.contains("ad-hoc"), "{detail}");
+    node.assert_serving_rest().await;
+}
+
 /// What `@camunda8/orchestration-cluster-api` 8.8 sends with its request validation on: every
 /// int64 as a string of digits. Camunda's REST API (Jackson) reads those as numbers; so does
 /// Beeline, and a string that is no integer is refused naming the property.
