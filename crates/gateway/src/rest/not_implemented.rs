@@ -276,11 +276,6 @@ const OPERATIONS: &[(&str, &str, &str)] = &[
         "migrateProcessInstance",
     ),
     (
-        "POST",
-        "/v2/process-instances/{processInstanceKey}/modification",
-        "modifyProcessInstance",
-    ),
-    (
         "GET",
         "/v2/process-instances/{processInstanceKey}/sequence-flows",
         "getProcessInstanceSequenceFlows",
