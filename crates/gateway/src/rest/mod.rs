@@ -24,6 +24,7 @@ mod messages;
 mod not_implemented;
 mod problem;
 mod process_instances;
+mod search;
 mod signals;
 mod topology;
 mod user_tasks;
@@ -106,7 +107,7 @@ pub(crate) fn router(d: Arc<Dispatcher>) -> Router {
         .route("/v2/user-tasks/{userTaskKey}", patch(user_tasks::update))
         .route("/v2/clock", put(clock::pin))
         .route("/v2/clock/reset", post(clock::reset));
-    not_implemented::add(api)
+    not_implemented::add(api.merge(search::routes()))
         // Multipart deployments read their parts through axum's own limit.
         .layer(DefaultBodyLimit::max(d.config.max_message_size))
         .fallback(not_found)

@@ -553,12 +553,19 @@ async fn bad_requests_are_problems_naming_what_is_wrong_and_the_node_serves_on()
     assert!(detail.contains("maximum message size"), "{detail}");
 
     // Operations of the API not served yet, paths outside it, methods a path does not take.
-    let path = "/v2/process-instances/search";
+    let path = "/v2/batch-operations/search";
     let detail = node
         .post(path, json!({}))
         .await
         .problem(501, "UNIMPLEMENTED", path);
-    assert!(detail.contains("searchProcessInstances"), "{detail}");
+    assert!(detail.contains("searchBatchOperations"), "{detail}");
+    // A search of the read side on a node without secondary storage says which setting.
+    let path = "/v2/process-instances/search";
+    let detail = node
+        .post(path, json!({}))
+        .await
+        .problem(503, "UNAVAILABLE", path);
+    assert!(detail.contains("--secondary-storage"), "{detail}");
     let path = "/v2/user-tasks/2251799813685249/form";
     node.get(path).await.problem(501, "UNIMPLEMENTED", path);
     node.get("/v3/topology")
