@@ -1,13 +1,13 @@
 //! `PUT /v2/element-instances/{elementInstanceKey}/variables`.
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::response::Response;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::json::{self, document};
 use super::problem::Problem;
-use super::{Call, Gateway, Reply, answer};
+use super::{Call, Gateway, PathParam, Reply, answer};
 use crate::operations::set_variables::{self, SetVariables};
 
 #[derive(Debug, Deserialize)]
@@ -22,7 +22,7 @@ struct SetVariablesRequest {
 
 pub(super) async fn set_variables(
     State(d): State<Gateway>,
-    Path(key): Path<String>,
+    PathParam(key): PathParam,
     call: Call,
 ) -> Response {
     answer(&d, "SetVariables", &call.path, async {

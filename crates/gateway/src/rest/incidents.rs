@@ -1,16 +1,16 @@
 //! `POST /v2/incidents/{incidentKey}/resolution`.
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::response::Response;
 
 use super::json;
 use super::process_instances::OperationReference;
-use super::{Call, Gateway, Reply, answer};
+use super::{Call, Gateway, PathParam, Reply, answer};
 use crate::operations::resolve_incident::{self, ResolveIncident};
 
 pub(super) async fn resolve(
     State(d): State<Gateway>,
-    Path(key): Path<String>,
+    PathParam(key): PathParam,
     call: Call,
 ) -> Response {
     answer(&d, "ResolveIncident", &call.path, async {

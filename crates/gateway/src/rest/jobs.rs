@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::response::Response;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -14,7 +14,7 @@ use tracing::Instrument;
 
 use super::json::{self, Key, document, raw};
 use super::problem::Problem;
-use super::{Call, Gateway, Reply, answer};
+use super::{Call, Gateway, PathParam, Reply, answer};
 use crate::dispatch::Dispatcher;
 use crate::error::GatewayError;
 use crate::jobs::{self, ActivatedJob, JobSink};
@@ -214,7 +214,7 @@ struct CompletionRequest {
 
 pub(super) async fn complete(
     State(d): State<Gateway>,
-    Path(key): Path<String>,
+    PathParam(key): PathParam,
     call: Call,
 ) -> Response {
     answer(&d, "CompleteJob", &call.path, async {
@@ -245,7 +245,7 @@ struct FailRequest {
 
 pub(super) async fn fail(
     State(d): State<Gateway>,
-    Path(key): Path<String>,
+    PathParam(key): PathParam,
     call: Call,
 ) -> Response {
     answer(&d, "FailJob", &call.path, async {
@@ -279,7 +279,7 @@ struct ErrorRequest {
 
 pub(super) async fn throw_error(
     State(d): State<Gateway>,
-    Path(key): Path<String>,
+    PathParam(key): PathParam,
     call: Call,
 ) -> Response {
     answer(&d, "ThrowError", &call.path, async {
@@ -317,7 +317,7 @@ struct Changeset {
 
 pub(super) async fn update(
     State(d): State<Gateway>,
-    Path(key): Path<String>,
+    PathParam(key): PathParam,
     call: Call,
 ) -> Response {
     answer(&d, "UpdateJob", &call.path, async {

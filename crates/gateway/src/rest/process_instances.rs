@@ -4,14 +4,14 @@
 
 use std::time::Duration;
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::response::Response;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use super::json::{self, Key, document, raw, to_vec};
 use super::problem::Problem;
-use super::{Call, Gateway, Reply, answer};
+use super::{Call, Gateway, PathParam, Reply, answer};
 use crate::operations::cancel_process_instance::{self, CancelProcessInstance};
 use crate::operations::create_process_instance::{
     self, AwaitResult, CreateProcessInstance, ProcessSelector,
@@ -147,7 +147,7 @@ pub(super) struct OperationReference {
 
 pub(super) async fn cancel(
     State(d): State<Gateway>,
-    Path(key): Path<String>,
+    PathParam(key): PathParam,
     call: Call,
 ) -> Response {
     answer(&d, "CancelProcessInstance", &call.path, async {
