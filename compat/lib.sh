@@ -12,7 +12,8 @@ compat_cache="${BEELINE_COMPAT_CACHE:-$HOME/.cache/beeline-compat}"
 mkdir -p "$compat_cache"
 
 # start_beeline <grpc-port> [more broker flags...]: sets BEELINE_PID, BEELINE_LOG_FILE,
-# BEELINE_ADDRESS (127.0.0.1:<port>) and BEELINE_MONITORING (its monitoring base URL).
+# BEELINE_ADDRESS (127.0.0.1:<port>, the gRPC gateway), BEELINE_REST (the REST API's base URL,
+# without /v2) and BEELINE_MONITORING (its monitoring base URL).
 start_beeline() {
   local grpc_port="$1"
   shift
@@ -28,6 +29,7 @@ start_beeline() {
   BEELINE_DATA="$(mktemp -d)"
   BEELINE_LOG_FILE="$BEELINE_DATA/beeline.log"
   BEELINE_ADDRESS="127.0.0.1:$grpc_port"
+  BEELINE_REST="http://127.0.0.1:$rest_port"
   BEELINE_MONITORING="http://127.0.0.1:$monitoring_port"
   "$bin" broker --data-dir "$BEELINE_DATA/data" --host 127.0.0.1 --grpc-port "$grpc_port" \
     --monitoring-port "$monitoring_port" --rest-port "$rest_port" "$@" >"$BEELINE_LOG_FILE" 2>&1 &

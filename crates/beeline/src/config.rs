@@ -86,6 +86,57 @@ pub struct BrokerConfig {
     /// Worker threads (default: the number of CPU cores).
     #[arg(long, env = "BEELINE_THREADS")]
     pub threads: Option<usize>,
+
+    /// Secondary storage, which exporters feed and the REST API's searches read:
+    /// `embedded` (one SQLite file under the data directory, within the memory limit) or
+    /// `none` (no read side: searches answer 503, the engine runs alone).
+    #[arg(long, env = "BEELINE_SECONDARY_STORAGE", default_value = "embedded",
+          value_parser = parse_secondary_storage)]
+    pub secondary_storage: SecondaryStorage,
+
+    /// Finished process instances (with their elements, variables, jobs, incidents) older
+    /// than this leave secondary storage: a duration like 24h, or `off`.
+    #[arg(long, env = "BEELINE_RETENTION_AGE", default_value = "168h", value_parser = parse_period)]
+    pub retention_age: Period,
+
+    /// At most this many finished process instances stay in secondary storage (the oldest
+    /// leave first), or `off`.
+    #[arg(long, env = "BEELINE_RETENTION_MAX_INSTANCES", default_value = "1000000",
+          value_parser = parse_count)]
+    pub retention_max_instances: Count,
+}
+
+/// Where the read side keeps what the exporters write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SecondaryStorage {
+    Embedded,
+    None,
+}
+
+const SECONDARY_STORAGE_FORMS: &str = "one of: embedded, none";
+
+fn parse_secondary_storage(text: &str) -> Result<SecondaryStorage, String> {
+    match text.trim() {
+        "embedded" => Ok(SecondaryStorage::Embedded),
+        "none" => Ok(SecondaryStorage::None),
+        other => Err(format!(
+            "'{other}' is not a secondary storage; expected {SECONDARY_STORAGE_FORMS}"
+        )),
+    }
+}
+
+/// A count that can be switched off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Count(pub Option<u64>);
+
+fn parse_count(text: &str) -> Result<Count, String> {
+    match text.trim() {
+        "off" | "none" => Ok(Count(None)),
+        other => other
+            .parse()
+            .map(|n| Count(Some(n)))
+            .map_err(|_| format!("'{other}' is not a count; expected a whole number, or `off`")),
+    }
 }
 
 impl BrokerConfig {
@@ -95,6 +146,15 @@ impl BrokerConfig {
     /// flight, which backpressure bounds.
     pub fn state_memory(&self) -> u64 {
         self.memory_limit / 2
+    }
+
+    /// The embedded secondary storage's share of the memory limit (its page caches and
+    /// SQLite's heap): an eighth, out of the half that is not the state's.
+    pub fn secondary_storage_memory(&self) -> u64 {
+        match self.secondary_storage {
+            SecondaryStorage::Embedded => self.memory_limit / 8,
+            SecondaryStorage::None => 0,
+        }
     }
 
     pub fn threads(&self) -> usize {
@@ -251,6 +311,34 @@ mod tests {
         assert_eq!(config.grpc_port, 26500);
         assert_eq!(config.grpc_max_message_size, 4 << 20);
         assert_eq!(config.backpressure, BackpressureConfig::default());
+        assert_eq!(config.secondary_storage, SecondaryStorage::Embedded);
+        assert_eq!(
+            config.retention_age,
+            Period(Some(Duration::from_secs(7 * 24 * 3600)))
+        );
+        assert_eq!(config.retention_max_instances, Count(Some(1_000_000)));
+        let error = Cli::try_parse_from(["beeline", "--secondary-storage", "mongodb"])
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            error.contains("--secondary-storage") && error.contains("embedded, none"),
+            "{error}"
+        );
+        let config = Cli::try_parse_from([
+            "beeline",
+            "--secondary-storage",
+            "none",
+            "--retention-age",
+            "off",
+            "--retention-max-instances",
+            "5",
+        ])
+        .unwrap()
+        .config;
+        assert_eq!(config.secondary_storage, SecondaryStorage::None);
+        assert_eq!(config.retention_age, Period(None));
+        assert_eq!(config.retention_max_instances, Count(Some(5)));
         assert_eq!(config.disk_free_min, DiskFree(Some(2 << 30)));
 
         let config =

@@ -8,6 +8,7 @@ mod config;
 mod config_file;
 mod monitoring;
 mod node;
+mod read_side;
 mod torture;
 
 // jemalloc serves every allocation of the process: Rust's through the global allocator, and

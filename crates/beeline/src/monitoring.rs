@@ -255,6 +255,9 @@ async fn metrics(State(state): State<Arc<NodeState>>) -> Response {
     if let Some(gateway) = state.gateway.get() {
         gateway.render(&mut out);
     }
+    if let Some(read_side) = state.read_side.get() {
+        read_side.render(&mut out);
+    }
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], out).into_response()
 }
 

@@ -18,6 +18,7 @@ use beeline_stream::{
 
 use crate::config::BrokerConfig;
 use crate::monitoring;
+use crate::read_side::{ReadSide, ReadSideMetrics};
 
 /// Snapshots kept per partition.
 const SNAPSHOTS_RETAINED: usize = 2;
@@ -34,6 +35,8 @@ pub enum NodeError {
         #[source]
         source: std::io::Error,
     },
+    #[error("cannot open secondary storage: {0}")]
+    SecondaryStorage(String),
     #[error("cannot create the data directory {path}: {source}")]
     DataDir {
         path: String,
@@ -58,6 +61,8 @@ pub struct NodeState {
     pub budget: MemoryBudget,
     /// Set once the gateway is made.
     pub gateway: std::sync::OnceLock<beeline_gateway::GatewayMetrics>,
+    /// Set once the exporters run (not with `--secondary-storage none`).
+    pub read_side: std::sync::OnceLock<ReadSideMetrics>,
     /// The free-disk watermark, unless `--disk-free-min off`.
     pub disk: Option<Arc<DiskSpace>>,
 }
@@ -109,6 +114,7 @@ pub async fn run(config: BrokerConfig) -> Result<(), NodeError> {
             usize::from(config.partitions),
         ),
         gateway: std::sync::OnceLock::new(),
+        read_side: std::sync::OnceLock::new(),
         disk: disk.clone(),
     });
     let address = std::net::SocketAddr::new(config.host, config.monitoring_port);
@@ -144,6 +150,15 @@ pub async fn run(config: BrokerConfig) -> Result<(), NodeError> {
         })?;
     let rest_address = rest_listener.local_addr().unwrap_or(rest_address);
 
+    let read_side = {
+        let config = config.clone();
+        tokio::task::spawn_blocking(move || ReadSide::open(&config))
+            .await
+            .map_err(|e| NodeError::SecondaryStorage(e.to_string()))?
+            .map_err(NodeError::SecondaryStorage)?
+    };
+    let mut read_side = read_side;
+
     // Partitions reach each other (deployment distribution) through the router, and push new
     // jobs to the gateway's job streams through the registry.
     let router = LocalRouter::new();
@@ -173,7 +188,22 @@ pub async fn run(config: BrokerConfig) -> Result<(), NodeError> {
         };
         state.partitions.write().unwrap_or_else(|e| e.into_inner())[index] = slot;
     }
-    let gateway = gateway(&config, &state.slots(), job_streams);
+    if let Some(read_side) = &mut read_side {
+        for slot in state.slots() {
+            if let PartitionSlot::Open(handle) = slot
+                && let Err(reason) = read_side.export(handle)
+            {
+                tracing::error!(%reason, "cannot start exporting a partition");
+            }
+        }
+        let _ = state.read_side.set(read_side.metrics());
+    }
+    let gateway = gateway(
+        &config,
+        &state.slots(),
+        job_streams,
+        read_side.as_ref().map(ReadSide::search),
+    );
     let _ = state.gateway.set(gateway.metrics());
     let (stop_gateway, gateway_stopped) = tokio::sync::oneshot::channel::<()>();
     let serving = tokio::spawn(async move {
@@ -210,6 +240,11 @@ pub async fn run(config: BrokerConfig) -> Result<(), NodeError> {
             "calls still in flight after the drain timeout; stopping anyway"
         );
     }
+    // The exporters next: what they hand over is written before the partitions keep their
+    // positions in the closing snapshots.
+    if let Some(read_side) = read_side {
+        read_side.stop().await;
+    }
     for slot in state.slots() {
         if let PartitionSlot::Open(handle) = slot {
             handle.shutdown().await;
@@ -225,6 +260,7 @@ fn gateway(
     config: &BrokerConfig,
     slots: &[PartitionSlot],
     job_streams: Arc<JobStreams>,
+    search: Option<Arc<dyn beeline_search::SearchStore>>,
 ) -> Gateway {
     let partitions = slots
         .iter()
@@ -249,8 +285,12 @@ fn gateway(
         port: config.grpc_port,
         version: env!("CARGO_PKG_VERSION").to_owned(),
     };
+    let mut cluster = Cluster::single_node(node, partitions).with_job_streams(job_streams);
+    if let Some(search) = search {
+        cluster = cluster.with_search(search);
+    }
     Gateway::new(
-        Cluster::single_node(node, partitions).with_job_streams(job_streams),
+        cluster,
         GatewayConfig {
             max_message_size: message_size(config),
             backpressure: config.backpressure,
@@ -307,6 +347,7 @@ fn open_partition(
     partition_config.flush = config.log_flush;
     partition_config.snapshot_period = config.snapshot_period.0;
     partition_config.job_streams = Some(job_streams);
+    partition_config.exporters = ReadSide::exporter_ids(config);
     partition_config.disk = disk;
     Partition::open(
         partition_config,

@@ -155,7 +155,10 @@ fn check(ledger: &mut Ledger, found: &[Found]) -> Vec<String> {
     }
     for (id, types) in &by_id {
         if types.len() > 1 {
-            violations.push(format!("instance {id} is there {} times: {types:?}", types.len()));
+            violations.push(format!(
+                "instance {id} is there {} times: {types:?}",
+                types.len()
+            ));
         }
         let known = ledger.created.contains(*id) || ledger.maybe_created.contains(*id);
         if !known {
@@ -173,7 +176,9 @@ fn check(ledger: &mut Ledger, found: &[Found]) -> Vec<String> {
     for id in &ledger.created {
         let gone = ledger.ended.contains(id) || ledger.maybe_ended.contains(id);
         if !gone && !by_id.contains_key(id.as_str()) {
-            violations.push(format!("instance {id}: its start was acknowledged, but it is gone"));
+            violations.push(format!(
+                "instance {id}: its start was acknowledged, but it is gone"
+            ));
         }
     }
     // Settle the uncertain: what is there was applied; what is not, was not.
@@ -646,16 +651,12 @@ fn report(args: &TortureArgs, figures: &Figures, took: Duration) {
     }
     println!(
         "  {} acknowledged commands; {} instance states checked ({} partitions, {} clients)",
-        figures.acknowledged,
-        figures.checked,
-        args.partitions,
-        args.clients
+        figures.acknowledged, figures.checked, args.partitions, args.clients
     );
 }
 
 async fn torture(args: &TortureArgs, dir: &Path, seed: u64) -> Result<Figures, String> {
-    std::fs::create_dir_all(dir)
-        .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let mut random = Xorshift(seed);
     let ledger = Arc::new(Mutex::new(Ledger::default()));
     let mut figures = Figures::default();
@@ -707,7 +708,11 @@ async fn torture(args: &TortureArgs, dir: &Path, seed: u64) -> Result<Figures, S
         while broker.markers.try_recv().is_ok() {}
         let mut load = tokio::task::JoinSet::new();
         for c in 0..args.clients {
-            load.spawn(starter(client.clone(), format!("r{round}c{c}"), ledger.clone()));
+            load.spawn(starter(
+                client.clone(),
+                format!("r{round}c{c}"),
+                ledger.clone(),
+            ));
             load.spawn(worker(client.clone(), ledger.clone()));
         }
         let aimed = Moment::ALL[random.below(Moment::ALL.len() as u64) as usize];
@@ -779,9 +784,15 @@ mod tests {
         assert!(text.contains("instance y: the completion"), "{text}");
         assert!(text.contains("instance e ended"), "{text}");
         assert!(text.contains("instance ghost was never started"), "{text}");
-        assert!(text.contains("instance z: its start was acknowledged"), "{text}");
+        assert!(
+            text.contains("instance z: its start was acknowledged"),
+            "{text}"
+        );
         assert_eq!(violations.len(), 5, "{text}");
-        assert!(!ledger.created.contains("m"), "not there: it was never applied");
+        assert!(
+            !ledger.created.contains("m"),
+            "not there: it was never applied"
+        );
     }
 
     #[test]

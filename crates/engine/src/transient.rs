@@ -43,12 +43,16 @@ pub enum CorrelationOutcome {
 enum Undo {
     Awaiting(i64, Option<AwaitingResult>),
     Correlation(i64, Option<PendingCorrelation>),
+    UserTask(i64, Option<i64>),
 }
 
 #[derive(Debug, Default)]
 pub struct Transient {
     awaiting: RefCell<HashMap<i64, AwaitingResult>>,
     correlations: RefCell<HashMap<i64, PendingCorrelation>>,
+    /// Requests (positions of their commands) to assign, update or complete a user task,
+    /// by the task's key, waiting for the task's listeners.
+    user_tasks: RefCell<HashMap<i64, i64>>,
     /// How to undo the changes of the batch in progress, newest last.
     undo: RefCell<Vec<Undo>>,
 }
@@ -105,6 +109,21 @@ impl Transient {
         outcome
     }
 
+    /// The request at position `request` waits for the listeners of the user task `key`.
+    pub fn await_user_task(&self, key: i64, request: i64) {
+        let old = self.user_tasks.borrow_mut().insert(key, request);
+        self.undo.borrow_mut().push(Undo::UserTask(key, old));
+    }
+
+    /// The request waiting for the listeners of the user task `key`, if one does.
+    pub fn take_user_task_request(&self, key: i64) -> Option<i64> {
+        let taken = self.user_tasks.borrow_mut().remove(&key);
+        if taken.is_some() {
+            self.undo.borrow_mut().push(Undo::UserTask(key, taken));
+        }
+        taken
+    }
+
     /// Keeps the changes of the batch that just succeeded.
     pub fn commit(&self) {
         self.undo.borrow_mut().clear();
@@ -117,6 +136,7 @@ impl Transient {
             match change {
                 Undo::Awaiting(key, old) => restore(&self.awaiting, key, old),
                 Undo::Correlation(key, old) => restore(&self.correlations, key, old),
+                Undo::UserTask(key, old) => restore(&self.user_tasks, key, old),
             }
         }
     }

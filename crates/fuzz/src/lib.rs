@@ -85,12 +85,24 @@ fn run_seed() -> u64 {
 /// Runs `target` over the corpus of `name`, then over mutations for the configured time.
 /// Panics (failing the test) when an input fails, after saving it.
 pub fn fuzz(name: &str, target: impl FnMut(&[u8])) -> Report {
-    fuzz_in(&root(), name, Vec::new(), Duration::from_secs_f64(seconds()), target)
+    fuzz_in(
+        &root(),
+        name,
+        Vec::new(),
+        Duration::from_secs_f64(seconds()),
+        target,
+    )
 }
 
 /// [`fuzz`] with more seeds: `extra` (such as [`shared_corpus`]'s files) join the corpus.
 pub fn fuzz_with(name: &str, extra: Vec<Vec<u8>>, target: impl FnMut(&[u8])) -> Report {
-    fuzz_in(&root(), name, extra, Duration::from_secs_f64(seconds()), target)
+    fuzz_in(
+        &root(),
+        name,
+        extra,
+        Duration::from_secs_f64(seconds()),
+        target,
+    )
 }
 
 /// The files ending in `extension` under `../shared/corpora/<dir>` beside the repository (real
@@ -232,7 +244,7 @@ fn preview(input: &[u8]) -> String {
 pub struct Rng(pub u64);
 
 impl Rng {
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
@@ -244,7 +256,7 @@ impl Rng {
         if n == 0 {
             return 0;
         }
-        (self.next() % n as u64) as usize
+        (self.next_u64() % n as u64) as usize
     }
 }
 

@@ -48,6 +48,9 @@ pub struct Cluster {
     /// The registry the partitions push new jobs to (their `PartitionConfig::job_streams`);
     /// without it, job streams activate jobs themselves, as long polls do.
     pub job_streams: Option<Arc<JobStreams>>,
+    /// Secondary storage, which the REST API's searches and reads by key are answered from;
+    /// without it they answer 503 naming the setting.
+    pub search: Option<Arc<dyn beeline_search::SearchStore>>,
 }
 
 impl Cluster {
@@ -57,12 +60,18 @@ impl Cluster {
             node,
             partitions,
             job_streams: None,
+            search: None,
         }
     }
 
     /// Job streams register in `streams`, which the partitions push new jobs to.
     pub fn with_job_streams(mut self, streams: Arc<JobStreams>) -> Self {
         self.job_streams = Some(streams);
+        self
+    }
+
+    pub fn with_search(mut self, store: Arc<dyn beeline_search::SearchStore>) -> Self {
+        self.search = Some(store);
         self
     }
 }

@@ -39,6 +39,8 @@ pub(crate) struct Dispatcher {
     /// Becomes true when the gateway shuts down: waiting calls end.
     pub stopping: watch::Receiver<bool>,
     pub metrics: RequestMetrics,
+    /// Secondary storage for the REST API's searches (`Cluster::search`).
+    pub search: Option<Arc<dyn beeline_search::SearchStore>>,
 }
 
 impl Dispatcher {
@@ -71,6 +73,7 @@ impl Dispatcher {
             job_streams: cluster.job_streams,
             stopping,
             metrics: RequestMetrics::default(),
+            search: cluster.search,
         }
     }
 

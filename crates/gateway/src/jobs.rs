@@ -33,6 +33,55 @@ pub struct ActivatedJob {
     pub job: JobRecord,
 }
 
+/// The user task a user task listener's job is about, as workers receive it beside the job
+/// (gRPC `ActivatedJob.userTask`, REST `userTask`): read from Zeebe's reserved headers the
+/// engine writes on the job.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ListenerUserTask {
+    pub action: Option<String>,
+    pub assignee: Option<String>,
+    pub candidate_groups: Vec<String>,
+    pub candidate_users: Vec<String>,
+    pub changed_attributes: Vec<String>,
+    pub due_date: Option<String>,
+    pub follow_up_date: Option<String>,
+    pub form_key: Option<i64>,
+    pub priority: Option<i32>,
+    pub user_task_key: Option<i64>,
+}
+
+impl ActivatedJob {
+    /// The user task of a user task listener's job; none for other jobs.
+    pub fn listener_user_task(&self) -> Option<ListenerUserTask> {
+        if self.job.job_kind != "TASK_LISTENER" {
+            return None;
+        }
+        let header = |name: &str| {
+            self.job
+                .custom_headers
+                .get(&format!("io.camunda.zeebe:{name}"))
+                .cloned()
+        };
+        let list = |name: &str| {
+            header(name)
+                .and_then(|text| serde_json::from_str::<Vec<String>>(&text).ok())
+                .unwrap_or_default()
+        };
+        Some(ListenerUserTask {
+            action: header("action"),
+            assignee: header("assignee"),
+            candidate_groups: list("candidateGroups"),
+            candidate_users: list("candidateUsers"),
+            changed_attributes: list("changedAttributes"),
+            due_date: header("dueDate"),
+            follow_up_date: header("followUpDate"),
+            form_key: header("formKey").and_then(|text| text.parse().ok()),
+            priority: header("priority").and_then(|text| text.parse().ok()),
+            user_task_key: header("userTaskKey").and_then(|text| text.parse().ok()),
+        })
+    }
+}
+
 /// Where activated jobs go: a gRPC response stream, a REST response body.
 pub trait JobSink: Send {
     /// Hands `jobs` to the client; `Err` gives back those it could not take (it went away).

@@ -125,12 +125,19 @@ fn write_the_segment_seeds() {
     let out = beeline_fuzz::root().join("seeds/log-segments");
     std::fs::create_dir_all(&out).expect("creates the seed directory");
     for (path, bytes) in beeline_fuzz::inputs(dir.path()) {
-        let name = path.file_name().expect("a name").to_string_lossy().into_owned();
+        let name = path
+            .file_name()
+            .expect("a name")
+            .to_string_lossy()
+            .into_owned();
         if !name.starts_with("segment-") {
             continue;
         }
         // The unwritten rest of a segment is zeros: keep the written part and a little more.
-        let end = bytes.iter().rposition(|&b| b != 0).map_or(HEADER, |at| at + 64);
+        let end = bytes
+            .iter()
+            .rposition(|&b| b != 0)
+            .map_or(HEADER, |at| at + 64);
         let mut seed = vec![1u8];
         seed.extend_from_slice(&bytes[..end.min(bytes.len())]);
         std::fs::write(out.join(name), seed).expect("writes a seed");

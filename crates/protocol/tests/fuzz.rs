@@ -20,7 +20,10 @@ fn fuzz_log_entries() {
         encode_batch(records.iter(), &mut encoded);
         let again = decode_batch(&encoded, 1)
             .unwrap_or_else(|e| panic!("a decoded batch encodes to one that fails: {e}"));
-        assert_eq!(again, records, "a batch does not survive decoding and encoding");
+        assert_eq!(
+            again, records,
+            "a batch does not survive decoding and encoding"
+        );
         for record in &records {
             let json = record.to_json();
             assert!(

@@ -147,6 +147,11 @@ column_families! {
     LatestFormVersions = 122;
     /// Camunda user tasks: user task key -> stored user task (record and lifecycle state).
     UserTasks = 130;
+    /// What each configured exporter acknowledged: exporter id -> last acknowledged record
+    /// position (i64, big-endian). Not a projection of the log: the partition writes it before
+    /// each snapshot, so it travels with the snapshot; the log is compacted no further than
+    /// the lowest position here.
+    Exporters = 140;
 }
 
 #[cfg(test)]

@@ -19,9 +19,7 @@ const CHECKPOINT: &str = "state.mem";
 
 fn split(input: &[u8]) -> Option<(u8, &[u8], &[u8])> {
     let (&mode, rest) = input.split_first()?;
-    let at = rest
-        .windows(SEPARATOR.len())
-        .position(|w| w == SEPARATOR)?;
+    let at = rest.windows(SEPARATOR.len()).position(|w| w == SEPARATOR)?;
     Some((mode, &rest[..at], &rest[at + SEPARATOR.len()..]))
 }
 
@@ -119,7 +117,9 @@ fn write_the_snapshot_seeds() {
         for i in 0..entries {
             batch.put(
                 [&[(i % 7) as u8][..], &i.to_be_bytes()].concat(),
-                format!("value {i}").repeat((i % 5) as usize + 1).into_bytes(),
+                format!("value {i}")
+                    .repeat((i % 5) as usize + 1)
+                    .into_bytes(),
             );
         }
         store.write(batch).expect("writes");

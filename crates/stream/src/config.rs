@@ -40,6 +40,11 @@ pub struct PartitionConfig {
     /// The node's open job streams, which new jobs are pushed to. Default none: jobs wait to
     /// be activated.
     pub job_streams: Option<Arc<JobStreams>>,
+    /// Ids of the exporters that read this partition's log. Each one's acknowledged position
+    /// is kept in the state (and its snapshots), and the log is compacted no further than the
+    /// lowest; a stored position of an exporter not listed here is dropped at open. Default
+    /// none: the log compacts up to each snapshot.
+    pub exporters: Vec<String>,
     /// The node's free-disk watermark: below it, new commands are refused. Default none.
     pub disk: Option<Arc<DiskSpace>>,
 }
@@ -57,6 +62,7 @@ impl PartitionConfig {
             snapshot_period: Some(Duration::from_secs(300)),
             scheduler_batch: 100,
             job_streams: None,
+            exporters: Vec::new(),
             disk: None,
         }
     }

@@ -6,6 +6,7 @@ use beeline_protocol::Record;
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
 
 use crate::error::PartitionError;
+use crate::exporters::ExporterPositions;
 use crate::metrics::PartitionMetrics;
 use crate::reader::LogStreamReader;
 
@@ -28,6 +29,7 @@ pub(crate) enum Control {
     Sync(oneshot::Sender<Result<(), String>>),
     Reader(oneshot::Sender<LogStreamReader>),
     Shutdown(oneshot::Sender<()>),
+    Halt(oneshot::Sender<()>),
 }
 
 #[derive(Clone)]
@@ -38,6 +40,7 @@ pub struct PartitionHandle {
     pub(crate) status: watch::Receiver<PartitionStatus>,
     pub(crate) metrics: Arc<PartitionMetrics>,
     pub(crate) jobs_available: broadcast::Sender<String>,
+    pub(crate) exporters: Arc<ExporterPositions>,
 }
 
 impl PartitionHandle {
@@ -51,6 +54,16 @@ impl PartitionHandle {
 
     pub fn metrics(&self) -> &PartitionMetrics {
         &self.metrics
+    }
+
+    /// The partition's metrics, for whoever reports them beside its own.
+    pub fn metrics_arc(&self) -> Arc<PartitionMetrics> {
+        self.metrics.clone()
+    }
+
+    /// The acknowledged positions of the partition's configured exporters.
+    pub fn exporter_positions(&self) -> &Arc<ExporterPositions> {
+        &self.exporters
     }
 
     /// Job types that became activatable, announced once the event that made them so is
@@ -142,5 +155,12 @@ impl PartitionHandle {
     /// Stops the partition after answering or failing what is in flight.
     pub async fn shutdown(&self) {
         let _ = self.control(Control::Shutdown).await;
+    }
+
+    /// Stops the partition as a crash would leave it: without the snapshot a clean stop
+    /// takes, so the next open replays from the latest snapshot taken before (tests of
+    /// recovery use it in place of killing the process).
+    pub async fn halt(&self) {
+        let _ = self.control(Control::Halt).await;
     }
 }

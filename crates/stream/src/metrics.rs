@@ -1,5 +1,5 @@
 use std::fmt::Write as _;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::Duration;
 
 /// Counters of one partition, cheap to update from the processing loop.
@@ -17,6 +17,9 @@ pub struct PartitionMetrics {
     pub processing_micros: AtomicU64,
     /// How long each sync of the log took.
     pub flush_latency: LatencyHistogram,
+    /// Position of the newest record written (0 before the first): what an exporter's lag is
+    /// measured against.
+    pub last_position: AtomicI64,
 }
 
 impl PartitionMetrics {

@@ -19,6 +19,7 @@ use tokio::task::JoinHandle;
 use crate::clock::Clock;
 use crate::config::{FlushPolicy, PartitionConfig};
 use crate::error::PartitionError;
+use crate::exporters::ExporterPositions;
 use crate::handle::{CommandRequest, Control, PartitionStatus};
 use crate::metrics::PartitionMetrics;
 use crate::reader::LogStreamReader;
@@ -84,6 +85,9 @@ pub(crate) struct StreamProcessor<J: Journal> {
     /// The instant the partition's clock is pinned at (`CLOCK PIN`), read from state at the
     /// start and again after each batch that changes it: the partition's time while set.
     pinned: Option<i64>,
+    /// What the exporters acknowledged: persisted before each snapshot, and the log is
+    /// compacted no further than the lowest.
+    exporters: Arc<ExporterPositions>,
     /// Changes of the disk watermark (`crate::disk`): while the disk is short of space, new
     /// commands are refused and the scheduler waits.
     disk_changes: Option<watch::Receiver<bool>>,
@@ -98,6 +102,8 @@ const SCHEDULER_RETRY_MS: i64 = 1_000;
 /// Why the loop stopped.
 enum Stop {
     Requested(oneshot::Sender<()>),
+    /// As a crash: no closing snapshot.
+    Halted(oneshot::Sender<()>),
     Failed(String),
     HandlesGone,
 }
@@ -116,6 +122,7 @@ pub(crate) struct Recovered<J> {
     pub unprocessed: VecDeque<Record>,
     pub router: Option<Arc<dyn CommandRouter>>,
     pub jobs_available: broadcast::Sender<String>,
+    pub exporters: Arc<ExporterPositions>,
 }
 
 impl<J: Journal> StreamProcessor<J>
@@ -124,6 +131,10 @@ where
 {
     pub fn new(recovered: Recovered<J>) -> Self {
         let commit = recovered.journal.commit_index();
+        recovered.metrics.last_position.store(
+            recovered.next_position - 1,
+            std::sync::atomic::Ordering::Relaxed,
+        );
         let disk_changes = recovered.config.disk.as_ref().map(|disk| disk.subscribe());
         Self {
             last_written: recovered.journal.last_index(),
@@ -154,6 +165,7 @@ where
             recently_scheduled: HashMap::new(),
             scheduler_not_before: i64::MIN,
             pinned: None,
+            exporters: recovered.exporters,
             disk_changes,
         }
     }
@@ -255,7 +267,7 @@ where
             let _ = compacting.await;
         }
         drop(self);
-        if let Stop::Requested(done) = stop {
+        if let Stop::Requested(done) | Stop::Halted(done) = stop {
             let _ = done.send(());
         }
     }
@@ -314,6 +326,7 @@ where
                 }
                 request = control.recv() => match request {
                     Some(Control::Shutdown(done)) => return Stop::Requested(done),
+                    Some(Control::Halt(done)) => return Stop::Halted(done),
                     Some(request) => {
                         if let Err(reason) = self.handle_control(request) {
                             return Stop::Failed(reason);
@@ -389,8 +402,8 @@ where
                 let _ = respond.send(reader);
                 Ok(())
             }
-            // The loop stops on a shutdown before it gets here.
-            Control::Shutdown(done) => {
+            // The loop stops on a shutdown or halt before it gets here.
+            Control::Shutdown(done) | Control::Halt(done) => {
                 let _ = done.send(());
                 Ok(())
             }
@@ -491,6 +504,9 @@ where
             .map_err(|e| format!("cannot append to the log: {e}"))?;
         self.next_position = first + records.len() as i64;
         self.last_written = index;
+        self.metrics
+            .last_position
+            .store(self.next_position - 1, std::sync::atomic::Ordering::Relaxed);
         PartitionMetrics::add(&self.metrics.appends, 1);
         PartitionMetrics::add(&self.metrics.records_written, records.len() as u64);
         Ok(())
@@ -892,15 +908,24 @@ where
         // The state may hold results not yet durable in the log: make them durable first, or a
         // crash could leave a snapshot ahead of the log.
         self.commit_everything()?;
+        // The exporters' positions go into the snapshot; the log below the lowest of them is
+        // kept, so an exporter restarted from this snapshot finds every record it has not
+        // acknowledged.
+        let slowest_exporter = self
+            .exporters
+            .persist(self.store.as_ref())
+            .map_err(|e| format!("cannot store the exporters' positions: {e}"))?;
         let snapshot = self
             .snapshots
             .take(position, self.store.as_ref())
             .map_err(|e| format!("cannot take a snapshot: {e}"))?;
         PartitionMetrics::add(&self.metrics.snapshots, 1);
-        // Keep the entry that holds `position + 1` and everything after it.
+        // Keep the entry that holds `position + 1` (or the slowest exporter's next record)
+        // and everything after it.
+        let keep_from = slowest_exporter.map_or(position, |slowest| slowest.min(position)) + 1;
         let mut reader = self.journal.reader();
         reader
-            .seek_to_asqn((position + 1) as u64)
+            .seek_to_asqn(keep_from.max(0) as u64)
             .map_err(|e| e.to_string())?;
         if let Some(Ok(entry)) = reader.next_entry() {
             self.compact(entry.index)?;

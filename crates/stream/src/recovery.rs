@@ -15,6 +15,7 @@ use tokio::sync::{broadcast, mpsc, watch};
 use crate::clock::Clock;
 use crate::config::PartitionConfig;
 use crate::error::OpenError;
+use crate::exporters::ExporterPositions;
 use crate::handle::{PartitionHandle, PartitionStatus};
 use crate::metrics::PartitionMetrics;
 use crate::processor::{Recovered, StreamProcessor};
@@ -67,6 +68,17 @@ impl Partition {
         let store = store_opener
             .open(snapshot.as_ref().map(|s| s.data_dir()).as_deref())
             .map_err(state_error)?;
+        let (exporters, removed) =
+            ExporterPositions::load(store.as_ref(), &config.exporters).map_err(state_error)?;
+        for (exporter, position) in removed {
+            tracing::info!(
+                partition,
+                exporter,
+                position,
+                "exporter no longer configured; its position no longer holds back log compaction"
+            );
+        }
+        let exporters = Arc::new(exporters);
         let engine = Engine::new(EngineConfig {
             partition_id: partition,
             partition_count: config.partition_count.max(partition),
@@ -105,6 +117,7 @@ impl Partition {
             unprocessed: replayed.unprocessed,
             router,
             jobs_available: jobs_available.clone(),
+            exporters: exporters.clone(),
         });
         tokio::spawn(processor.run(commands_rx, control_rx));
         Ok(PartitionHandle {
@@ -114,6 +127,7 @@ impl Partition {
             status: status_rx,
             metrics,
             jobs_available,
+            exporters,
         })
     }
 }

@@ -27,7 +27,32 @@ pub fn get(port: u16, path: &str) -> Option<(String, String)> {
     Some((head.lines().next()?.to_owned(), body.to_owned()))
 }
 
-/// A running broker on free ports, killed when dropped.
+/// `method path` with a JSON body over HTTP/1.0: (status line, body).
+pub fn request(port: u16, method: &str, path: &str, body: &str) -> Option<(String, String)> {
+    let (head, body) = exchange(port, method, path, body)?;
+    Some((head.lines().next()?.to_owned(), body))
+}
+
+/// `method path` with a JSON body over HTTP/1.0: (the whole head, body).
+pub fn exchange(port: u16, method: &str, path: &str, body: &str) -> Option<(String, String)> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .ok()?;
+    write!(
+        stream,
+        "{method} {path} HTTP/1.0\r\nHost: localhost\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .ok()?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response).ok()?;
+    let (head, body) = response.split_once("\r\n\r\n")?;
+    Some((head.to_owned(), body.to_owned()))
+}
+
+/// A running broker on free ports, killed (SIGKILL) when dropped.
 pub struct Broker {
     child: Child,
     pub grpc: u16,

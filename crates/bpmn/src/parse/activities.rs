@@ -144,8 +144,11 @@ impl ProcessBuilder<'_, '_> {
         }
     }
 
-    /// `zeebe:priorityDefinition priority`: 0..=100 or an expression.
+    /// `zeebe:priorityDefinition priority`: 0..=100 or an expression. Without the attribute
+    /// the task takes the default priority (50), as Zeebe's model reads it: Camunda's model
+    /// builder writes `<zeebe:priorityDefinition/>` on every Camunda user task.
     fn user_task_priority(&mut self, ext: NodeId, id: &str) -> Option<ExprOrStatic<i32>> {
+        self.node(ext).attr("priority")?;
         self.required(ext, "priority")?;
         match self.value(ext, "priority", id)? {
             ExprOrStatic::Expression(e) => Some(ExprOrStatic::Expression(e)),

@@ -232,6 +232,23 @@ fn user_task_as_camunda_user_task_with_everything() {
     );
 }
 
+/// Camunda's Java model builder writes `<zeebe:priorityDefinition/>` on every Camunda user
+/// task; Zeebe reads the missing attribute as its default.
+#[test]
+fn user_task_with_an_empty_priority_definition_takes_the_default() {
+    let p = valid(
+        &format!(
+            r#"{START}<bpmn:userTask id="u">{}</bpmn:userTask>"#,
+            ext(r#"<zeebe:userTask/><zeebe:priorityDefinition/>"#)
+        ),
+        "",
+    );
+    let ElementData::UserTask(u) = &p.element_by_id("u").unwrap().1.data else {
+        panic!()
+    };
+    assert_eq!(u.priority, None);
+}
+
 #[test]
 fn user_task_without_zeebe_user_task_is_job_based() {
     let p = valid(

@@ -56,6 +56,7 @@ const NO_STATE_CHANGE: &[Intent] = &[
     Intent::CommandDistribution(CommandDistributionIntent::Started),
     Intent::CommandDistribution(CommandDistributionIntent::Finished),
     Intent::VariableDocument(VariableDocumentIntent::Updated),
+    Intent::VariableDocument(VariableDocumentIntent::UpdateDenied),
     Intent::DecisionEvaluation(DecisionEvaluationIntent::Evaluated),
     Intent::DecisionEvaluation(DecisionEvaluationIntent::Failed),
     Intent::Escalation(EscalationIntent::Escalated),
@@ -90,8 +91,6 @@ const NOT_WRITTEN: &[Intent] = &[
     Intent::Variable(VariableIntent::Migrated),
     Intent::Variable(VariableIntent::Creating),
     Intent::Variable(VariableIntent::Updating),
-    Intent::VariableDocument(VariableDocumentIntent::Updating),
-    Intent::VariableDocument(VariableDocumentIntent::UpdateDenied),
     Intent::ProcessInstanceResult(ProcessInstanceResultIntent::Completed),
     Intent::Process(ProcessIntent::Deleting),
     Intent::Process(ProcessIntent::Deleted),
@@ -111,10 +110,6 @@ const NOT_WRITTEN: &[Intent] = &[
     Intent::ProcessMessageSubscription(ProcessMessageSubscriptionIntent::Migrated),
     Intent::SignalSubscription(SignalSubscriptionIntent::Migrated),
     Intent::UserTask(UserTaskIntent::Migrated),
-    Intent::UserTask(UserTaskIntent::CompletionDenied),
-    Intent::UserTask(UserTaskIntent::Corrected),
-    Intent::UserTask(UserTaskIntent::AssignmentDenied),
-    Intent::UserTask(UserTaskIntent::UpdateDenied),
     Intent::Form(FormIntent::Deleted),
 ];
 

@@ -131,11 +131,6 @@ pub fn transform_bpmn(bytes: &[u8]) -> Result<Vec<TransformedProcess>, String> {
 
 /// Elements of a supported kind that this engine still cannot run in the form they take.
 fn unsupported_variant(element: &Element) -> Option<&'static str> {
-    if let ElementData::UserTask(task) = &element.data
-        && !task.task_listeners.is_empty()
-    {
-        return Some("Task listeners (zeebe:taskListeners) are not supported yet");
-    }
     match &element.data {
         ElementData::SendTask(_)
         | ElementData::IntermediateThrowEvent(_)

@@ -36,19 +36,37 @@ impl<'t, 's> MutableUserTaskState<'t, 's> {
         Self { txn }
     }
 
-    /// Stores the task as `record`, in `lifecycle`.
+    /// Stores the task as `record`, in `lifecycle`, with no transition under way.
     pub fn put(&mut self, key: i64, record: &UserTaskRecord, lifecycle: UserTaskLifecycle) {
-        let mut stored_record = record.clone();
-        // The variables belong to the transition, not to the task.
-        stored_record.variables.clear();
-        let stored = StoredUserTask {
-            record: Some(stored_record),
-            state: lifecycle as u32,
-        };
+        self.store(
+            key,
+            StoredUserTask {
+                record: Some(record.clone()),
+                state: lifecycle as u32,
+                ..StoredUserTask::default()
+            },
+        );
+    }
+
+    /// Stores the task as given.
+    pub fn store(&mut self, key: i64, mut stored: StoredUserTask) {
+        if let Some(record) = stored.record.as_mut() {
+            // The variables belong to the transition (its intermediate record), not to the
+            // task.
+            record.variables.clear();
+        }
         self.txn.put(
             user_task(key),
             beeline_protocol::protobuf::encode_to_vec(&stored),
         );
+    }
+
+    /// The task, to change and store again.
+    pub fn get(&self, key: i64) -> Result<Option<StoredUserTask>> {
+        self.txn
+            .get(&user_task(key))?
+            .map(|bytes| decode(ColumnFamily::UserTasks, &bytes))
+            .transpose()
     }
 
     pub fn remove(&mut self, key: i64) {

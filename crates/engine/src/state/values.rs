@@ -5,6 +5,7 @@ use beeline_protocol::intent::ProcessInstanceIntent;
 use beeline_protocol::value::{
     JobRecord, MessageStartEventSubscriptionRecord, MessageSubscriptionRecord,
     ProcessInstanceRecord, ProcessMessageSubscriptionRecord, UserTaskRecord,
+    VariableDocumentRecord,
 };
 
 /// A running element instance (Zeebe's `ElementInstance`).
@@ -64,6 +65,10 @@ pub struct ElementInstance {
     /// completion is processed.
     #[prost(bytes = "vec", optional, tag = "17")]
     pub listener_variables: Option<Vec<u8>>,
+    /// Camunda user tasks: how many task listener jobs of the transition under way were
+    /// created.
+    #[prost(int32, tag = "18")]
+    pub task_listener_index: i32,
 }
 
 impl ElementInstance {
@@ -178,10 +183,25 @@ impl UserTaskLifecycle {
 /// A user task with its lifecycle state.
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct StoredUserTask {
+    /// The task as its last transition left it (CREATED, ASSIGNED, UPDATED).
     #[prost(message, optional, tag = "1")]
     pub record: Option<UserTaskRecord>,
     #[prost(uint32, tag = "2")]
     pub state: u32,
+    /// While a transition is under way: the task as it will be (the transition's record with
+    /// its listeners' corrections), and what its listener jobs see.
+    #[prost(message, optional, tag = "3")]
+    pub intermediate: Option<UserTaskRecord>,
+    /// The assignee the model gave the task when it was created (assigned after the
+    /// creation); a `creating` listener may not correct it.
+    #[prost(string, tag = "4")]
+    pub initial_assignee: String,
+    /// An update of the task's variables (`SetVariables` on its element instance) waiting
+    /// for the `updating` listeners: its key and record.
+    #[prost(int64, tag = "5")]
+    pub variable_document_key: i64,
+    #[prost(message, optional, tag = "6")]
+    pub variable_document: Option<VariableDocumentRecord>,
 }
 
 impl StoredUserTask {
@@ -191,6 +211,11 @@ impl StoredUserTask {
 
     pub fn lifecycle(&self) -> Option<UserTaskLifecycle> {
         UserTaskLifecycle::from_value(self.state)
+    }
+
+    /// The task as the transition under way will leave it (as it is, between transitions).
+    pub fn intermediate(&self) -> UserTaskRecord {
+        self.intermediate.clone().unwrap_or_else(|| self.record())
     }
 }
 

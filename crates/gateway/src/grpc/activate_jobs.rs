@@ -32,6 +32,20 @@ const RESPONSE_SLACK: usize = 64;
 
 /// The job as a worker receives it.
 pub(crate) fn activated_job(activated: ActivatedJob) -> proto::ActivatedJob {
+    let user_task = activated
+        .listener_user_task()
+        .map(|task| proto::UserTaskProperties {
+            action: task.action,
+            assignee: task.assignee,
+            candidate_groups: task.candidate_groups,
+            candidate_users: task.candidate_users,
+            changed_attributes: task.changed_attributes,
+            due_date: task.due_date,
+            follow_up_date: task.follow_up_date,
+            form_key: task.form_key,
+            priority: task.priority,
+            user_task_key: task.user_task_key,
+        });
     let ActivatedJob { key, job } = activated;
     proto::ActivatedJob {
         key,
@@ -53,7 +67,7 @@ pub(crate) fn activated_job(activated: ActivatedJob) -> proto::ActivatedJob {
         retries: job.retries,
         deadline: job.deadline,
         tenant_id: job.tenant_id,
-        user_task: None,
+        user_task,
         tags: Vec::new(),
     }
 }
@@ -222,6 +236,44 @@ mod tests {
     }
 
     #[test]
+    fn a_task_listeners_job_carries_its_user_task() {
+        let headers = [
+            ("io.camunda.zeebe:action", "assign"),
+            ("io.camunda.zeebe:assignee", "ann"),
+            ("io.camunda.zeebe:candidateGroups", r#"["sales","ops"]"#),
+            ("io.camunda.zeebe:changedAttributes", r#"["assignee"]"#),
+            ("io.camunda.zeebe:priority", "50"),
+            ("io.camunda.zeebe:userTaskKey", "2251799813685250"),
+            ("kind", "review"),
+        ];
+        let job = JobRecord {
+            job_kind: "TASK_LISTENER".into(),
+            job_listener_event_type: "ASSIGNING".into(),
+            custom_headers: headers
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            ..JobRecord::default()
+        };
+        let activated = activated_job(ActivatedJob { key: 1, job });
+        assert_eq!(activated.kind(), JobKind::TaskListener);
+        assert_eq!(
+            activated.listener_event_type(),
+            ListenerEventType::Assigning
+        );
+        let task = activated.user_task.expect("the user task");
+        assert_eq!(task.action.as_deref(), Some("assign"));
+        assert_eq!(task.assignee.as_deref(), Some("ann"));
+        assert_eq!(task.candidate_groups, vec!["sales", "ops"]);
+        assert!(task.candidate_users.is_empty());
+        assert_eq!(task.changed_attributes, vec!["assignee"]);
+        assert_eq!(task.priority, Some(50));
+        assert_eq!(task.user_task_key, Some(2_251_799_813_685_250));
+        assert_eq!(task.due_date, None);
+        assert_eq!(task.form_key, None);
+    }
+
+    #[test]
     fn plain_jobs_say_bpmn_element_and_unspecified() {
         let activated = activated_job(ActivatedJob {
             key: 1,
@@ -234,6 +286,7 @@ mod tests {
         );
         assert_eq!(activated.custom_headers, "{}");
         assert_eq!(activated.variables, "{}");
+        assert_eq!(activated.user_task, None);
     }
 
     #[test]

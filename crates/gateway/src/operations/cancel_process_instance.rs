@@ -4,7 +4,7 @@ use beeline_protocol::Record;
 use beeline_protocol::intent::ProcessInstanceIntent;
 use beeline_protocol::value::ProcessInstanceRecord;
 
-use super::{execute_on_key, operation_reference, value_of};
+use super::{acknowledged, operation_reference};
 use crate::dispatch::Dispatcher;
 use crate::error::GatewayError;
 
@@ -29,15 +29,13 @@ pub(crate) fn command(request: &CancelProcessInstance) -> Record {
 
 pub async fn run(d: &Dispatcher, request: CancelProcessInstance) -> Result<(), GatewayError> {
     d.require(ProcessInstanceIntent::Cancel, "canceling process instances")?;
-    let event = execute_on_key(
+    acknowledged::<ProcessInstanceRecord>(
         d,
         "processInstanceKey",
         request.process_instance_key,
         command(&request),
     )
-    .await?;
-    value_of::<ProcessInstanceRecord>(&event)?;
-    Ok(())
+    .await
 }
 
 #[cfg(test)]

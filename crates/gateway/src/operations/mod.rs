@@ -84,6 +84,19 @@ pub(crate) async fn execute_on_key(
     d.execute(partition, command).await
 }
 
+/// Sends `command` to the partition that made `key` and checks that a `V` event answered it:
+/// for commands whose answer says no more than "done".
+pub(crate) async fn acknowledged<V: Value>(
+    d: &Dispatcher,
+    field: &str,
+    key: i64,
+    command: Record,
+) -> Result<(), GatewayError> {
+    let event = execute_on_key(d, field, key, command).await?;
+    value_of::<V>(&event)?;
+    Ok(())
+}
+
 /// The optional `operationReference` of a request as a record carries it (-1: none).
 pub(crate) fn operation_reference(reference: Option<u64>) -> i64 {
     reference.map_or(-1, |r| r as i64)

@@ -4,7 +4,7 @@ use beeline_protocol::Record;
 use beeline_protocol::intent::IncidentIntent;
 use beeline_protocol::value::IncidentRecord;
 
-use super::{execute_on_key, operation_reference, value_of};
+use super::{acknowledged, operation_reference};
 use crate::dispatch::Dispatcher;
 use crate::error::GatewayError;
 
@@ -29,9 +29,7 @@ pub(crate) fn command(request: &ResolveIncident) -> Record {
 
 pub async fn run(d: &Dispatcher, request: ResolveIncident) -> Result<(), GatewayError> {
     d.require(IncidentIntent::Resolve, "resolving incidents")?;
-    let event = execute_on_key(d, "incidentKey", request.incident_key, command(&request)).await?;
-    value_of::<IncidentRecord>(&event)?;
-    Ok(())
+    acknowledged::<IncidentRecord>(d, "incidentKey", request.incident_key, command(&request)).await
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@ use beeline_protocol::Record;
 use beeline_protocol::intent::JobIntent;
 use beeline_protocol::value::JobRecord;
 
-use super::{execute_on_key, value_of};
+use super::acknowledged;
 use crate::dispatch::Dispatcher;
 use crate::error::GatewayError;
 use crate::validate;
@@ -36,10 +36,7 @@ pub(crate) fn command(request: &ThrowError) -> Result<Record, GatewayError> {
 
 pub async fn run(d: &Dispatcher, request: ThrowError) -> Result<(), GatewayError> {
     d.require(JobIntent::ThrowError, "throwing BPMN errors from jobs")?;
-    let command = command(&request)?;
-    let event = execute_on_key(d, "jobKey", request.job_key, command).await?;
-    value_of::<JobRecord>(&event)?;
-    Ok(())
+    acknowledged::<JobRecord>(d, "jobKey", request.job_key, command(&request)?).await
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use beeline_protocol::Record;
 use beeline_protocol::intent::JobIntent;
 use beeline_protocol::value::JobRecord;
 
-use super::{execute_on_key, operation_reference, value_of};
+use super::{acknowledged, operation_reference};
 use crate::dispatch::Dispatcher;
 use crate::error::GatewayError;
 use crate::validate;
@@ -75,9 +75,7 @@ pub async fn run(d: &Dispatcher, request: UpdateJob) -> Result<(), GatewayError>
         _ => "updating a job's retries and timeout at once",
     };
     d.require(command.intent, what)?;
-    let event = execute_on_key(d, "jobKey", request.job_key, command).await?;
-    value_of::<JobRecord>(&event)?;
-    Ok(())
+    acknowledged::<JobRecord>(d, "jobKey", request.job_key, command).await
 }
 
 #[cfg(test)]

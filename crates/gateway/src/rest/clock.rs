@@ -11,6 +11,7 @@ use crate::operations::pin_clock::{self, ClockChange};
 #[derive(Debug, Deserialize)]
 struct PinRequest {
     /// Milliseconds since the epoch.
+    #[serde(deserialize_with = "json::integer")]
     timestamp: i64,
 }
 

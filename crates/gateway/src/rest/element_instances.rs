@@ -6,8 +6,8 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::json::{self, document};
-use super::problem::Problem;
-use super::{Call, Gateway, PathParam, Reply, answer};
+use super::{Call, Gateway, PathParam, keyed_command};
+use crate::error::GatewayError;
 use crate::operations::set_variables::{self, SetVariables};
 
 #[derive(Debug, Deserialize)]
@@ -16,7 +16,7 @@ struct SetVariablesRequest {
     variables: Option<Box<RawValue>>,
     #[serde(default)]
     local: Option<bool>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "json::optional_integer")]
     operation_reference: Option<u64>,
 }
 
@@ -25,24 +25,32 @@ pub(super) async fn set_variables(
     PathParam(key): PathParam,
     call: Call,
 ) -> Response {
-    answer(&d, "SetVariables", &call.path, async {
-        let element_instance_key = json::path_key("elementInstanceKey", &key)?;
-        let body: SetVariablesRequest = json::body(&call.body)?;
-        let variables = document(body.variables);
-        if variables.is_empty() {
-            return Err(Problem::invalid("No variables provided"));
-        }
-        set_variables::run(
-            &d,
-            SetVariables {
-                element_instance_key,
-                variables,
-                local: body.local.unwrap_or(false),
-                operation_reference: body.operation_reference,
-            },
-        )
-        .await?;
-        Ok(Reply::NoContent)
-    })
+    let d = &d;
+    keyed_command(
+        d,
+        "SetVariables",
+        "elementInstanceKey",
+        &key,
+        &call,
+        |element_instance_key, body: SetVariablesRequest| async move {
+            let variables = document(body.variables);
+            if variables.is_empty() {
+                return Err(GatewayError::InvalidArgument(
+                    "No variables provided".into(),
+                ));
+            }
+            set_variables::run(
+                d,
+                SetVariables {
+                    element_instance_key,
+                    variables,
+                    local: body.local.unwrap_or(false),
+                    operation_reference: body.operation_reference,
+                },
+            )
+            .await
+            .map(drop)
+        },
+    )
     .await
 }

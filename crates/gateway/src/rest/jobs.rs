@@ -14,12 +14,12 @@ use tracing::Instrument;
 
 use super::json::{self, Key, document, raw};
 use super::problem::Problem;
-use super::{Call, Gateway, PathParam, Reply, answer};
+use super::{Call, Gateway, PathParam, Reply, answer, keyed_command};
 use crate::dispatch::Dispatcher;
 use crate::error::GatewayError;
 use crate::jobs::{self, ActivatedJob, JobSink};
 use crate::operations::activate_jobs::{self, ActivateJobs};
-use crate::operations::complete_job::{self, CompleteJob};
+use crate::operations::complete_job::{self, CompleteJob, CompletionResult, Corrections};
 use crate::operations::fail_job::{self, FailJob};
 use crate::operations::throw_error::{self, ThrowError};
 use crate::operations::update_job::{self, UpdateJob};
@@ -30,11 +30,13 @@ struct ActivationRequest {
     r#type: String,
     #[serde(default)]
     worker: Option<String>,
+    #[serde(deserialize_with = "json::integer")]
     timeout: i64,
+    #[serde(deserialize_with = "json::integer")]
     max_jobs_to_activate: i32,
     #[serde(default)]
     fetch_variable: Option<Vec<String>>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "json::optional_integer")]
     request_timeout: Option<i64>,
     #[serde(default)]
     tenant_ids: Option<Vec<String>>,
@@ -61,11 +63,42 @@ struct Job {
     kind: String,
     listener_event_type: String,
     tags: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    user_task: Option<UserTask>,
+}
+
+/// The user task a user task listener's job is about.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct UserTask {
+    action: Option<String>,
+    assignee: Option<String>,
+    candidate_groups: Vec<String>,
+    candidate_users: Vec<String>,
+    changed_attributes: Vec<String>,
+    due_date: Option<String>,
+    follow_up_date: Option<String>,
+    form_key: Option<Key>,
+    priority: Option<i32>,
+    user_task_key: Option<Key>,
 }
 
 fn job(activated: ActivatedJob) -> Job {
+    let user_task = activated.listener_user_task().map(|task| UserTask {
+        action: task.action,
+        assignee: task.assignee,
+        candidate_groups: task.candidate_groups,
+        candidate_users: task.candidate_users,
+        changed_attributes: task.changed_attributes,
+        due_date: task.due_date,
+        follow_up_date: task.follow_up_date,
+        form_key: task.form_key.map(Key),
+        priority: task.priority,
+        user_task_key: task.user_task_key.map(Key),
+    });
     let ActivatedJob { key, job } = activated;
     Job {
+        user_task,
         kind: if job.job_kind.is_empty() {
             "BPMN_ELEMENT".to_owned()
         } else {
@@ -209,7 +242,55 @@ pub(super) async fn activate(State(d): State<Gateway>, call: Call) -> Response {
 #[serde(default, rename_all = "camelCase")]
 struct CompletionRequest {
     variables: Option<Box<RawValue>>,
-    result: Option<Box<RawValue>>,
+    result: Option<CompletionResultBody>,
+}
+
+/// `result` of a job completion: a user task listener's (`"type": "userTask"`, the default)
+/// or an ad-hoc sub-process's.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct CompletionResultBody {
+    r#type: Option<String>,
+    denied: Option<bool>,
+    denied_reason: Option<String>,
+    corrections: Option<CorrectionsBody>,
+    activate_elements: Option<serde_json::Value>,
+    is_completion_condition_fulfilled: Option<bool>,
+    is_cancel_remaining_instances: Option<bool>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct CorrectionsBody {
+    assignee: Option<String>,
+    due_date: Option<String>,
+    follow_up_date: Option<String>,
+    candidate_users: Option<Vec<String>>,
+    candidate_groups: Option<Vec<String>>,
+    priority: Option<i32>,
+}
+
+fn completion_result(body: CompletionResultBody) -> CompletionResult {
+    let ad_hoc = body.r#type.as_deref() == Some("adHocSubProcess")
+        || body.activate_elements.is_some()
+        || body.is_completion_condition_fulfilled.is_some()
+        || body.is_cancel_remaining_instances.is_some();
+    if ad_hoc {
+        return CompletionResult::AdHocSubProcess;
+    }
+    let corrections = body.corrections.unwrap_or_default();
+    CompletionResult::UserTask {
+        denied: body.denied.unwrap_or(false),
+        denied_reason: body.denied_reason.unwrap_or_default(),
+        corrections: Corrections {
+            assignee: corrections.assignee,
+            due_date: corrections.due_date,
+            follow_up_date: corrections.follow_up_date,
+            candidate_users: corrections.candidate_users,
+            candidate_groups: corrections.candidate_groups,
+            priority: corrections.priority,
+        },
+    }
 }
 
 pub(super) async fn complete(
@@ -217,28 +298,33 @@ pub(super) async fn complete(
     PathParam(key): PathParam,
     call: Call,
 ) -> Response {
-    answer(&d, "CompleteJob", &call.path, async {
-        let job_key = json::path_key("jobKey", &key)?;
-        let body: CompletionRequest = json::body(&call.body)?;
-        complete_job::run(
-            &d,
-            CompleteJob {
-                job_key,
-                variables: document(body.variables),
-                has_result: body.result.is_some(),
-            },
-        )
-        .await?;
-        Ok(Reply::NoContent)
-    })
+    keyed_command(
+        &d,
+        "CompleteJob",
+        "jobKey",
+        &key,
+        &call,
+        |job_key, body: CompletionRequest| {
+            complete_job::run(
+                &d,
+                CompleteJob {
+                    job_key,
+                    variables: document(body.variables),
+                    result: body.result.map(completion_result),
+                },
+            )
+        },
+    )
     .await
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 struct FailRequest {
+    #[serde(deserialize_with = "json::optional_integer")]
     retries: Option<i32>,
     error_message: Option<String>,
+    #[serde(deserialize_with = "json::optional_integer")]
     retry_back_off: Option<i64>,
     variables: Option<Box<RawValue>>,
 }
@@ -248,22 +334,25 @@ pub(super) async fn fail(
     PathParam(key): PathParam,
     call: Call,
 ) -> Response {
-    answer(&d, "FailJob", &call.path, async {
-        let job_key = json::path_key("jobKey", &key)?;
-        let body: FailRequest = json::body(&call.body)?;
-        fail_job::run(
-            &d,
-            FailJob {
-                job_key,
-                retries: body.retries.unwrap_or(0),
-                error_message: body.error_message.unwrap_or_default(),
-                retry_back_off: body.retry_back_off.unwrap_or(0),
-                variables: document(body.variables),
-            },
-        )
-        .await?;
-        Ok(Reply::NoContent)
-    })
+    keyed_command(
+        &d,
+        "FailJob",
+        "jobKey",
+        &key,
+        &call,
+        |job_key, body: FailRequest| {
+            fail_job::run(
+                &d,
+                FailJob {
+                    job_key,
+                    retries: body.retries.unwrap_or(0),
+                    error_message: body.error_message.unwrap_or_default(),
+                    retry_back_off: body.retry_back_off.unwrap_or(0),
+                    variables: document(body.variables),
+                },
+            )
+        },
+    )
     .await
 }
 
@@ -282,21 +371,24 @@ pub(super) async fn throw_error(
     PathParam(key): PathParam,
     call: Call,
 ) -> Response {
-    answer(&d, "ThrowError", &call.path, async {
-        let job_key = json::path_key("jobKey", &key)?;
-        let body: ErrorRequest = json::body(&call.body)?;
-        throw_error::run(
-            &d,
-            ThrowError {
-                job_key,
-                error_code: body.error_code,
-                error_message: body.error_message.unwrap_or_default(),
-                variables: document(body.variables),
-            },
-        )
-        .await?;
-        Ok(Reply::NoContent)
-    })
+    keyed_command(
+        &d,
+        "ThrowError",
+        "jobKey",
+        &key,
+        &call,
+        |job_key, body: ErrorRequest| {
+            throw_error::run(
+                &d,
+                ThrowError {
+                    job_key,
+                    error_code: body.error_code,
+                    error_message: body.error_message.unwrap_or_default(),
+                    variables: document(body.variables),
+                },
+            )
+        },
+    )
     .await
 }
 
@@ -304,14 +396,16 @@ pub(super) async fn throw_error(
 #[serde(rename_all = "camelCase")]
 struct UpdateRequest {
     changeset: Changeset,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "json::optional_integer")]
     operation_reference: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 struct Changeset {
+    #[serde(deserialize_with = "json::optional_integer")]
     retries: Option<i32>,
+    #[serde(deserialize_with = "json::optional_integer")]
     timeout: Option<i64>,
 }
 
@@ -320,21 +414,24 @@ pub(super) async fn update(
     PathParam(key): PathParam,
     call: Call,
 ) -> Response {
-    answer(&d, "UpdateJob", &call.path, async {
-        let job_key = json::path_key("jobKey", &key)?;
-        let body: UpdateRequest = json::body(&call.body)?;
-        update_job::run(
-            &d,
-            UpdateJob {
-                job_key,
-                retries: body.changeset.retries,
-                timeout: body.changeset.timeout,
-                operation_reference: body.operation_reference,
-            },
-        )
-        .await?;
-        Ok(Reply::NoContent)
-    })
+    keyed_command(
+        &d,
+        "UpdateJob",
+        "jobKey",
+        &key,
+        &call,
+        |job_key, body: UpdateRequest| {
+            update_job::run(
+                &d,
+                UpdateJob {
+                    job_key,
+                    retries: body.changeset.retries,
+                    timeout: body.changeset.timeout,
+                    operation_reference: body.operation_reference,
+                },
+            )
+        },
+    )
     .await
 }
 

@@ -50,6 +50,69 @@ impl<'de> Deserialize<'de> for Key {
     }
 }
 
+/// An integer of a request (int32 or int64 in the API) as Camunda's REST API reads it: a JSON
+/// integer, or a string holding one (`"20000"`). Jackson, which reads Camunda's requests,
+/// takes both, and clients send both: the Node client (`@camunda8/orchestration-cluster-api`
+/// 8.8) validates its requests into big integers and writes those as strings. Use it as
+/// `#[serde(deserialize_with = "json::integer")]`.
+pub(crate) fn integer<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: TryFrom<i64> + TryFrom<u64> + std::str::FromStr,
+{
+    struct IntegerVisitor<T>(std::marker::PhantomData<T>);
+    impl<T> Visitor<'_> for IntegerVisitor<T>
+    where
+        T: TryFrom<i64> + TryFrom<u64> + std::str::FromStr,
+    {
+        type Value = T;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            let what = if T::try_from(-1i64).is_ok() {
+                "an integer"
+            } else {
+                "a non-negative integer"
+            };
+            write!(
+                f,
+                "{what} of at most {} bits (a number, or a string of digits)",
+                8 * std::mem::size_of::<T>()
+            )
+        }
+
+        fn visit_i64<E: de::Error>(self, value: i64) -> Result<T, E> {
+            T::try_from(value).map_err(|_| E::invalid_value(de::Unexpected::Signed(value), &self))
+        }
+
+        fn visit_u64<E: de::Error>(self, value: u64) -> Result<T, E> {
+            T::try_from(value).map_err(|_| E::invalid_value(de::Unexpected::Unsigned(value), &self))
+        }
+
+        fn visit_str<E: de::Error>(self, text: &str) -> Result<T, E> {
+            let digits = text.strip_prefix('-').unwrap_or(text);
+            if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(E::invalid_value(de::Unexpected::Str(text), &self));
+            }
+            text.parse()
+                .map_err(|_| E::invalid_value(de::Unexpected::Str(text), &self))
+        }
+    }
+    deserializer.deserialize_any(IntegerVisitor(std::marker::PhantomData))
+}
+
+/// [`integer`] for a property that may be absent or `null`: use it as
+/// `#[serde(default, deserialize_with = "json::optional_integer")]`.
+pub(crate) fn optional_integer<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: TryFrom<i64> + TryFrom<u64> + std::str::FromStr,
+{
+    #[derive(Deserialize)]
+    #[serde(bound = "T: TryFrom<i64> + TryFrom<u64> + std::str::FromStr")]
+    struct Integer<T>(#[serde(deserialize_with = "integer")] T);
+    Ok(Option::<Integer<T>>::deserialize(deserializer)?.map(|Integer(value)| value))
+}
+
 /// A key as text: an optional minus and at most 19 digits that fit a Java long.
 fn parse_key(text: &str) -> Option<i64> {
     let digits = text.strip_prefix('-').unwrap_or(text);
@@ -175,6 +238,19 @@ mod tests {
         retries: i32,
     }
 
+    #[derive(Debug, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Numbers {
+        #[serde(deserialize_with = "integer")]
+        timeout: i64,
+        #[serde(default, deserialize_with = "optional_integer")]
+        request_timeout: Option<i64>,
+        #[serde(default, deserialize_with = "optional_integer")]
+        retries: Option<i32>,
+        #[serde(default, deserialize_with = "optional_integer")]
+        operation_reference: Option<u64>,
+    }
+
     fn detail(text: &str) -> String {
         body::<Request>(text.as_bytes()).unwrap_err().detail
     }
@@ -200,6 +276,57 @@ mod tests {
         );
         assert!(path_key("jobKey", "99999999999999999999").is_err());
         assert!(path_key("jobKey", "+1").is_err());
+    }
+
+    #[test]
+    fn integers_are_numbers_or_strings_of_digits() {
+        let numbers: Numbers =
+            body(br#"{"timeout":60000,"requestTimeout":-1,"retries":3}"#).unwrap();
+        assert_eq!(
+            (numbers.timeout, numbers.request_timeout, numbers.retries),
+            (60000, Some(-1), Some(3))
+        );
+        let strings: Numbers = body(
+            br#"{"timeout":"60000","requestTimeout":"-1","retries":"3","operationReference":"9223372036854775808"}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            (strings.timeout, strings.request_timeout, strings.retries),
+            (60000, Some(-1), Some(3))
+        );
+        assert_eq!(strings.operation_reference, Some(1 << 63));
+        let absent: Numbers = body(br#"{"timeout":1,"requestTimeout":null}"#).unwrap();
+        assert_eq!((absent.request_timeout, absent.retries), (None, None));
+
+        let detail = |text: &str| body::<Numbers>(text.as_bytes()).unwrap_err().detail;
+        assert_eq!(
+            detail(r#"{"timeout":"soon"}"#),
+            "Request property [timeout] cannot be parsed: invalid value: string \"soon\", \
+             expected an integer of at most 64 bits (a number, or a string of digits)"
+        );
+        assert_eq!(
+            detail(r#"{"timeout":1,"retries":"4294967296"}"#),
+            "Request property [retries] cannot be parsed: invalid value: string \"4294967296\", \
+             expected an integer of at most 32 bits (a number, or a string of digits)"
+        );
+        assert_eq!(
+            detail(r#"{"timeout":1,"retries":4294967296}"#),
+            "Request property [retries] cannot be parsed: invalid value: integer `4294967296`, \
+             expected an integer of at most 32 bits (a number, or a string of digits)"
+        );
+        assert_eq!(
+            detail(r#"{"timeout":1,"operationReference":-1}"#),
+            "Request property [operationReference] cannot be parsed: invalid value: integer `-1`, \
+             expected a non-negative integer of at most 64 bits (a number, or a string of digits)"
+        );
+        assert!(detail(r#"{"timeout":1.5}"#).starts_with(
+            "Request property [timeout] cannot be parsed: invalid type: floating point `1.5`"
+        ));
+        assert!(
+            detail(r#"{"timeout":" 1"}"#)
+                .starts_with("Request property [timeout] cannot be parsed: invalid value")
+        );
+        assert_eq!(detail(r#"{"requestTimeout":1}"#), "No timeout provided");
     }
 
     #[test]

@@ -16,7 +16,7 @@ struct PublicationRequest {
     name: String,
     #[serde(default)]
     correlation_key: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "json::optional_integer")]
     time_to_live: Option<i64>,
     #[serde(default)]
     message_id: Option<String>,

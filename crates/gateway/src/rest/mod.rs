@@ -24,6 +24,7 @@ mod messages;
 mod not_implemented;
 mod problem;
 mod process_instances;
+mod search;
 mod signals;
 mod topology;
 mod user_tasks;
@@ -103,7 +104,7 @@ pub(crate) fn router(d: Arc<Dispatcher>) -> Router {
         .route("/v2/user-tasks/{userTaskKey}", patch(user_tasks::update))
         .route("/v2/clock", put(clock::pin))
         .route("/v2/clock/reset", post(clock::reset));
-    not_implemented::add(api)
+    not_implemented::add(api.merge(search::routes()))
         // Multipart deployments read their parts through axum's own limit.
         .layer(DefaultBodyLimit::max(d.config.max_message_size))
         .fallback(not_found)
@@ -243,6 +244,29 @@ pub(crate) async fn answer(
         started.elapsed(),
     );
     response
+}
+
+/// A command on the resource whose key is in the path (named `key_name` in errors), with a
+/// JSON body of type `B` (an empty body reads as `{}`), answered 204 once `run` succeeds.
+pub(crate) async fn keyed_command<B, Fut>(
+    d: &Dispatcher,
+    rpc: &'static str,
+    key_name: &str,
+    key: &str,
+    call: &Call,
+    run: impl FnOnce(i64, B) -> Fut,
+) -> Response
+where
+    B: serde::de::DeserializeOwned,
+    Fut: Future<Output = Result<(), crate::error::GatewayError>>,
+{
+    answer(d, rpc, &call.path, async {
+        let key = json::path_key(key_name, key)?;
+        let body: B = json::body(&call.body)?;
+        run(key, body).await?;
+        Ok(Reply::NoContent)
+    })
+    .await
 }
 
 /// The status as a metrics label.

@@ -66,31 +66,6 @@ const OPERATIONS: &[(&str, &str, &str)] = &[
     ),
     (
         "POST",
-        "/v2/decision-definitions/search",
-        "searchDecisionDefinitions",
-    ),
-    (
-        "GET",
-        "/v2/decision-definitions/{decisionDefinitionKey}",
-        "getDecisionDefinition",
-    ),
-    (
-        "GET",
-        "/v2/decision-definitions/{decisionDefinitionKey}/xml",
-        "getDecisionDefinitionXml",
-    ),
-    (
-        "POST",
-        "/v2/decision-instances/search",
-        "searchDecisionInstances",
-    ),
-    (
-        "GET",
-        "/v2/decision-instances/{decisionEvaluationInstanceKey}",
-        "getDecisionInstance",
-    ),
-    (
-        "POST",
         "/v2/decision-requirements/search",
         "searchDecisionRequirements",
     ),
@@ -117,16 +92,6 @@ const OPERATIONS: &[(&str, &str, &str)] = &[
         "POST",
         "/v2/element-instances/ad-hoc-activities/{adHocSubProcessInstanceKey}/activation",
         "activateAdHocSubProcessActivities",
-    ),
-    (
-        "POST",
-        "/v2/element-instances/search",
-        "searchElementInstances",
-    ),
-    (
-        "GET",
-        "/v2/element-instances/{elementInstanceKey}",
-        "getElementInstance",
     ),
     ("POST", "/v2/groups", "createGroup"),
     ("POST", "/v2/groups/search", "searchGroups"),
@@ -183,9 +148,6 @@ const OPERATIONS: &[(&str, &str, &str)] = &[
         "/v2/groups/{groupId}/users/{username}",
         "assignUserToGroup",
     ),
-    ("POST", "/v2/incidents/search", "searchIncidents"),
-    ("GET", "/v2/incidents/{incidentKey}", "getIncident"),
-    ("POST", "/v2/jobs/search", "searchJobs"),
     ("GET", "/v2/license", "getLicense"),
     ("POST", "/v2/mapping-rules", "createMappingRule"),
     ("POST", "/v2/mapping-rules/search", "searchMappingRule"),
@@ -206,16 +168,6 @@ const OPERATIONS: &[(&str, &str, &str)] = &[
         "searchMessageSubscriptions",
     ),
     (
-        "POST",
-        "/v2/process-definitions/search",
-        "searchProcessDefinitions",
-    ),
-    (
-        "GET",
-        "/v2/process-definitions/{processDefinitionKey}",
-        "getProcessDefinition",
-    ),
-    (
         "GET",
         "/v2/process-definitions/{processDefinitionKey}/form",
         "getStartProcessForm",
@@ -224,11 +176,6 @@ const OPERATIONS: &[(&str, &str, &str)] = &[
         "POST",
         "/v2/process-definitions/{processDefinitionKey}/statistics/element-instances",
         "getProcessDefinitionStatistics",
-    ),
-    (
-        "GET",
-        "/v2/process-definitions/{processDefinitionKey}/xml",
-        "getProcessDefinitionXml",
     ),
     (
         "POST",
@@ -251,24 +198,9 @@ const OPERATIONS: &[(&str, &str, &str)] = &[
         "modifyProcessInstancesBatchOperation",
     ),
     (
-        "POST",
-        "/v2/process-instances/search",
-        "searchProcessInstances",
-    ),
-    (
-        "GET",
-        "/v2/process-instances/{processInstanceKey}",
-        "getProcessInstance",
-    ),
-    (
         "GET",
         "/v2/process-instances/{processInstanceKey}/call-hierarchy",
         "getProcessInstanceCallHierarchy",
-    ),
-    (
-        "POST",
-        "/v2/process-instances/{processInstanceKey}/incidents/search",
-        "searchProcessInstanceIncidents",
     ),
     (
         "POST",
@@ -279,16 +211,6 @@ const OPERATIONS: &[(&str, &str, &str)] = &[
         "POST",
         "/v2/process-instances/{processInstanceKey}/modification",
         "modifyProcessInstance",
-    ),
-    (
-        "GET",
-        "/v2/process-instances/{processInstanceKey}/sequence-flows",
-        "getProcessInstanceSequenceFlows",
-    ),
-    (
-        "GET",
-        "/v2/process-instances/{processInstanceKey}/statistics/element-instances",
-        "getProcessInstanceStatistics",
     ),
     ("GET", "/v2/resources/{resourceKey}", "getResource"),
     (
@@ -448,8 +370,6 @@ const OPERATIONS: &[(&str, &str, &str)] = &[
         "/v2/tenants/{tenantId}/users/{username}",
         "assignUserToTenant",
     ),
-    ("POST", "/v2/user-tasks/search", "searchUserTasks"),
-    ("GET", "/v2/user-tasks/{userTaskKey}", "getUserTask"),
     (
         "GET",
         "/v2/user-tasks/{userTaskKey}/form",
@@ -465,8 +385,6 @@ const OPERATIONS: &[(&str, &str, &str)] = &[
     ("DELETE", "/v2/users/{username}", "deleteUser"),
     ("GET", "/v2/users/{username}", "getUser"),
     ("PUT", "/v2/users/{username}", "updateUser"),
-    ("POST", "/v2/variables/search", "searchVariables"),
-    ("GET", "/v2/variables/{variableKey}", "getVariable"),
 ];
 
 /// Adds the unserved operations to `router`, all methods of a path on one route.

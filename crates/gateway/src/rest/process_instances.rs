@@ -11,7 +11,7 @@ use serde_json::value::RawValue;
 
 use super::json::{self, Key, document, raw, to_vec};
 use super::problem::Problem;
-use super::{Call, Gateway, PathParam, Reply, answer};
+use super::{Call, Gateway, PathParam, Reply, answer, keyed_command};
 use crate::operations::cancel_process_instance::{self, CancelProcessInstance};
 use crate::operations::create_process_instance::{
     self, AwaitResult, CreateProcessInstance, ProcessSelector,
@@ -21,15 +21,18 @@ use crate::operations::create_process_instance::{
 #[serde(default, rename_all = "camelCase")]
 struct CreateRequest {
     process_definition_id: Option<String>,
+    #[serde(deserialize_with = "json::optional_integer")]
     process_definition_version: Option<i32>,
     process_definition_key: Option<Key>,
     variables: Option<Box<RawValue>>,
     tenant_id: Option<String>,
+    #[serde(deserialize_with = "json::optional_integer")]
     operation_reference: Option<u64>,
     start_instructions: Option<Vec<StartInstruction>>,
     runtime_instructions: Option<Vec<RuntimeInstruction>>,
     await_completion: Option<bool>,
     fetch_variables: Option<Vec<String>>,
+    #[serde(deserialize_with = "json::optional_integer")]
     request_timeout: Option<i64>,
     tags: Option<Vec<String>>,
 }
@@ -142,6 +145,7 @@ pub(super) async fn create(State(d): State<Gateway>, call: Call) -> Response {
 #[derive(Debug, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub(super) struct OperationReference {
+    #[serde(deserialize_with = "json::optional_integer")]
     pub operation_reference: Option<u64>,
 }
 
@@ -150,19 +154,22 @@ pub(super) async fn cancel(
     PathParam(key): PathParam,
     call: Call,
 ) -> Response {
-    answer(&d, "CancelProcessInstance", &call.path, async {
-        let process_instance_key = json::path_key("processInstanceKey", &key)?;
-        let body: OperationReference = json::body(&call.body)?;
-        cancel_process_instance::run(
-            &d,
-            CancelProcessInstance {
-                process_instance_key,
-                operation_reference: body.operation_reference,
-            },
-        )
-        .await?;
-        Ok(Reply::NoContent)
-    })
+    keyed_command(
+        &d,
+        "CancelProcessInstance",
+        "processInstanceKey",
+        &key,
+        &call,
+        |process_instance_key, body: OperationReference| {
+            cancel_process_instance::run(
+                &d,
+                CancelProcessInstance {
+                    process_instance_key,
+                    operation_reference: body.operation_reference,
+                },
+            )
+        },
+    )
     .await
 }
 

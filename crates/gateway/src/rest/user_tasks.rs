@@ -116,6 +116,7 @@ struct Changeset {
     follow_up_date: Option<String>,
     candidate_users: Option<Vec<String>>,
     candidate_groups: Option<Vec<String>>,
+    #[serde(deserialize_with = "json::optional_integer")]
     priority: Option<i32>,
 }
 

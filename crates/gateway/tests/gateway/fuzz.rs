@@ -28,7 +28,11 @@ async fn with_models(node: &Node) {
     let models = beeline_fuzz::inputs(&beeline_fuzz::root().join("seeds/bpmn"));
     let decisions = beeline_fuzz::inputs(&beeline_fuzz::root().join("seeds/dmn"));
     for (path, content) in models.iter().chain(&decisions) {
-        let name = path.file_name().expect("a name").to_string_lossy().into_owned();
+        let name = path
+            .file_name()
+            .expect("a name")
+            .to_string_lossy()
+            .into_owned();
         let _ = node
             .client
             .clone()
@@ -76,7 +80,10 @@ fn grpc_requests() {
         node
     });
     beeline_fuzz::fuzz("grpc", |input| {
-        let split = input.iter().position(|&b| b == b'\n').unwrap_or(input.len());
+        let split = input
+            .iter()
+            .position(|&b| b == b'\n')
+            .unwrap_or(input.len());
         let rpc = String::from_utf8_lossy(&input[..split]).into_owned();
         // Streams that stay open as long as the client wants are not for a fuzzer; a name no
         // URI can hold, or longer than HTTP/2's header limits, never reaches the gateway.
@@ -176,7 +183,8 @@ fn rest_bodies() {
         );
         if answer.status >= 400 {
             assert_eq!(
-                answer.content_type, "application/problem+json",
+                answer.content_type,
+                "application/problem+json",
                 "{method} {path}: an error that is not a problem ({}: {})",
                 answer.status,
                 String::from_utf8_lossy(&answer.body)
@@ -281,7 +289,6 @@ fn write_the_grpc_seeds() {
                 fetch_variable: vec!["items".into()],
                 request_timeout: 50,
                 tenant_ids: vec!["<default>".into()],
-                ..Default::default()
             }
             .encode_to_vec(),
         ),

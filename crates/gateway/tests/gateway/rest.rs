@@ -491,7 +491,11 @@ async fn bad_requests_are_problems_naming_what_is_wrong_and_the_node_serves_on()
         ("[1,2]", "The request body must be a JSON object"),
         (
             r#"{"type":"a","timeout":"soon","maxJobsToActivate":1}"#,
-            "Request property [timeout] cannot be parsed: invalid type: string \"soon\"",
+            "Request property [timeout] cannot be parsed: invalid value: string \"soon\"",
+        ),
+        (
+            r#"{"type":"a","timeout":true,"maxJobsToActivate":1}"#,
+            "Request property [timeout] cannot be parsed: invalid type: boolean `true`",
         ),
         (r#"{"timeout":1,"maxJobsToActivate":1}"#, "No type provided"),
         (
@@ -556,12 +560,19 @@ async fn bad_requests_are_problems_naming_what_is_wrong_and_the_node_serves_on()
     assert!(detail.contains("maximum message size"), "{detail}");
 
     // Operations of the API not served yet, paths outside it, methods a path does not take.
-    let path = "/v2/process-instances/search";
+    let path = "/v2/batch-operations/search";
     let detail = node
         .post(path, json!({}))
         .await
         .problem(501, "UNIMPLEMENTED", path);
-    assert!(detail.contains("searchProcessInstances"), "{detail}");
+    assert!(detail.contains("searchBatchOperations"), "{detail}");
+    // A search of the read side on a node without secondary storage says which setting.
+    let path = "/v2/process-instances/search";
+    let detail = node
+        .post(path, json!({}))
+        .await
+        .problem(503, "UNAVAILABLE", path);
+    assert!(detail.contains("--secondary-storage"), "{detail}");
     let path = "/v2/user-tasks/2251799813685249/form";
     node.get(path).await.problem(501, "UNIMPLEMENTED", path);
     node.get("/v3/topology")
@@ -578,7 +589,7 @@ async fn bad_requests_are_problems_naming_what_is_wrong_and_the_node_serves_on()
     node.metrics.render(&mut out);
     assert!(
         out.lines().any(|l| l
-            == "beeline_gateway_requests_total{api=\"rest\",rpc=\"ActivateJobs\",code=\"400\"} 6"),
+            == "beeline_gateway_requests_total{api=\"rest\",rpc=\"ActivateJobs\",code=\"400\"} 7"),
         "{out}"
     );
 }
@@ -820,8 +831,161 @@ async fn a_user_task_is_assigned_updated_and_completed_over_rest() {
         ),
         "the instance completed"
     );
-    // Reading tasks is the read side's, not served yet.
+    // Reading tasks is the read side's: this node has no secondary storage.
     let get = node.get(&path("")).await;
-    get.problem(501, "UNIMPLEMENTED", &path(""));
+    let detail = get.problem(503, "UNAVAILABLE", &path(""));
+    assert!(detail.contains("--secondary-storage"), "{detail}");
+    node.assert_serving_rest().await;
+}
+
+#[tokio::test]
+async fn a_user_task_listener_is_worked_on_over_rest_and_the_completion_waits_for_it() {
+    let node = Node::start(1).await;
+    let process = ProcessBuilder::new("checked")
+        .start_event("start")
+        .user_task(
+            "review",
+            true,
+            r#"<zeebe:taskListeners><zeebe:taskListener eventType="completing" type="check"/></zeebe:taskListeners>"#,
+        )
+        .end_event("end")
+        .build();
+    let deployed = node.deploy_rest(&[("checked.bpmn", &process)]).await;
+    assert_eq!(deployed.status, 200, "{}", deployed.text());
+    node.create_rest(json!({"processDefinitionId": "checked"}))
+        .await;
+    let task = node
+        .records(1)
+        .await
+        .into_iter()
+        .find(|r| r.intent == beeline_protocol::intent::UserTaskIntent::Created.into())
+        .expect("a user task")
+        .key;
+    let path = format!("/v2/user-tasks/{task}/completion");
+    // The listener's job comes with the task; its completion answers the waiting request.
+    let node = &node;
+    let work = |result: Value| async move {
+        let jobs = node.activate_rest("check", 1).await;
+        let job = jobs.first().expect("the listener's job");
+        assert_eq!(job["kind"], "TASK_LISTENER");
+        assert_eq!(job["listenerEventType"], "COMPLETING");
+        assert_eq!(job["userTask"]["userTaskKey"], task.to_string());
+        assert_eq!(job["userTask"]["action"], "complete");
+        assert_eq!(job["userTask"]["priority"], 50);
+        let key = job["jobKey"].as_str().unwrap().to_owned();
+        let done = node
+            .post(
+                &format!("/v2/jobs/{key}/completion"),
+                json!({"result": result}),
+            )
+            .await;
+        assert_eq!(done.status, 204, "{}", done.text());
+    };
+    let (denied, ()) = tokio::join!(
+        node.post(&path, json!({})),
+        work(json!({"denied": true, "deniedReason": "not yet"}))
+    );
+    let detail = denied.problem(409, "INVALID_STATE", &path);
+    assert_eq!(
+        detail,
+        format!(
+            "Command 'COMPLETE' rejected with code 'INVALID_STATE': Completion of the User Task with key '{task}' was denied by Task Listener. Reason to deny: 'not yet'"
+        )
+    );
+    let (completed, ()) = tokio::join!(
+        node.post(&path, json!({})),
+        work(json!({"corrections": {"priority": 7, "candidateUsers": ["bo"]}}))
+    );
+    assert_eq!(completed.status, 204, "{}", completed.text());
+    let records = node.records(1).await;
+    let done = records
+        .iter()
+        .find(|r| r.intent == beeline_protocol::intent::UserTaskIntent::Completed.into())
+        .expect("the task completed");
+    let done = done
+        .value_as::<beeline_protocol::value::UserTaskRecord>()
+        .unwrap();
+    assert_eq!(done.priority, 7);
+    assert_eq!(done.candidate_users_list, vec!["bo"]);
+    assert_eq!(
+        done.changed_attributes,
+        vec!["candidateUsersList", "priority"]
+    );
+    // An ad-hoc sub-process's result is refused by name.
+    let adhoc = "/v2/jobs/1/completion";
+    let detail = node
+        .post(adhoc, json!({"result": {"type": "adHocSubProcess"}}))
+        .await
+        .problem(501, "UNIMPLEMENTED", adhoc);
+    assert!(detail.contains("ad-hoc"), "{detail}");
+    node.assert_serving_rest().await;
+}
+
+/// What `@camunda8/orchestration-cluster-api` 8.8 sends with its request validation on: every
+/// int64 as a string of digits. Camunda's REST API (Jackson) reads those as numbers; so does
+/// Beeline, and a string that is no integer is refused naming the property.
+#[tokio::test]
+async fn integers_sent_as_strings_of_digits_are_read_as_numbers() {
+    let node = Node::start(1).await;
+    node.deploy("order.bpmn", &order_process()).await;
+    let created = node
+        .create_rest(
+            json!({"processDefinitionId": "order", "processDefinitionVersion": "1",
+                             "operationReference": "7"}),
+        )
+        .await;
+    let activated = node
+        .post(
+            "/v2/jobs/activation",
+            json!({"type": "payment", "timeout": "60000", "maxJobsToActivate": 1,
+                   "requestTimeout": "5000", "worker": "strings"}),
+        )
+        .await;
+    assert_eq!(activated.status, 200, "{}", activated.text());
+    let job = activated.json()["jobs"][0].clone();
+    assert_eq!(job["processInstanceKey"], created["processInstanceKey"]);
+    let key = job["jobKey"].as_str().unwrap().to_owned();
+    let updated = node
+        .send(
+            "PATCH",
+            &format!("/v2/jobs/{key}"),
+            &json!({"changeset": {"retries": 5, "timeout": "600000"}}).to_string(),
+        )
+        .await;
+    assert_eq!(updated.status, 204, "{}", updated.text());
+    let failed = node
+        .post(
+            &format!("/v2/jobs/{key}/failure"),
+            json!({"retries": 4, "retryBackOff": "0"}),
+        )
+        .await;
+    assert_eq!(failed.status, 204, "{}", failed.text());
+    let published = node
+        .post(
+            "/v2/messages/publication",
+            json!({"name": "m", "correlationKey": "k", "timeToLive": "60000"}),
+        )
+        .await;
+    assert_eq!(published.status, 200, "{}", published.text());
+    let pinned = node
+        .send("PUT", "/v2/clock", r#"{"timestamp":"1700000000000"}"#)
+        .await;
+    assert_eq!(pinned.status, 204, "{}", pinned.text());
+    let reset = node.send("POST", "/v2/clock/reset", "").await;
+    assert_eq!(reset.status, 204, "{}", reset.text());
+
+    let path = "/v2/jobs/activation";
+    let detail = node
+        .post(
+            path,
+            json!({"type": "payment", "timeout": "a minute", "maxJobsToActivate": 1}),
+        )
+        .await
+        .problem(400, "INVALID_ARGUMENT", path);
+    assert_eq!(
+        detail,
+        "Request property [timeout] cannot be parsed: invalid value: string \"a minute\", \
+         expected an integer of at most 64 bits (a number, or a string of digits)"
+    );
     node.assert_serving_rest().await;
 }

@@ -37,7 +37,7 @@ pub use deployment::{
 };
 pub use error::ErrorRecord;
 pub use incident::IncidentRecord;
-pub use job::{JobBatchRecord, JobRecord};
+pub use job::{JobBatchRecord, JobRecord, JobResult, JobResultCorrections};
 pub use message::{MessageCorrelationRecord, MessageRecord};
 pub use message_subscription::{
     MessageStartEventSubscriptionRecord, MessageSubscriptionRecord,

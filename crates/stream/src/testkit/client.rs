@@ -237,6 +237,22 @@ impl Harness {
         )
     }
 
+    /// Completes a job with a result (a user task listener's corrections or denial).
+    pub fn complete_job_with_result(
+        &self,
+        key: i64,
+        result: beeline_protocol::value::JobResult,
+    ) -> Result<Record, PartitionError> {
+        self.job_command(
+            key,
+            JobIntent::Complete,
+            JobRecord {
+                result: Some(result),
+                ..Default::default()
+            },
+        )
+    }
+
     pub fn fail_job(
         &self,
         key: i64,

@@ -338,10 +338,28 @@ impl Harness {
     /// Stops the partition and opens it again from its log and latest snapshot: the in-memory
     /// state is lost, as RocksDB's is on a crash (it runs without its own WAL).
     pub fn restart(&mut self, partition: u16) {
-        let index = usize::from(partition) - 1;
-        let handle = self.members[index].handle.clone();
+        let handle = self.partition(partition).clone();
         self.runtime
             .block_on(async move { handle.shutdown().await });
+        self.reopen(partition);
+    }
+
+    /// Changes the partition's configuration; it takes effect when the partition is opened
+    /// again ([`restart`](Self::restart), [`crash`](Self::crash)).
+    pub fn reconfigure(&mut self, partition: u16, change: impl FnOnce(&mut PartitionConfig)) {
+        change(&mut self.members[usize::from(partition) - 1].config);
+    }
+
+    /// Stops the partition as a crash would (without the snapshot a clean stop takes) and
+    /// opens it again from its log and the latest snapshot taken before.
+    pub fn crash(&mut self, partition: u16) {
+        let handle = self.partition(partition).clone();
+        self.runtime.block_on(async move { handle.halt().await });
+        self.reopen(partition);
+    }
+
+    fn reopen(&mut self, partition: u16) {
+        let index = usize::from(partition) - 1;
         let member = &self.members[index];
         let handle = self.open(
             &member.config,

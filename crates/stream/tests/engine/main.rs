@@ -18,6 +18,7 @@ mod multi_instance;
 mod process_instance;
 mod replay;
 mod signals;
+mod task_listeners;
 mod timers;
 mod user_tasks;
 mod variables;

@@ -72,7 +72,11 @@ fn models() -> Vec<ProcessBuilder> {
             .end_event("e"),
         ProcessBuilder::new("people")
             .start_event("s")
-            .user_task("approve", true, r#"<zeebe:assignmentDefinition assignee="=owner"/>"#)
+            .user_task(
+                "approve",
+                true,
+                r#"<zeebe:assignmentDefinition assignee="=owner"/><zeebe:taskListeners><zeebe:taskListener eventType="assigning" type="c"/><zeebe:taskListener eventType="canceling" type="b"/></zeebe:taskListeners>"#,
+            )
             .boundary_event("late", "approve", &timer("timeDuration", "PT1M"), true)
             .end_event("late_end")
             .move_to("approve")

@@ -9,7 +9,7 @@ use crate::state::values::JobLifecycle;
 
 /// `INCIDENT RESOLVED`: the incident is gone; a job it held back with retries left is
 /// activatable again. An element's incident retries the step that failed, with its
-/// execution listeners from the first again.
+/// execution or task listeners from the first again.
 pub(crate) struct IncidentResolvedApplier;
 
 impl EventApplier for IncidentResolvedApplier {
@@ -21,6 +21,7 @@ impl EventApplier for IncidentResolvedApplier {
                 .element_instances_mut()
                 .update(incident.element_instance_key, |e| {
                     e.execution_listener_index = 0;
+                    e.task_listener_index = 0;
                 })?;
         }
         if incident.job_key > 0

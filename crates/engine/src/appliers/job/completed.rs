@@ -7,7 +7,7 @@ use crate::processing::value_of;
 use crate::state::EngineState;
 
 /// `JOB COMPLETED`: the job is gone; its variables wait on the element for its completion
-/// (a listener's, for the listener's completion to be processed).
+/// (an execution listener's, for the listener's completion to be processed).
 pub(crate) struct JobCompletedApplier;
 
 impl EventApplier for JobCompletedApplier {
@@ -19,10 +19,11 @@ impl EventApplier for JobCompletedApplier {
             .element_instances_mut()
             .update(job.element_instance_key, |e| {
                 e.job_key = 0;
-                if job.job_kind == "EXECUTION_LISTENER" {
-                    e.listener_variables = Some(variables);
-                } else {
-                    e.completion_variables = Some(variables);
+                match job.job_kind.as_str() {
+                    "EXECUTION_LISTENER" => e.listener_variables = Some(variables),
+                    // A task listener's job has no variables; its result goes to the task.
+                    "TASK_LISTENER" => {}
+                    _ => e.completion_variables = Some(variables),
                 }
             })?;
         Ok(())

@@ -18,8 +18,10 @@ impl EventApplier for JobCreatedApplier {
             .element_instances_mut()
             .update(job.element_instance_key, |e| {
                 e.job_key = event.key;
-                if job.job_kind == "EXECUTION_LISTENER" {
-                    e.execution_listener_index += 1;
+                match job.job_kind.as_str() {
+                    "EXECUTION_LISTENER" => e.execution_listener_index += 1,
+                    "TASK_LISTENER" => e.task_listener_index += 1,
+                    _ => {}
                 }
             })?;
         Ok(())

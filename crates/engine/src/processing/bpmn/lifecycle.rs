@@ -209,7 +209,28 @@ pub(super) fn terminate(
         if processor.on_terminate(bpmn)? {
             return Ok(());
         }
-    } else if instance.active_children > 0 {
+    } else if still_terminating(&instance) {
+        return Ok(());
+    }
+    processor.on_terminated(bpmn, &instance)
+}
+
+/// Whether a terminating instance still waits for something inside it to end: its children,
+/// or its user task's `canceling` listeners.
+fn still_terminating(instance: &ElementInstance) -> bool {
+    instance.active_children > 0 || instance.job_key > 0 || instance.user_task_key > 0
+}
+
+/// `CONTINUE_TERMINATING_ELEMENT`: what the terminating instance waited for (its user task's
+/// cancellation) ended: ELEMENT_TERMINATED and what follows.
+pub(super) fn continue_terminating(
+    bpmn: &mut BpmnElementContext<'_, '_, '_>,
+    processor: &dyn ElementProcessor,
+) -> Result<(), ProcessingError> {
+    let Some(instance) = bpmn.instance()? else {
+        return Ok(());
+    };
+    if !instance.is(ElementLifecycle::Terminating) || still_terminating(&instance) {
         return Ok(());
     }
     processor.on_terminated(bpmn, &instance)

@@ -43,6 +43,10 @@ pub(super) fn register(processors: &mut Processors) {
         ProcessInstanceIntent::CompleteExecutionListener,
         BpmnStreamProcessor,
     );
+    processors.register(
+        ProcessInstanceIntent::ContinueTerminatingElement,
+        BpmnStreamProcessor,
+    );
 }
 
 /// Why a step of an element's lifecycle did not go on.
@@ -319,6 +323,9 @@ impl CommandProcessor for BpmnStreamProcessor {
             Intent::ProcessInstance(ProcessInstanceIntent::CompleteExecutionListener) => {
                 lifecycle::listener_completed(&mut bpmn, processor)
             }
+            Intent::ProcessInstance(ProcessInstanceIntent::ContinueTerminatingElement) => {
+                lifecycle::continue_terminating(&mut bpmn, processor)
+            }
             _ => Err(ProcessingError::Internal(format!(
                 "{:?} is not an element command",
                 command.intent
@@ -338,6 +345,29 @@ pub(crate) struct BpmnElementContext<'c, 'a, 's> {
     pub role: InstanceRole,
     pub key: i64,
     pub record: ProcessInstanceRecord,
+}
+
+impl<'c, 'a, 's> BpmnElementContext<'c, 'a, 's> {
+    /// The context of `instance`, for a command about something it owns (its user task, a
+    /// listener's job) rather than about the instance itself.
+    pub fn of_instance(
+        ctx: &'c mut ProcessingContext<'a, 's>,
+        command: &'c Record,
+        instance: &ElementInstance,
+    ) -> Result<Self, ProcessingError> {
+        let record = instance.record();
+        let (process, index) = deployed_element(ctx.state(), &record)?;
+        let role = InstanceRole::of(&process.model[index], &record);
+        Ok(Self {
+            ctx,
+            command,
+            process,
+            index,
+            role,
+            key: instance.key,
+            record,
+        })
+    }
 }
 
 impl BpmnElementContext<'_, '_, '_> {

@@ -2,6 +2,8 @@ use beeline_protocol::intent::{IncidentIntent, ProcessInstanceIntent};
 use beeline_protocol::{Record, RejectionType};
 
 use crate::error::ProcessingError;
+use crate::processing::bpmn::BpmnElementContext;
+use crate::processing::user_task::transition::{self, Transition};
 use crate::processing::{CommandProcessor, ProcessingContext};
 use crate::state::values::{ElementLifecycle, JobLifecycle};
 
@@ -52,6 +54,16 @@ impl CommandProcessor for IncidentResolveProcessor {
             .element_instances()
             .get(incident.element_instance_key)?
         {
+            if element.user_task_key > 0
+                && let Some(task) = ctx.state().user_tasks().get(element.user_task_key)?
+                && let Some(transition) = task.lifecycle().and_then(Transition::of)
+            {
+                // A task listener's type or retries failed: the transition's listeners run
+                // again from the first.
+                let mut bpmn = BpmnElementContext::of_instance(ctx, command, &element)?;
+                let step = transition::restart(&mut bpmn, transition, element.user_task_key);
+                return bpmn.settle(step);
+            }
             let intent = if element.is(ElementLifecycle::Activating) {
                 Some(ProcessInstanceIntent::ActivateElement)
             } else if element.is(ElementLifecycle::Activated)

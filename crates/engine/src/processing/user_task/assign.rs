@@ -2,7 +2,8 @@ use beeline_protocol::Record;
 use beeline_protocol::intent::UserTaskIntent;
 use beeline_protocol::value::UserTaskRecord;
 
-use super::{action_or, assigned, user_task_to};
+use super::transition::Transition;
+use super::{action_or, assigned, start, user_task_to};
 use crate::error::ProcessingError;
 use crate::processing::{CommandProcessor, ProcessingContext, value_of};
 
@@ -22,8 +23,6 @@ impl CommandProcessor for UserTaskAssignProcessor {
         };
         let task = assigned(task, &request.assignee, action_or(request, "assign"));
         ctx.append_event(command.key, UserTaskIntent::Assigning, task.clone())?;
-        let event = ctx.append_event(command.key, UserTaskIntent::Assigned, task)?;
-        ctx.respond(event);
-        Ok(())
+        start(ctx, command, Transition::Assign, &task)
     }
 }

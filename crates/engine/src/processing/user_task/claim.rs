@@ -2,7 +2,8 @@ use beeline_protocol::intent::UserTaskIntent;
 use beeline_protocol::value::UserTaskRecord;
 use beeline_protocol::{Record, RejectionType};
 
-use super::{action_or, assigned, user_task_to};
+use super::transition::Transition;
+use super::{action_or, assigned, start, user_task_to};
 use crate::error::ProcessingError;
 use crate::processing::{CommandProcessor, ProcessingContext, value_of};
 
@@ -43,8 +44,6 @@ impl CommandProcessor for UserTaskClaimProcessor {
         }
         let task = assigned(task, &request.assignee, action_or(request, "claim"));
         ctx.append_event(command.key, UserTaskIntent::Claiming, task.clone())?;
-        let event = ctx.append_event(command.key, UserTaskIntent::Assigned, task)?;
-        ctx.respond(event);
-        Ok(())
+        start(ctx, command, Transition::Claim, &task)
     }
 }

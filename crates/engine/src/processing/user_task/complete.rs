@@ -1,14 +1,15 @@
-use beeline_protocol::intent::{ProcessInstanceIntent, UserTaskIntent};
+use beeline_protocol::intent::UserTaskIntent;
 use beeline_protocol::value::UserTaskRecord;
 use beeline_protocol::{Record, RejectionType};
 
-use super::{action_or, user_task_to};
+use super::transition::Transition;
+use super::{action_or, start, user_task_to};
 use crate::error::ProcessingError;
 use crate::processing::bpmn::behavior::variables::check_document;
 use crate::processing::{CommandProcessor, ProcessingContext, value_of};
 
-/// `USER_TASK COMPLETE`: the person is done: COMPLETING, COMPLETED with the variables given,
-/// and the element completes with them.
+/// `USER_TASK COMPLETE`: the person is done: COMPLETING, the `completing` listeners, COMPLETED
+/// with the variables given, and the element completes with them.
 pub(crate) struct UserTaskCompleteProcessor;
 
 impl CommandProcessor for UserTaskCompleteProcessor {
@@ -41,19 +42,6 @@ impl CommandProcessor for UserTaskCompleteProcessor {
         task.action = action_or(request, "complete");
         task.changed_attributes.clear();
         ctx.append_event(command.key, UserTaskIntent::Completing, task.clone())?;
-        let event = ctx.append_event(command.key, UserTaskIntent::Completed, task.clone())?;
-        ctx.respond(event);
-        if let Some(element) = ctx
-            .state()
-            .element_instances()
-            .get(task.element_instance_key)?
-        {
-            ctx.append_command(
-                element.key,
-                ProcessInstanceIntent::CompleteElement,
-                element.record(),
-            );
-        }
-        Ok(())
+        start(ctx, command, Transition::Complete, &task)
     }
 }

@@ -1,10 +1,14 @@
 //! Commands people send about Camunda user tasks (over REST): assign, claim, update and
-//! complete. Each acts on a task in state CREATED (none is under way) and answers with the
-//! transition's last event.
+//! complete. Each acts on a task in state CREATED (none is under way), starts its transition
+//! and answers with the transition's last event, once the task's listeners are done
+//! (`transition.rs`). Completed and denied listener jobs come back as COMPLETE_TASK_LISTENER
+//! and DENY_TASK_LISTENER.
 
 mod assign;
 mod claim;
 mod complete;
+mod listener;
+pub(crate) mod transition;
 mod update;
 
 use beeline_protocol::intent::UserTaskIntent;
@@ -13,6 +17,7 @@ use beeline_protocol::{Record, RejectionType};
 
 use super::{ProcessingContext, Processors};
 use crate::error::ProcessingError;
+use crate::processing::bpmn::BpmnElementContext;
 use crate::state::values::UserTaskLifecycle;
 
 pub(super) fn register(processors: &mut Processors) {
@@ -22,6 +27,14 @@ pub(super) fn register(processors: &mut Processors) {
     processors.register(
         UserTaskIntent::Complete,
         complete::UserTaskCompleteProcessor,
+    );
+    processors.register(
+        UserTaskIntent::CompleteTaskListener,
+        listener::CompleteTaskListenerProcessor,
+    );
+    processors.register(
+        UserTaskIntent::DenyTaskListener,
+        listener::DenyTaskListenerProcessor,
     );
 }
 
@@ -66,6 +79,29 @@ fn action_or(request: &UserTaskRecord, default: &str) -> String {
     } else {
         request.action.clone()
     }
+}
+
+/// Starts `transition` of the user task `key`, whose `...ING` event was just written, in the
+/// context of its element instance.
+fn start(
+    ctx: &mut ProcessingContext<'_, '_>,
+    command: &Record,
+    transition: transition::Transition,
+    task: &UserTaskRecord,
+) -> Result<(), ProcessingError> {
+    let Some(instance) = ctx
+        .state()
+        .element_instances()
+        .get(task.element_instance_key)?
+    else {
+        return Err(ProcessingError::Internal(format!(
+            "the element instance {} of user task {} is gone",
+            task.element_instance_key, task.user_task_key
+        )));
+    };
+    let mut bpmn = BpmnElementContext::of_instance(ctx, command, &instance)?;
+    let step = transition::started(&mut bpmn, transition, task.user_task_key);
+    bpmn.settle(step)
 }
 
 /// The task with `assignee`, naming it as changed when it is.

@@ -2,8 +2,10 @@ use beeline_protocol::intent::UserTaskIntent;
 use beeline_protocol::value::UserTaskRecord;
 use beeline_protocol::{Record, RejectionType};
 
-use super::{action_or, user_task_to};
+use super::transition::Transition;
+use super::{action_or, start, user_task_to};
 use crate::error::ProcessingError;
+use crate::processing::bpmn::behavior::user_tasks::{copy_attribute, differs};
 use crate::processing::{CommandProcessor, ProcessingContext, value_of};
 
 /// The attributes an update may change, as Zeebe names them in `changedAttributes`.
@@ -16,7 +18,8 @@ const UPDATABLE: &[&str] = &[
 ];
 
 /// `USER_TASK UPDATE`: the attributes the command names in `changedAttributes` take its
-/// values (an empty value clears one): UPDATING, UPDATED.
+/// values (an empty value clears one): UPDATING (naming those that really change), the
+/// `updating` listeners, UPDATED.
 pub(crate) struct UserTaskUpdateProcessor;
 
 impl CommandProcessor for UserTaskUpdateProcessor {
@@ -58,25 +61,20 @@ impl CommandProcessor for UserTaskUpdateProcessor {
         let Some(mut task) = user_task_to(ctx, command, "update")? else {
             return Ok(());
         };
+        let before = task.clone();
+        // All of them updatable (checked above).
         for attribute in &request.changed_attributes {
-            match attribute.as_str() {
-                "candidateGroupsList" => {
-                    task.candidate_groups_list = request.candidate_groups_list.clone()
-                }
-                "candidateUsersList" => {
-                    task.candidate_users_list = request.candidate_users_list.clone()
-                }
-                "dueDate" => task.due_date = request.due_date.clone(),
-                "followUpDate" => task.follow_up_date = request.follow_up_date.clone(),
-                "priority" => task.priority = request.priority,
-                _ => {}
-            }
+            copy_attribute(&mut task, request, attribute);
         }
-        task.changed_attributes = request.changed_attributes.clone();
+        // Only what the update really changes counts as changed.
+        task.changed_attributes = request
+            .changed_attributes
+            .iter()
+            .filter(|a| differs(&before, &task, a))
+            .cloned()
+            .collect();
         task.action = action_or(request, "update");
         ctx.append_event(command.key, UserTaskIntent::Updating, task.clone())?;
-        let event = ctx.append_event(command.key, UserTaskIntent::Updated, task)?;
-        ctx.respond(event);
-        Ok(())
+        start(ctx, command, Transition::Update, &task)
     }
 }

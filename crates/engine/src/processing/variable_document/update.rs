@@ -1,15 +1,19 @@
-use beeline_protocol::intent::VariableDocumentIntent;
+use beeline_protocol::intent::{UserTaskIntent, VariableDocumentIntent};
 use beeline_protocol::value::VariableDocumentRecord;
 use beeline_protocol::{Record, RejectionType};
 
 use crate::error::ProcessingError;
+use crate::processing::bpmn::BpmnElementContext;
 use crate::processing::bpmn::behavior::variables::{
     Document, VariableOwner, merge_local, merge_propagating,
 };
+use crate::processing::user_task::transition::{self, Transition};
 use crate::processing::{CommandProcessor, ProcessingContext, value_of};
+use crate::state::values::{ElementInstance, UserTaskLifecycle};
 
 /// `VARIABLE_DOCUMENT UPDATE` (SetVariables): sets variables on an active element instance,
-/// locally or propagated as a job's variables are.
+/// locally or propagated as a job's variables are; on a Camunda user task, through the
+/// task's update.
 pub(crate) struct VariableDocumentUpdateProcessor;
 
 impl CommandProcessor for VariableDocumentUpdateProcessor {
@@ -48,6 +52,9 @@ impl CommandProcessor for VariableDocumentUpdateProcessor {
         }
         update.process_instance_key = owner.process_instance_key;
         update.tenant_id = owner.tenant_id.clone();
+        if element.user_task_key > 0 {
+            return update_user_task(ctx, command, &element, key, update);
+        }
         let event = ctx.append_event(key, VariableDocumentIntent::Updated, update.clone())?;
         ctx.respond(event);
         if update.update_semantics == "LOCAL" {
@@ -56,4 +63,42 @@ impl CommandProcessor for VariableDocumentUpdateProcessor {
             merge_propagating(ctx, update.scope_key, &variables, &owner)
         }
     }
+}
+
+/// Variables set on a Camunda user task's element instance update the task: VARIABLE_DOCUMENT
+/// UPDATING, USER_TASK UPDATING (changing `variables`), the task's `updating` listeners, then
+/// the variables (local to the task), USER_TASK UPDATED and VARIABLE_DOCUMENT UPDATED. Only
+/// a task between transitions can be updated.
+fn update_user_task(
+    ctx: &mut ProcessingContext<'_, '_>,
+    command: &Record,
+    element: &ElementInstance,
+    key: i64,
+    update: VariableDocumentRecord,
+) -> Result<(), ProcessingError> {
+    let task_key = element.user_task_key;
+    let Some(stored) = ctx.state().user_tasks().get(task_key)? else {
+        return Ok(());
+    };
+    let lifecycle = stored.lifecycle();
+    if lifecycle != Some(UserTaskLifecycle::Created) {
+        ctx.reject(
+            command,
+            RejectionType::InvalidState,
+            format!(
+                "Expected to trigger update transition for user task with key '{task_key}', but it is in state '{}'",
+                lifecycle.map_or("UNKNOWN", UserTaskLifecycle::name)
+            ),
+        );
+        return Ok(());
+    }
+    ctx.append_event(key, VariableDocumentIntent::Updating, update.clone())?;
+    let mut task = stored.record();
+    task.variables = update.variables;
+    task.changed_attributes = vec!["variables".to_string()];
+    task.action.clear();
+    ctx.append_event(task_key, UserTaskIntent::Updating, task)?;
+    let mut bpmn = BpmnElementContext::of_instance(ctx, command, element)?;
+    let step = transition::started(&mut bpmn, Transition::Update, task_key);
+    bpmn.settle(step)
 }

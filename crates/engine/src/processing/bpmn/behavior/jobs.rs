@@ -4,7 +4,10 @@
 
 use std::collections::BTreeMap;
 
-use beeline_bpmn::{ExecutionListenerEventType, ExprOrStatic, JobWorkerProperties, TaskHeader};
+use beeline_bpmn::{
+    ExecutionListenerEventType, ExprOrStatic, JobWorkerProperties, TaskHeader,
+    TaskListenerEventType,
+};
 use beeline_feel::Value;
 use beeline_protocol::intent::{IncidentIntent, JobBatchIntent, JobIntent, ProcessInstanceIntent};
 use beeline_protocol::value::{JobBatchRecord, JobRecord};
@@ -58,6 +61,7 @@ pub(crate) enum JobKind {
     /// The work of the element itself.
     BpmnElement,
     ExecutionListener(ExecutionListenerEventType),
+    TaskListener(TaskListenerEventType),
 }
 
 impl JobKind {
@@ -66,6 +70,7 @@ impl JobKind {
         match self {
             JobKind::BpmnElement => "BPMN_ELEMENT",
             JobKind::ExecutionListener(_) => "EXECUTION_LISTENER",
+            JobKind::TaskListener(_) => "TASK_LISTENER",
         }
     }
 
@@ -75,6 +80,13 @@ impl JobKind {
             JobKind::BpmnElement => "UNSPECIFIED",
             JobKind::ExecutionListener(ExecutionListenerEventType::Start) => "START",
             JobKind::ExecutionListener(ExecutionListenerEventType::End) => "END",
+            JobKind::TaskListener(event) => match event {
+                TaskListenerEventType::Creating => "CREATING",
+                TaskListenerEventType::Assigning => "ASSIGNING",
+                TaskListenerEventType::Updating => "UPDATING",
+                TaskListenerEventType::Completing => "COMPLETING",
+                TaskListenerEventType::Canceling => "CANCELING",
+            },
         }
     }
 }
@@ -168,6 +180,7 @@ pub(crate) fn create(
         job_kind: kind.name().to_string(),
         job_listener_event_type: kind.listener_event_type().to_string(),
         changed_attributes: Vec::new(),
+        result: None,
     };
     let key = bpmn.ctx.next_key()?;
     let slot = bpmn

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use beeline_bpmn::{BindingType, ExprOrStatic, FeelSource, UserTask};
 use beeline_feel::Value;
 use beeline_feel::temporal::DateTime;
+use beeline_protocol::value::UserTaskRecord;
 
 use super::variables::eval;
 use crate::expression::{type_name, wrong_type};
@@ -23,6 +24,101 @@ pub(crate) const CANDIDATE_USERS_HEADER: &str = "io.camunda.zeebe:candidateUsers
 pub(crate) const DUE_DATE_HEADER: &str = "io.camunda.zeebe:dueDate";
 pub(crate) const FOLLOW_UP_DATE_HEADER: &str = "io.camunda.zeebe:followUpDate";
 pub(crate) const FORM_KEY_HEADER: &str = "io.camunda.zeebe:formKey";
+pub(crate) const ACTION_HEADER: &str = "io.camunda.zeebe:action";
+pub(crate) const CHANGED_ATTRIBUTES_HEADER: &str = "io.camunda.zeebe:changedAttributes";
+pub(crate) const PRIORITY_HEADER: &str = "io.camunda.zeebe:priority";
+pub(crate) const USER_TASK_KEY_HEADER: &str = "io.camunda.zeebe:userTaskKey";
+
+/// The attributes of a user task that updates change and listeners correct, as records name
+/// them in `changedAttributes`, in the order Zeebe lists them.
+pub(crate) const ATTRIBUTES: [&str; 6] = [
+    "assignee",
+    "candidateGroupsList",
+    "candidateUsersList",
+    "dueDate",
+    "followUpDate",
+    "priority",
+];
+
+/// Whether `attribute` of `a` and `b` differ.
+pub(crate) fn differs(a: &UserTaskRecord, b: &UserTaskRecord, attribute: &str) -> bool {
+    match attribute {
+        "assignee" => a.assignee != b.assignee,
+        "candidateGroupsList" => a.candidate_groups_list != b.candidate_groups_list,
+        "candidateUsersList" => a.candidate_users_list != b.candidate_users_list,
+        "dueDate" => a.due_date != b.due_date,
+        "followUpDate" => a.follow_up_date != b.follow_up_date,
+        "priority" => a.priority != b.priority,
+        _ => false,
+    }
+}
+
+/// Gives `task` the value of `attribute` that `from` has.
+pub(crate) fn copy_attribute(task: &mut UserTaskRecord, from: &UserTaskRecord, attribute: &str) {
+    match attribute {
+        "assignee" => task.assignee = from.assignee.clone(),
+        "candidateGroupsList" => task.candidate_groups_list = from.candidate_groups_list.clone(),
+        "candidateUsersList" => task.candidate_users_list = from.candidate_users_list.clone(),
+        "dueDate" => task.due_date = from.due_date.clone(),
+        "followUpDate" => task.follow_up_date = from.follow_up_date.clone(),
+        "priority" => task.priority = from.priority,
+        _ => {}
+    }
+}
+
+/// The attributes in which `after` differs from `before`.
+pub(crate) fn diff(before: &UserTaskRecord, after: &UserTaskRecord) -> Vec<String> {
+    ATTRIBUTES
+        .iter()
+        .filter(|attribute| differs(before, after, attribute))
+        .map(|attribute| attribute.to_string())
+        .collect()
+}
+
+/// The headers of a task listener's job: the task's own headers, and its attributes in
+/// Zeebe's reserved headers (what the gateway gives workers as the job's `userTask`).
+pub(crate) fn listener_headers(
+    task: &UserTaskRecord,
+    changed_attributes: &[String],
+) -> BTreeMap<String, String> {
+    let mut headers = task.custom_headers.clone();
+    let mut set = |name: &str, value: String| {
+        if !value.is_empty() {
+            headers.insert(name.to_string(), value);
+        }
+    };
+    set(ACTION_HEADER, task.action.clone());
+    if !changed_attributes.is_empty() {
+        let mut sorted = changed_attributes.to_vec();
+        sorted.sort();
+        set(CHANGED_ATTRIBUTES_HEADER, list_literal(&sorted));
+    }
+    if task.priority > 0 {
+        set(PRIORITY_HEADER, task.priority.to_string());
+    }
+    if task.user_task_key > 0 {
+        set(USER_TASK_KEY_HEADER, task.user_task_key.to_string());
+    }
+    set(ASSIGNEE_HEADER, task.assignee.clone());
+    if !task.candidate_groups_list.is_empty() {
+        set(
+            CANDIDATE_GROUPS_HEADER,
+            list_literal(&task.candidate_groups_list),
+        );
+    }
+    if !task.candidate_users_list.is_empty() {
+        set(
+            CANDIDATE_USERS_HEADER,
+            list_literal(&task.candidate_users_list),
+        );
+    }
+    set(DUE_DATE_HEADER, task.due_date.clone());
+    set(FOLLOW_UP_DATE_HEADER, task.follow_up_date.clone());
+    if task.form_key > 0 {
+        set(FORM_KEY_HEADER, task.form_key.to_string());
+    }
+    headers
+}
 
 /// A user task's properties, evaluated.
 #[derive(Debug, Clone, Default, PartialEq)]

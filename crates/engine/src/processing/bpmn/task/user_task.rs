@@ -1,18 +1,21 @@
 //! The user task (Zeebe's `UserTaskProcessor`): work for a person. A Camunda user task
 //! (`zeebe:userTask`) is a USER_TASK the engine manages: CREATING, CREATED, then, with an
-//! assignee, ASSIGNING and ASSIGNED; people assign, claim, update and complete it
-//! (`processing/user_task`), and terminating the element cancels it. A job-worker user task
+//! assignee, ASSIGNING and ASSIGNED, each transition running the task's listeners of its
+//! event type; people assign, claim, update and complete it (`processing/user_task`), and
+//! terminating the element cancels it. A job-worker user task
 //! (no `zeebe:userTask`) is a job of type `io.camunda.zeebe:userTask` for an external task
 //! list, with the task's properties in Zeebe's reserved headers.
 
-use beeline_bpmn::{ElementData, UserTask, UserTaskImplementation};
+use beeline_bpmn::{ElementData, TaskListenerEventType, UserTask, UserTaskImplementation};
 use beeline_protocol::intent::{ProcessInstanceIntent as PI, UserTaskIntent};
 use beeline_protocol::value::UserTaskRecord;
+use beeline_protocol::{Record, RejectionType};
 
 use crate::error::ProcessingError;
 use crate::processing::bpmn::behavior::user_tasks::{self, UserTaskProperties};
 use crate::processing::bpmn::behavior::{jobs, subscriptions};
 use crate::processing::bpmn::{BpmnElementContext, ElementProcessor, Failure, Step};
+use crate::processing::user_task::transition::{self, Transition};
 use crate::state::values::UserTaskLifecycle;
 
 pub(crate) struct UserTaskProcessor;
@@ -49,7 +52,9 @@ impl ElementProcessor for UserTaskProcessor {
         Ok(())
     }
 
-    /// A Camunda user task is canceled with its element instance.
+    /// A Camunda user task is canceled with its element instance: CANCELING, its `canceling`
+    /// listeners (the element waits for them), CANCELED. A request waiting for a transition
+    /// the cancellation cuts short is refused.
     fn on_terminate(
         &self,
         bpmn: &mut BpmnElementContext<'_, '_, '_>,
@@ -63,25 +68,44 @@ impl ElementProcessor for UserTaskProcessor {
         let Some(stored) = bpmn.ctx.state().user_tasks().get(key)? else {
             return Ok(false);
         };
-        let task = stored.record();
+        let mut task = stored.record();
+        task.changed_attributes.clear();
+        task.action.clear();
+        if let Some(request) = bpmn.ctx.state().transient().take_user_task_request(key) {
+            let command = Record::command(key, UserTaskIntent::Complete, task.clone());
+            let rejection = Record::rejection(
+                &command,
+                RejectionType::InvalidState,
+                format!(
+                    "Expected to finish the transition of user task with key '{key}', but the user task was canceled meanwhile"
+                ),
+            );
+            bpmn.ctx.answer(request, rejection);
+        }
         if stored.lifecycle() != Some(UserTaskLifecycle::Canceling) {
             bpmn.ctx
                 .append_event(key, UserTaskIntent::Canceling, task.clone())?;
+        }
+        if transition::has_listeners(bpmn, TaskListenerEventType::Canceling) {
+            let step = transition::run_listener(bpmn, Transition::Cancel, &task, 0, &[]);
+            bpmn.settle(step.map(|_| ()))?;
+            return Ok(true);
         }
         bpmn.ctx.append_event(key, UserTaskIntent::Canceled, task)?;
         Ok(false)
     }
 }
 
-/// USER_TASK CREATING (with the assignee the model gives), CREATED (without), the element
-/// ELEMENT_ACTIVATED, then the assignment: ASSIGNING and ASSIGNED.
+/// USER_TASK CREATING (with the assignee the model gives), then its `creating` listeners, or
+/// CREATED (without the assignee); the element ELEMENT_ACTIVATED; then the assignment:
+/// ASSIGNING, its `assigning` listeners, ASSIGNED.
 fn create(
     bpmn: &mut BpmnElementContext<'_, '_, '_>,
     task: &UserTask,
     properties: UserTaskProperties,
 ) -> Result<(), ProcessingError> {
     let key = bpmn.ctx.next_key()?;
-    let mut record = UserTaskRecord {
+    let record = UserTaskRecord {
         user_task_key: key,
         assignee: properties.assignee.clone(),
         candidate_groups_list: properties.candidate_groups,
@@ -107,17 +131,25 @@ fn create(
     };
     bpmn.ctx
         .append_event(key, UserTaskIntent::Creating, record.clone())?;
-    record.assignee.clear();
+    if transition::has_listeners(bpmn, TaskListenerEventType::Creating) {
+        // The element is ACTIVATED while the task's creation waits for its listeners (or an
+        // incident of one of them).
+        let stored = transition::stored(bpmn, key)?;
+        let seen =
+            transition::as_listeners_see_it(Transition::Create, &stored, &stored.intermediate());
+        let step = transition::run_listener(bpmn, Transition::Create, &seen, 0, &[]);
+        bpmn.settle(step.map(|_| ()))?;
+        bpmn.write(PI::ElementActivated)?;
+        return Ok(());
+    }
+    let mut created = record;
+    created.assignee.clear();
     bpmn.ctx
-        .append_event(key, UserTaskIntent::Created, record.clone())?;
+        .append_event(key, UserTaskIntent::Created, created.clone())?;
     bpmn.write(PI::ElementActivated)?;
     if !properties.assignee.is_empty() {
-        record.assignee = properties.assignee;
-        record.changed_attributes = vec!["assignee".to_string()];
-        bpmn.ctx
-            .append_event(key, UserTaskIntent::Assigning, record.clone())?;
-        bpmn.ctx
-            .append_event(key, UserTaskIntent::Assigned, record)?;
+        let step = transition::assign_after_creation(bpmn, created, &properties.assignee);
+        bpmn.settle(step)?;
     }
     Ok(())
 }
