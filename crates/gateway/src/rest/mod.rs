@@ -69,6 +69,10 @@ pub(crate) fn router(d: Arc<Dispatcher>) -> Router {
             "/v2/process-instances/{processInstanceKey}/cancellation",
             post(process_instances::cancel),
         )
+        .route(
+            "/v2/process-instances/{processInstanceKey}/modification",
+            post(process_instances::modify),
+        )
         .route("/v2/jobs/activation", post(jobs::activate))
         .route("/v2/jobs/{jobKey}/completion", post(jobs::complete))
         .route("/v2/jobs/{jobKey}/failure", post(jobs::fail))

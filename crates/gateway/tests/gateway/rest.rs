@@ -989,3 +989,66 @@ async fn integers_sent_as_strings_of_digits_are_read_as_numbers() {
     );
     node.assert_serving_rest().await;
 }
+
+#[tokio::test]
+async fn an_instance_is_modified_over_rest() {
+    let node = Node::start(1).await;
+    let process = ProcessBuilder::new("two")
+        .start_event("start")
+        .service_task("first", "first")
+        .service_task("second", "second")
+        .end_event("end")
+        .build();
+    let deployed = node.deploy_rest(&[("two.bpmn", &process)]).await;
+    assert_eq!(deployed.status, 200, "{}", deployed.text());
+    let created = node
+        .create_rest(json!({"processDefinitionId": "two"}))
+        .await;
+    let instance = created["processInstanceKey"].as_str().unwrap().to_owned();
+    let first = node
+        .records(1)
+        .await
+        .into_iter()
+        .find(|r| {
+            r.intent == beeline_protocol::intent::ProcessInstanceIntent::ElementActivated.into()
+                && r.value_as::<beeline_protocol::value::ProcessInstanceRecord>()
+                    .is_some_and(|v| v.element_id == "first")
+        })
+        .expect("first activated")
+        .key;
+    let path = format!("/v2/process-instances/{instance}/modification");
+    let detail = node
+        .post(
+            &path,
+            json!({"activateInstructions": [{"elementId": "start"}]}),
+        )
+        .await
+        .problem(400, "INVALID_ARGUMENT", &path);
+    assert!(
+        detail.contains("The activation of elements with type 'START_EVENT' is not supported"),
+        "{detail}"
+    );
+    let missing = "/v2/process-instances/2251799813685999/modification";
+    node.post(missing, json!({}))
+        .await
+        .problem(404, "NOT_FOUND", missing);
+    let modified = node
+        .post(
+            &path,
+            json!({
+                "activateInstructions": [{
+                    "elementId": "second",
+                    "ancestorElementInstanceKey": instance,
+                    "variableInstructions": [{"variables": {"moved": 1}, "scopeId": "second"}]
+                }],
+                "terminateInstructions": [{"elementInstanceKey": first.to_string()}],
+                "operationReference": 5
+            }),
+        )
+        .await;
+    assert_eq!(modified.status, 204, "{}", modified.text());
+    let jobs = node.activate_rest("second", 1).await;
+    assert_eq!(jobs[0]["variables"], json!({"moved": 1}));
+    assert!(node.activate_rest("first", 1).await.is_empty());
+    node.assert_serving_rest().await;
+}
