@@ -5,14 +5,14 @@
 
 use std::time::Duration;
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::response::Response;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use super::json::{self, Key, document, raw, to_vec};
 use super::problem::Problem;
-use super::{Call, Gateway, Reply, answer, keyed_command};
+use super::{Call, Gateway, PathParam, Reply, answer, keyed_command};
 use crate::error::GatewayError;
 use crate::operations::cancel_process_instance::{self, CancelProcessInstance};
 use crate::operations::create_process_instance::{
@@ -156,7 +156,7 @@ pub(super) struct OperationReference {
 
 pub(super) async fn cancel(
     State(d): State<Gateway>,
-    Path(key): Path<String>,
+    PathParam(key): PathParam,
     call: Call,
 ) -> Response {
     keyed_command(
@@ -214,7 +214,7 @@ struct TerminateRequest {
 
 pub(super) async fn modify(
     State(d): State<Gateway>,
-    Path(key): Path<String>,
+    PathParam(key): PathParam,
     call: Call,
 ) -> Response {
     let gateway = &d;

@@ -5,10 +5,10 @@ use super::*;
 use serde_json::{Value, json};
 
 /// An HTTP answer.
-struct Answer {
-    status: u16,
-    content_type: String,
-    body: Vec<u8>,
+pub(super) struct Answer {
+    pub(super) status: u16,
+    pub(super) content_type: String,
+    pub(super) body: Vec<u8>,
 }
 
 impl Answer {
@@ -40,7 +40,7 @@ impl Answer {
 }
 
 /// One HTTP/1.1 request on its own connection.
-async fn http(
+pub(super) async fn http(
     address: SocketAddr,
     method: &str,
     path: &str,
@@ -520,6 +520,13 @@ async fn bad_requests_are_problems_naming_what_is_wrong_and_the_node_serves_on()
         detail,
         "The provided jobKey '12ab' is not a valid key. Expected a numeric value."
     );
+    // Found by fuzzing: a key that does not percent-decode to UTF-8 was axum's plain-text 400.
+    let path = "/v2/jobs/225179%9813685300";
+    let detail = node
+        .send("PATCH", path, r#"{"changeset":{"retries":1}}"#)
+        .await
+        .problem(400, "INVALID_ARGUMENT", path);
+    assert!(detail.contains("Invalid UTF-8"), "{detail}");
     // A key of a partition this cluster does not have.
     let path = format!("/v2/jobs/{}/completion", key::encode(5, 1));
     node.send("POST", &path, "{}")
