@@ -257,7 +257,7 @@ fn every_search_form(args: &[&str]) {
             "POST",
             "/v2/process-instances",
             &format!(
-                r#"{{"processDefinitionId":"read-side-tasks","variables":{{"owner":"{owner}"}}}}"#
+                r#"{{"processDefinitionId":"read-side-tasks","variables":{{"owner":"{owner}"}},"tags":["review","{owner}"]}}"#
             ),
         );
         assert!(status.contains(" 200 "), "{status} {body}");
@@ -346,6 +346,9 @@ fn every_search_form(args: &[&str]) {
         "integers"
     );
     assert_eq!(count(r#"{"hasIncident":false}"#), 8, "booleans");
+    assert_eq!(count(r#"{"tags":["review"]}"#), 2, "tags given at creation");
+    assert_eq!(count(r#"{"tags":["review","ann"]}"#), 1, "all of the tags");
+    assert_eq!(count(r#"{"tags":[]}"#), 8, "no tags asked for");
     assert_eq!(
         count(&format!(
             r#"{{"processInstanceKey":{{"$in":["{}","{}"]}}}}"#,

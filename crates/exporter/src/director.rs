@@ -256,7 +256,9 @@ impl<E: Exporter> Run<E> {
                 }
             };
             let Some(record) = record else { continue };
-            if std::mem::take(&mut first) && record.position > resume_after + 1 {
+            // Log positions start at 1: an exporter that never acknowledged anything
+            // (`resume_after` -1) misses nothing when the log starts there.
+            if std::mem::take(&mut first) && record.position > resume_after.max(0) + 1 {
                 tracing::error!(
                     partition,
                     exporter = self.metrics.exporter,

@@ -196,8 +196,10 @@ async fn migrate(client: &mut Client, name: &str) -> Result<(), Error> {
                 found,
             });
         }
-        // Version 1 lacked only tables, which the schema statements above created.
+        // Version 1 lacked tables, which the schema statements above created, and version 2
+        // a column.
         Some(found) if found < SCHEMA_VERSION => {
+            tx.execute(sql::UPGRADE_TO_3, &[]).await.map_err(failed)?;
             tx.execute("UPDATE schema_version SET version = $1", &[&SCHEMA_VERSION])
                 .await
                 .map_err(failed)?;

@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use beeline_protocol::value::{
     DecisionEvaluationRecord, DecisionRecord, DecisionRequirementsRecord, IncidentRecord,
-    JobBatchRecord, JobRecord, ProcessInstanceRecord, ProcessRecord, UserTaskRecord,
-    VariableRecord,
+    JobBatchRecord, JobRecord, ProcessInstanceCreationRecord, ProcessInstanceRecord, ProcessRecord,
+    UserTaskRecord, VariableRecord,
 };
 use beeline_protocol::{Record, ValueType};
 
@@ -124,6 +124,13 @@ impl Projection {
             ValueType::DecisionEvaluation => {
                 if let Some(evaluation) = record.value_as::<DecisionEvaluationRecord>() {
                     evaluation_rows(record, evaluation, intent, batch);
+                }
+            }
+            ValueType::ProcessInstanceCreation if intent == "CREATED" => {
+                if let Some(creation) = record.value_as::<ProcessInstanceCreationRecord>()
+                    && !creation.tags.is_empty()
+                {
+                    tags_row(record, creation, batch);
                 }
             }
             ValueType::UserTask => {
@@ -245,6 +252,7 @@ impl Projection {
                     Value::key(element.parent_process_instance_key),
                     Value::key(element.parent_element_instance_key),
                     Value::text(&element.tenant_id),
+                    Value::Null,
                     Value::Int(i64::from(record.partition_id)),
                     Value::Int(record.position),
                 ],
@@ -328,6 +336,18 @@ impl Projection {
             ],
         );
     }
+}
+
+/// An instance's tags, given at its creation: its row with them and nothing else.
+fn tags_row(record: &Record, creation: &ProcessInstanceCreationRecord, batch: &mut Batch) {
+    let mut row = vec![Value::Null; crate::rows::PROCESS_INSTANCE.columns.len()];
+    row[0] = Value::Int(creation.process_instance_key);
+    let column = |name| crate::rows::PROCESS_INSTANCE.column(name).unwrap_or(0);
+    row[column("tags")] =
+        Value::Text(serde_json::to_string(&creation.tags).unwrap_or_else(|_| "[]".into()));
+    row[column("partition_id")] = Value::Int(i64::from(record.partition_id));
+    row[column("position")] = Value::Int(record.position);
+    batch.fold(index::PROCESS_INSTANCE, row);
 }
 
 /// Epoch milliseconds of a date-time as Zeebe prints a zoned one (`2023-11-20T17:30Z`, seconds
@@ -622,7 +642,7 @@ mod tests {
         assert_eq!(row[6], Value::text("COMPLETED"));
         assert_eq!(row[7], Value::Int(100));
         assert_eq!(row[8], Value::Int(103));
-        assert_eq!(row[13], Value::Int(4));
+        assert_eq!(row[14], Value::Int(4));
         assert_eq!(batch.position, 4);
     }
 }

@@ -374,6 +374,7 @@ pub static PROCESS_INSTANCES: Entity = Entity {
             Kind::Bool
         ),
         field!("tenantId", "t.tenant_id", Kind::Str),
+        field!("tags", "t.tags", Kind::StrList, no_sort),
     ],
 };
 

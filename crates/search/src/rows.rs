@@ -114,7 +114,7 @@ tables! {
         int("key"), text("bpmn_process_id"), int("process_definition_key"), int("version"),
         text("version_tag"), text("name"), text("state"), int("start_date"), int("end_date"),
         int("parent_process_instance_key"), int("parent_element_instance_key"), text("tenant_id"),
-        int("partition_id"), int("position"),
+        text("tags"), int("partition_id"), int("position"),
     ] indexes [
         ("process_instance_by_state", "state, bpmn_process_id, key"),
         ("process_instance_by_process", "bpmn_process_id, key"),

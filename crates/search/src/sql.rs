@@ -34,8 +34,12 @@ pub struct Statement {
 }
 
 /// The version of the schema below; stored in `schema_version`. Version 2 added
-/// `user_task` (created by the schema's `IF NOT EXISTS` statements over a version 1 store).
-pub const SCHEMA_VERSION: i64 = 2;
+/// `user_task` (created by the schema's `IF NOT EXISTS` statements over a version 1 store),
+/// version 3 `process_instance.tags` ([`UPGRADE_TO_3`]).
+pub const SCHEMA_VERSION: i64 = 3;
+
+/// What a store of version 1 or 2 runs to reach version 3 (after the schema's statements).
+pub const UPGRADE_TO_3: &str = "ALTER TABLE process_instance ADD COLUMN tags TEXT";
 
 /// Statements that create the schema where it is missing.
 pub fn schema(dialect: Dialect) -> Vec<String> {

@@ -274,8 +274,10 @@ fn migrate(connection: &Connection) -> Result<(), Migration> {
         Some(found) if found > SCHEMA_VERSION => {
             return Err(Migration(rusqlite::Error::InvalidQuery, Some(found)));
         }
-        // Version 1 lacked only tables, which the schema statements above created.
+        // Version 1 lacked tables, which the schema statements above created, and version 2
+        // a column.
         Some(found) if found < SCHEMA_VERSION => {
+            connection.execute(sql::UPGRADE_TO_3, []).map_err(error)?;
             connection
                 .execute("UPDATE schema_version SET version = ?1", [SCHEMA_VERSION])
                 .map_err(error)?;

@@ -513,6 +513,14 @@ fn operators(kind: Kind) -> &'static [&'static str] {
 }
 
 fn parse_ops(kind: Kind, value: &Json, path: &str) -> Result<Vec<Op>, Problem> {
+    // A list of strings for a list field (`tags`): all of them.
+    if let (Kind::StrList, Json::Array(items)) = (kind, value) {
+        return items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| parse_value(kind, item, &format!("{path}[{i}]")).map(Op::Eq))
+            .collect();
+    }
     let Json::Object(ops) = value else {
         return Ok(vec![Op::Eq(parse_value(kind, value, path)?)]);
     };

@@ -251,7 +251,8 @@ public final class CamundaClientCompat {
 
   /** The service-task processes, one per scenario, each with its own job type. */
   private static final List<String> TASKS =
-      List.of("poll", "twice", "fail", "incident", "update", "timeout", "cancel", "numbers", "clock");
+      List.of(
+          "poll", "twice", "fail", "incident", "update", "timeout", "cancel", "numbers", "clock", "search");
 
   // ---------------------------------------------------------------------------------------
 
@@ -345,6 +346,9 @@ public final class CamundaClientCompat {
         "variables: random doubles and large longs come back exactly (create, job, complete, result)",
         CamundaClientCompat::randomNumbers);
     check("clock (REST only): pinned, a timer fires and deadlines follow; reset", CamundaClientCompat::clock);
+    check(
+        "search (REST only): instances, jobs, variables, elements and definitions; gets by key, XML, pages",
+        CamundaClientCompat::searches);
   }
 
   // ---------------------------------------------------------------------------------------
@@ -859,6 +863,116 @@ public final class CamundaClientCompat {
         Refusal.of(404, "NOT_FOUND", Status.Code.NOT_FOUND, String.valueOf(instance))
             .at("/v2/element-instances/" + instance + "/variables"),
         () -> client.newSetVariablesCommand(instance).variables(Map.of("late", 1)).send());
+  }
+
+  /**
+   * What Operate or Camunda Process Test asks of the read side, through the client's search and
+   * get requests (always REST): found once exported (eventually consistent), filtered, sorted
+   * and paged by cursor, and a key that is not there is NOT_FOUND.
+   */
+  private static void searches() {
+    final String processId = id("search");
+    final List<Long> created = new ArrayList<>();
+    for (int n = 0; n < 3; n++) {
+      created.add(createOne(processId, Map.of("n", n)));
+    }
+    created.sort(java.util.Comparator.reverseOrder());
+    final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    List<io.camunda.client.api.search.response.ProcessInstance> instances;
+    while (true) {
+      instances =
+          join(client
+                  .newProcessInstanceSearchRequest()
+                  .filter(f -> f.processDefinitionId(processId))
+                  .sort(s -> s.processInstanceKey().desc())
+                  .send())
+              .items();
+      final List<io.camunda.client.api.search.response.Job> jobs =
+          join(client.newJobSearchRequest().filter(f -> f.type(processId)).send()).items();
+      if (instances.size() == 3 && jobs.size() == 3) {
+        break;
+      }
+      expect(System.nanoTime() < deadline, "3 instances and their jobs not found within 10 s: " + instances.size());
+      sleep(100);
+    }
+    final List<Long> keys = new ArrayList<>();
+    for (final var instance : instances) {
+      keys.add(instance.getProcessInstanceKey());
+      expectEquals("state of an instance", io.camunda.client.api.search.enums.ProcessInstanceState.ACTIVE,
+          instance.getState());
+      expectEquals("process of an instance", processId, instance.getProcessDefinitionId());
+      expect(instance.getStartDate() != null, "a start date");
+    }
+    expectEquals("instances, newest key first", created, keys);
+
+    // Pages: two, then the rest after the end cursor.
+    final var first =
+        join(client
+            .newProcessInstanceSearchRequest()
+            .filter(f -> f.processDefinitionId(processId))
+            .sort(s -> s.processInstanceKey().desc())
+            .page(p -> p.limit(2))
+            .send());
+    expectEquals("first page", created.subList(0, 2),
+        first.items().stream().map(i -> i.getProcessInstanceKey()).toList());
+    expectEquals("total items", 3L, first.page().totalItems());
+    final String end = first.page().endCursor();
+    final var second =
+        join(client
+            .newProcessInstanceSearchRequest()
+            .filter(f -> f.processDefinitionId(processId))
+            .sort(s -> s.processInstanceKey().desc())
+            .page(p -> p.after(end).limit(2))
+            .send());
+    expectEquals("page after the end cursor", created.subList(2, 3),
+        second.items().stream().map(i -> i.getProcessInstanceKey()).toList());
+
+    // A variable's value, and filters on it.
+    final long one =
+        join(client.newProcessInstanceSearchRequest()
+                .filter(f -> f.processDefinitionId(processId).variables(Map.of("n", 1)))
+                .send())
+            .items().stream().map(i -> i.getProcessInstanceKey()).findFirst()
+            .orElseThrow(() -> new AssertionError("no instance with n = 1"));
+    final var variables =
+        join(client.newVariableSearchRequest().filter(f -> f.processInstanceKey(one)).send()).items();
+    expectEquals("variables of the instance", 1, variables.size());
+    expectEquals("name of the variable", "n", variables.get(0).getName());
+    expectEquals("value of the variable (JSON)", "1", variables.get(0).getValue());
+    final var variable = join(client.newVariableGetRequest(variables.get(0).getVariableKey()).send());
+    expectEquals("variable by key", "1", variable.getValue());
+
+    // Gets by key: the instance, its elements, its jobs, its definition and XML.
+    final var instance = join(client.newProcessInstanceGetRequest(one).send());
+    expectEquals("instance by key", one, instance.getProcessInstanceKey());
+    final var elements =
+        join(client.newElementInstanceSearchRequest().filter(f -> f.processInstanceKey(one)).send()).items();
+    final Set<String> elementIds = new TreeSet<>();
+    elements.forEach(e -> elementIds.add(e.getElementId()));
+    expect(elementIds.containsAll(List.of(processId, "start", "work")), "elements of the instance: " + elementIds);
+    final var jobs =
+        join(client.newJobSearchRequest().filter(f -> f.processInstanceKey(one)).send()).items();
+    expectEquals("jobs of the instance", 1, jobs.size());
+    expectEquals("state of the job", io.camunda.client.api.search.enums.JobState.CREATED, jobs.get(0).getState());
+    expectEquals("element of the job", "work", jobs.get(0).getElementId());
+    final var definitions =
+        join(client.newProcessDefinitionSearchRequest().filter(f -> f.processDefinitionId(processId)).send())
+            .items();
+    expectEquals("definitions of the process", 1, definitions.size());
+    final long definition = definitions.get(0).getProcessDefinitionKey();
+    expectEquals("definition of the instance", definition, instance.getProcessDefinitionKey());
+    final String xml = join(client.newProcessDefinitionGetXmlRequest(definition).send());
+    expect(xml.contains("id=\"" + processId + "\""), "the definition's XML names its process");
+    expectEquals("definition by key", processId,
+        join(client.newProcessDefinitionGetRequest(definition).send()).getProcessDefinitionId());
+
+    // A key that is not there.
+    expectRestError(
+        Refusal.of(404, "NOT_FOUND", null, null).at("/v2/process-instances/" + (one + 1_000_000)),
+        () -> client.newProcessInstanceGetRequest(one + 1_000_000).send());
+    for (final ActivatedJob job : activate(processId, 3, Duration.ofSeconds(10))) {
+      join(client.newCompleteCommand(job).send());
+    }
   }
 
   private static void cancel() {
