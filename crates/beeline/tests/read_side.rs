@@ -350,6 +350,13 @@ fn every_search_form(args: &[&str]) {
     assert_eq!(count(r#"{"tags":["review","ann"]}"#), 1, "all of the tags");
     assert_eq!(count(r#"{"tags":[]}"#), 8, "no tags asked for");
     assert_eq!(
+        count(
+            r#"{"processDefinitionId":{"$eq":"read-side","$in":[],"$notIn":[]},"tags":[],"variables":[],"$or":[]}"#
+        ),
+        6,
+        "empty lists ask for nothing (as CamundaClient sends them)"
+    );
+    assert_eq!(
         count(&format!(
             r#"{{"processInstanceKey":{{"$in":["{}","{}"]}}}}"#,
             keys[0], keys[1]

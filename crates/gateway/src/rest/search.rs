@@ -558,6 +558,11 @@ fn parse_ops(kind: Kind, value: &Json, path: &str) -> Result<Vec<Op>, Problem> {
                 Json::Bool(b) => Op::Exists(*b),
                 _ => return Err(invalid(&here, "expected true or false")),
             },
+            // An empty list asks for nothing, as Camunda reads it: CamundaClient sends
+            // `"$in": [], "$notIn": []` beside every `$eq` it sets.
+            "$in" | "$notIn" if matches!(operand, Json::Array(items) if items.is_empty()) => {
+                continue;
+            }
             "$in" => Op::In(list(operand)?),
             "$notIn" => Op::NotIn(list(operand)?),
             "$like" => match operand {
