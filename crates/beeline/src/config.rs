@@ -70,6 +70,27 @@ pub struct BrokerConfig {
     )]
     pub tls_private_key: Option<PathBuf>,
 
+    /// Basic authentication on both APIs: the users, as `name:password` separated by commas.
+    /// Off by default (everyone may call, as in Camunda's development setup); a call without
+    /// valid credentials gets UNAUTHENTICATED (HTTP 401).
+    #[arg(long, env = "BEELINE_AUTH_BASIC_USERS", value_name = "USER:PASSWORD,...",
+          value_parser = parse_users, conflicts_with = "auth_oidc_jwks")]
+    pub auth_basic_users: Option<Users>,
+
+    /// OIDC authentication on both APIs: bearer tokens (JWTs) are checked against the keys of
+    /// this JWKS, a file or an `http://` URL (read at start, and again when a token names an
+    /// unknown key). Off by default.
+    #[arg(long, env = "BEELINE_AUTH_OIDC_JWKS", value_name = "FILE|URL")]
+    pub auth_oidc_jwks: Option<String>,
+
+    /// The issuer (`iss`) OIDC tokens must name (default: any).
+    #[arg(long, env = "BEELINE_AUTH_OIDC_ISSUER", requires = "auth_oidc_jwks")]
+    pub auth_oidc_issuer: Option<String>,
+
+    /// An audience (`aud`) OIDC tokens must name (default: any).
+    #[arg(long, env = "BEELINE_AUTH_OIDC_AUDIENCE", requires = "auth_oidc_jwks")]
+    pub auth_oidc_audience: Option<String>,
+
     /// Port of health, readiness and Prometheus metrics.
     #[arg(long, env = "BEELINE_MONITORING_PORT", default_value_t = 9600)]
     pub monitoring_port: u16,
@@ -124,6 +145,25 @@ pub struct BrokerConfig {
     #[arg(long, env = "BEELINE_RETENTION_MAX_INSTANCES", default_value = "1000000",
           value_parser = parse_count)]
     pub retention_max_instances: Count,
+}
+
+/// Basic authentication's users: name → password.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Users(pub std::collections::HashMap<String, String>);
+
+fn parse_users(text: &str) -> Result<Users, String> {
+    let mut users = std::collections::HashMap::new();
+    for entry in text.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+        let (name, password) = entry
+            .split_once(':')
+            .filter(|(name, password)| !name.is_empty() && !password.is_empty())
+            .ok_or_else(|| format!("'{entry}' is not name:password"))?;
+        users.insert(name.to_owned(), password.to_owned());
+    }
+    if users.is_empty() {
+        return Err("no users given (name:password, separated by commas)".into());
+    }
+    Ok(Users(users))
 }
 
 /// Where the read side keeps what the exporters write.
@@ -315,6 +355,32 @@ mod tests {
     struct Cli {
         #[command(flatten)]
         config: BrokerConfig,
+    }
+
+    #[test]
+    fn authentication_is_off_by_default_and_takes_users_or_a_jwks() {
+        let config = Cli::try_parse_from(["beeline"]).unwrap().config;
+        assert_eq!(config.auth_basic_users, None);
+        assert_eq!(config.auth_oidc_jwks, None);
+        let config = Cli::try_parse_from(["beeline", "--auth-basic-users", "demo:demo, ann:x:y"])
+            .unwrap()
+            .config;
+        let users = config.auth_basic_users.unwrap().0;
+        assert_eq!(users["demo"], "demo");
+        assert_eq!(users["ann"], "x:y");
+        let error = Cli::try_parse_from(["beeline", "--auth-basic-users", "demo"])
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(error.contains("'demo' is not name:password"), "{error}");
+        let both = Cli::try_parse_from([
+            "beeline",
+            "--auth-basic-users",
+            "a:b",
+            "--auth-oidc-jwks",
+            "jwks.json",
+        ]);
+        assert!(both.is_err(), "basic and OIDC at once");
     }
 
     #[test]
