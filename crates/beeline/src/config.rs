@@ -6,6 +6,7 @@ use std::net::IpAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use beeline_cluster::{ClusterSettings, SettingsError};
 use beeline_gateway::backpressure::{BACKPRESSURE_FORMS, BackpressureConfig};
 use beeline_stream::FlushPolicy;
 
@@ -24,6 +25,28 @@ pub struct BrokerConfig {
     #[arg(long, env = "BEELINE_PARTITIONS", default_value_t = 1,
           value_parser = clap::value_parser!(u16).range(1..=8191))]
     pub partitions: u16,
+
+    /// This broker's id in the cluster, 0 to cluster-size - 1.
+    #[arg(long, env = "BEELINE_NODE_ID", default_value_t = 0)]
+    pub node_id: u64,
+
+    /// Number of brokers in the cluster. This build runs a single broker: a larger cluster is
+    /// refused at start, until partitions replicate between brokers.
+    #[arg(long, env = "BEELINE_CLUSTER_SIZE", default_value_t = 1)]
+    pub cluster_size: u32,
+
+    /// Replicas of each partition, 1 to cluster-size.
+    #[arg(long, env = "BEELINE_REPLICATION_FACTOR", default_value_t = 1)]
+    pub replication_factor: u32,
+
+    /// Other brokers' internal addresses to join the cluster through: host:26502,
+    /// comma-separated. Empty for a single broker.
+    #[arg(long, env = "BEELINE_CONTACT_POINTS", value_delimiter = ',')]
+    pub contact_points: Vec<String>,
+
+    /// Port of the internal API: Raft and broker-to-broker traffic.
+    #[arg(long, env = "BEELINE_INTERNAL_PORT", default_value_t = beeline_cluster::settings::DEFAULT_INTERNAL_PORT)]
+    pub internal_port: u16,
 
     /// Address the node's servers listen on.
     #[arg(long, env = "BEELINE_HOST", default_value = "0.0.0.0")]
@@ -155,6 +178,38 @@ impl BrokerConfig {
             SecondaryStorage::Embedded => self.memory_limit / 8,
             SecondaryStorage::None => 0,
         }
+    }
+
+    /// The cluster settings, checked against each other and against the other ports, and
+    /// against what this build can run.
+    pub fn cluster(&self) -> Result<ClusterSettings, SettingsError> {
+        let settings = ClusterSettings {
+            node_id: self.node_id,
+            cluster_size: self.cluster_size,
+            partitions: u32::from(self.partitions),
+            replication_factor: self.replication_factor,
+            contact_points: self
+                .contact_points
+                .iter()
+                .map(|p| p.trim().to_string())
+                .filter(|p| !p.is_empty())
+                .collect(),
+            internal_port: self.internal_port,
+        };
+        for (port, setting) in [
+            (self.grpc_port, "grpc-port"),
+            (self.rest_port, "rest-port"),
+            (self.monitoring_port, "monitoring-port"),
+        ] {
+            if port == self.internal_port {
+                return Err(SettingsError {
+                    setting: "internal-port",
+                    reason: format!("{port} is also --{setting}"),
+                });
+            }
+        }
+        settings.check_supported()?;
+        Ok(settings)
     }
 
     pub fn threads(&self) -> usize {
