@@ -7,7 +7,7 @@ mod common;
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
-use common::{Broker, get, request};
+use common::{Broker, exchange, get, request};
 use serde_json::Value;
 
 const PROCESS: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
@@ -21,9 +21,25 @@ const PROCESS: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
   </bpmn:process>
 </bpmn:definitions>"#;
 
+/// A Camunda user task for the sales group, assigned to the instance's `owner`.
+const TASKS: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
+<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:zeebe="http://camunda.org/schema/zeebe/1.0" id="d" targetNamespace="t">
+  <bpmn:process id="read-side-tasks" name="Reviews" isExecutable="true">
+    <bpmn:startEvent id="start"/>
+    <bpmn:sequenceFlow id="f1" sourceRef="start" targetRef="review"/>
+    <bpmn:userTask id="review" name="Review"><bpmn:extensionElements><zeebe:userTask/><zeebe:assignmentDefinition assignee="=owner" candidateGroups="sales"/></bpmn:extensionElements></bpmn:userTask>
+    <bpmn:sequenceFlow id="f2" sourceRef="review" targetRef="end"/>
+    <bpmn:endEvent id="end"/>
+  </bpmn:process>
+</bpmn:definitions>"#;
+
 fn deploy(broker: &Broker, dir: &std::path::Path) {
-    let file = dir.join("read-side.bpmn");
-    std::fs::write(&file, PROCESS).expect("written");
+    deploy_xml(broker, dir, "read-side.bpmn", PROCESS);
+}
+
+fn deploy_xml(broker: &Broker, dir: &std::path::Path, name: &str, xml: &str) {
+    let file = dir.join(name);
+    std::fs::write(&file, xml).expect("written");
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_beeline"))
         .args(["deploy", "--gateway", &broker.gateway()])
         .arg(&file)
@@ -142,4 +158,300 @@ fn without_secondary_storage_searches_say_why_they_cannot_answer() {
         "{body}"
     );
     assert!(!data.join("secondary.sqlite").exists(), "no store file");
+}
+
+/// POSTs a search: (status line, body).
+fn search(broker: &Broker, resource: &str, body: &str) -> (String, Value) {
+    json(broker.rest, "POST", &format!("/v2/{resource}/search"), body)
+}
+
+/// The process instance keys a search finds, in its order.
+fn found(broker: &Broker, body: &str) -> (Vec<String>, Value) {
+    let (status, body) = search(broker, "process-instances", body);
+    assert!(status.contains(" 200 "), "{status} {body}");
+    let keys = body["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .map(|item| {
+            item["processInstanceKey"]
+                .as_str()
+                .expect("a key")
+                .to_owned()
+        })
+        .collect();
+    (keys, body)
+}
+
+/// A 400 problem+json whose detail names `what`.
+fn refused(broker: &Broker, method: &str, path: &str, body: &str, what: &str) -> String {
+    let (head, text) = exchange(broker.rest, method, path, body).expect("answers");
+    assert!(
+        head.starts_with("HTTP/1.0 400") || head.starts_with("HTTP/1.1 400"),
+        "{head}\n{text}"
+    );
+    assert!(
+        head.to_ascii_lowercase()
+            .contains("content-type: application/problem+json"),
+        "{head}"
+    );
+    let problem: Value = serde_json::from_str(&text).expect("JSON");
+    assert_eq!(problem["status"], 400, "{problem}");
+    assert_eq!(problem["title"], "INVALID_ARGUMENT", "{problem}");
+    assert_eq!(problem["instance"], path, "{problem}");
+    let detail = problem["detail"].as_str().expect("a detail").to_owned();
+    assert!(detail.contains(what), "{what} in {detail}");
+    detail
+}
+
+#[test]
+fn searches_over_rest_take_every_operator_sort_and_page_form_and_name_what_is_wrong() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let broker = Broker::start(&dir.path().join("data"), &[]);
+    deploy(&broker, dir.path());
+    deploy_xml(&broker, dir.path(), "tasks.bpmn", TASKS);
+    let mut keys = create(&broker, 6);
+    keys.sort_by_key(|k| k.parse::<i64>().expect("digits"));
+    let mut reviews = Vec::new();
+    for owner in ["ann", "bo"] {
+        let (status, body) = json(
+            broker.rest,
+            "POST",
+            "/v2/process-instances",
+            &format!(
+                r#"{{"processDefinitionId":"read-side-tasks","variables":{{"owner":"{owner}"}}}}"#
+            ),
+        );
+        assert!(status.contains(" 200 "), "{status} {body}");
+        reviews.push(
+            body["processInstanceKey"]
+                .as_str()
+                .expect("a key")
+                .to_owned(),
+        );
+    }
+    // Searchable once the user tasks are assigned (the last records written).
+    let started = Instant::now();
+    loop {
+        let (status, body) = search(
+            &broker,
+            "user-tasks",
+            r#"{"filter":{"assignee":{"$exists":true}}}"#,
+        );
+        assert!(status.contains(" 200 "), "{status} {body}");
+        if body["page"]["totalItems"] == 2 && searchable(&broker, 6).len() == 6 {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(20), "{body}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let count = |filter: &str| found(&broker, &format!(r#"{{"filter":{filter}}}"#)).0.len();
+
+    // Every operator, on strings, enums, keys, dates, integers, booleans and variables.
+    assert_eq!(
+        count(r#"{"processDefinitionId":"read-side"}"#),
+        6,
+        "a value"
+    );
+    assert_eq!(
+        count(r#"{"processDefinitionId":{"$eq":"read-side"}}"#),
+        6,
+        "$eq"
+    );
+    assert_eq!(
+        count(r#"{"processDefinitionId":{"$neq":"read-side"}}"#),
+        2,
+        "$neq"
+    );
+    assert_eq!(
+        count(r#"{"state":{"$in":["ACTIVE","COMPLETED"]}}"#),
+        8,
+        "$in"
+    );
+    assert_eq!(count(r#"{"state":{"$notIn":["ACTIVE"]}}"#), 0, "$notIn");
+    assert_eq!(
+        count(r#"{"endDate":{"$exists":false}}"#),
+        8,
+        "$exists false"
+    );
+    assert_eq!(count(r#"{"endDate":{"$exists":true}}"#), 0, "$exists true");
+    assert_eq!(
+        count(r#"{"processDefinitionId":{"$like":"read-side-*"}}"#),
+        2,
+        "$like *"
+    );
+    assert_eq!(
+        count(r#"{"processDefinitionId":{"$like":"read-sid?"}}"#),
+        6,
+        "$like ?"
+    );
+    assert_eq!(
+        count(
+            r#"{"startDate":{"$gte":"2000-01-01T00:00:00Z","$lt":"2100-01-01T00:00:00.000+01:00"}}"#
+        ),
+        8,
+        "$gte and $lt on dates"
+    );
+    assert_eq!(
+        count(r#"{"startDate":{"$gt":"2100-01-01T00:00:00Z"}}"#),
+        0,
+        "$gt"
+    );
+    assert_eq!(
+        count(r#"{"startDate":{"$lte":"2000-01-01T00:00:00Z"}}"#),
+        0,
+        "$lte"
+    );
+    assert_eq!(
+        count(r#"{"processDefinitionVersion":{"$gte":1,"$lte":1}}"#),
+        8,
+        "integers"
+    );
+    assert_eq!(count(r#"{"hasIncident":false}"#), 8, "booleans");
+    assert_eq!(
+        count(&format!(
+            r#"{{"processInstanceKey":{{"$in":["{}","{}"]}}}}"#,
+            keys[0], keys[1]
+        )),
+        2,
+        "keys as strings"
+    );
+    let (only, _) = found(
+        &broker,
+        r#"{"filter":{"variables":[{"name":"i","value":"3"}]}}"#,
+    );
+    assert_eq!(only.len(), 1, "a variable's JSON text");
+    assert_eq!(
+        count(
+            r#"{"$or":[{"processDefinitionId":"read-side-tasks"},{"variables":[{"name":"i","value":{"$in":["0","1"]}}]}]}"#
+        ),
+        4,
+        "$or"
+    );
+
+    // Sorts, and pages by offset and by cursor both ways.
+    let sorted = r#""sort":[{"field":"processDefinitionId","order":"ASC"},{"field":"processInstanceKey","order":"DESC"}]"#;
+    let (all, body) = found(&broker, &format!("{{{sorted},\"page\":{{\"limit\":100}}}}"));
+    let mut expected: Vec<String> = keys.iter().rev().cloned().collect();
+    let mut tasks = reviews.clone();
+    tasks.sort_by_key(|k| std::cmp::Reverse(k.parse::<i64>().expect("digits")));
+    expected.extend(tasks);
+    assert_eq!(all, expected, "sorted on two fields: {body}");
+    assert_eq!(body["page"]["totalItems"], 8);
+    let (page, _) = found(
+        &broker,
+        &format!("{{{sorted},\"page\":{{\"from\":3,\"limit\":3}}}}"),
+    );
+    assert_eq!(page, all[3..6].to_vec(), "from and limit");
+    let (first, body) = found(&broker, &format!("{{{sorted},\"page\":{{\"limit\":3}}}}"));
+    assert_eq!(first, all[..3].to_vec());
+    let end = body["page"]["endCursor"]
+        .as_str()
+        .expect("an end cursor")
+        .to_owned();
+    let (second, body) = found(
+        &broker,
+        &format!("{{{sorted},\"page\":{{\"after\":\"{end}\",\"limit\":3}}}}"),
+    );
+    assert_eq!(second, all[3..6].to_vec(), "after the end cursor");
+    let start = body["page"]["startCursor"]
+        .as_str()
+        .expect("a start cursor")
+        .to_owned();
+    let (back, _) = found(
+        &broker,
+        &format!("{{{sorted},\"page\":{{\"before\":\"{start}\",\"limit\":3}}}}"),
+    );
+    assert_eq!(back, first, "before the start cursor");
+
+    // User tasks: a search and a GET by key.
+    let (status, body) = search(
+        &broker,
+        "user-tasks",
+        r#"{"filter":{"candidateGroup":"sales","state":"CREATED"},"sort":[{"field":"creationDate","order":"ASC"}]}"#,
+    );
+    assert!(status.contains(" 200 "), "{status} {body}");
+    let items = body["items"].as_array().expect("items");
+    assert_eq!(items.len(), 2, "{body}");
+    assert_eq!(items[0]["candidateGroups"], serde_json::json!(["sales"]));
+    assert_eq!(items[0]["name"], "Review");
+    assert_eq!(items[0]["processName"], "Reviews");
+    let task = items[0]["userTaskKey"].as_str().expect("a key");
+    let (status, body) = json(broker.rest, "GET", &format!("/v2/user-tasks/{task}"), "");
+    assert!(status.contains(" 200 "), "{status} {body}");
+    assert!(
+        body["assignee"] == "ann" || body["assignee"] == "bo",
+        "{body}"
+    );
+    assert_eq!(body["state"], "CREATED");
+
+    // What is wrong is named: the property, the operator, the cursor.
+    let path = "/v2/process-instances/search";
+    refused(
+        &broker,
+        "POST",
+        path,
+        r#"{"filter":{"color":"red"}}"#,
+        "[filter.color]",
+    );
+    refused(
+        &broker,
+        "POST",
+        path,
+        r#"{"filter":{"state":{"$gt":"ACTIVE"}}}"#,
+        "[filter.state.$gt] cannot be parsed: unknown operator `$gt`",
+    );
+    refused(
+        &broker,
+        "POST",
+        path,
+        r#"{"filter":{"state":{"$regex":"A.*"}}}"#,
+        "unknown operator `$regex`",
+    );
+    refused(
+        &broker,
+        "POST",
+        path,
+        r#"{"page":{"after":"not a cursor!"}}"#,
+        "[page.after]",
+    );
+    refused(
+        &broker,
+        "POST",
+        path,
+        &format!("{{\"page\":{{\"before\":\"{end}\"}}}}"),
+        "[page.before]",
+    );
+    refused(
+        &broker,
+        "POST",
+        path,
+        r#"{"sort":[{"field":"color"}]}"#,
+        "[sort[0].field]",
+    );
+    refused(
+        &broker,
+        "POST",
+        path,
+        r#"{"page":{"limit":0}}"#,
+        "[page.limit]",
+    );
+    refused(&broker, "POST", path, r#"{"filter":"#, "not valid JSON");
+    refused(
+        &broker,
+        "POST",
+        "/v2/user-tasks/search",
+        r#"{"filter":{"candidateGroup":{"$gt":"a"}}}"#,
+        "[filter.candidateGroup.$gt]",
+    );
+    refused(
+        &broker,
+        "GET",
+        "/v2/process-instances/abc",
+        "",
+        "processInstanceKey",
+    );
+    let (status, body) = json(broker.rest, "GET", "/v2/process-instances/1", "");
+    assert!(status.contains(" 404 "), "{status} {body}");
+    assert_eq!(body["title"], "NOT_FOUND");
 }

@@ -14,7 +14,7 @@ use crate::exporter::MAX_PENDING_ROWS;
 use crate::projection::Definitions;
 use crate::query::{
     Condition, ELEMENT_INSTANCES, INCIDENTS, JOBS, Op, Order, PROCESS_DEFINITION_XML,
-    PROCESS_DEFINITIONS, PROCESS_INSTANCES, Page, Query, SEQUENCE_FLOWS, VARIABLES,
+    PROCESS_DEFINITIONS, PROCESS_INSTANCES, Page, Query, SEQUENCE_FLOWS, USER_TASKS, VARIABLES,
 };
 use crate::{EXPORTER_ID, Results, SearchStore, StoreExporter, Value, Writer};
 
@@ -90,14 +90,24 @@ pub fn searches<W: Writer>(store: &TestStore<W>) {
             )
             .expect("configured")
     };
-    for id in ["search-a", "search-b"] {
-        harness.deploy_process(
-            &ProcessBuilder::new(id)
-                .start_event("start")
-                .service_task("work", id)
-                .end_event("end"),
-        );
-    }
+    harness.deploy_process(
+        &ProcessBuilder::new("search-a")
+            .start_event("start")
+            .service_task("work", "search-a")
+            .end_event("end"),
+    );
+    // Instances of search-b wait at a Camunda user task.
+    harness.deploy_process(
+        &ProcessBuilder::new("search-b")
+            .start_event("start")
+            .user_task(
+                "review",
+                true,
+                r#"<zeebe:assignmentDefinition candidateGroups="sales, support"/><zeebe:priorityDefinition priority="=item * 10"/>"#,
+            )
+            .service_task("work", "search-b")
+            .end_event("end"),
+    );
     let mut a = Vec::new();
     for i in 0..A {
         a.push(harness.create_instance(
@@ -235,6 +245,7 @@ pub fn searches<W: Writer>(store: &TestStore<W>) {
     assert_eq!(keys(&found), vec![a[2]], "hasIncident");
     let mut query = Query::new(&PROCESS_INSTANCES);
     query.conditions.push(Condition::Variable(
+        PROCESS_INSTANCES.variable_filters[0].1,
         "region".into(),
         Op::Eq(text("\"EMEA\"")),
     ));
@@ -379,6 +390,91 @@ pub fn searches<W: Writer>(store: &TestStore<W>) {
         search(&harness, store, query).rows.len(),
         2,
         "the flows taken"
+    );
+    // User tasks: lists of candidates, variables of the instance, sorts.
+    let tasks = |conditions: Vec<Condition>| {
+        let mut query = Query::new(&USER_TASKS);
+        query.conditions = conditions;
+        query.sort = vec![(USER_TASKS.field("priority").expect("field"), Order::Desc)];
+        let found = search(&harness, store, query);
+        let instance = USER_TASKS
+            .items()
+            .position(|f| f.name == "processInstanceKey")
+            .expect("item");
+        found
+            .rows
+            .iter()
+            .map(|row| match &row[instance] {
+                Value::Int(key) => *key,
+                other => panic!("a key, not {other:?}"),
+            })
+            .collect::<Vec<i64>>()
+    };
+    let field = |name: &str| USER_TASKS.field(name).expect("field");
+    assert_eq!(
+        tasks(vec![]),
+        vec![b[2], b[1], b[0]],
+        "by priority, descending"
+    );
+    assert_eq!(
+        tasks(vec![Condition::Field(
+            field("state"),
+            Op::Eq(text("CREATED"))
+        )]),
+        vec![b[2], b[1]],
+        "open tasks"
+    );
+    assert_eq!(
+        tasks(vec![Condition::Field(
+            field("state"),
+            Op::Eq(text("CANCELED"))
+        )]),
+        vec![b[0]],
+        "the canceled instance's task"
+    );
+    assert_eq!(
+        tasks(vec![Condition::Field(
+            field("candidateGroup"),
+            Op::Eq(text("support"))
+        )])
+        .len(),
+        B,
+        "a candidate group is one of the list"
+    );
+    assert!(
+        tasks(vec![Condition::Field(
+            field("candidateGroup"),
+            Op::Neq(text("sales"))
+        )])
+        .is_empty(),
+        "$neq: no candidate group is sales"
+    );
+    assert_eq!(
+        tasks(vec![Condition::Field(
+            field("candidateGroup"),
+            Op::Like("sup*".into())
+        )])
+        .len(),
+        B,
+        "$like on a member"
+    );
+    assert_eq!(
+        tasks(vec![Condition::Field(
+            field("candidateUser"),
+            Op::Exists(false)
+        )])
+        .len(),
+        B,
+        "no candidate users"
+    );
+    assert_eq!(
+        tasks(vec![Condition::Variable(
+            USER_TASKS.variable_filters[0].1,
+            "item".into(),
+            Op::Eq(text("1")),
+        )]),
+        vec![b[1]],
+        "by a variable of the instance"
     );
     let statistics = harness
         .block_on(store.element_statistics(a[2]))

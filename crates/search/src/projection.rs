@@ -9,7 +9,8 @@ use std::sync::Arc;
 
 use beeline_protocol::value::{
     DecisionEvaluationRecord, DecisionRecord, DecisionRequirementsRecord, IncidentRecord,
-    JobBatchRecord, JobRecord, ProcessInstanceRecord, ProcessRecord, VariableRecord,
+    JobBatchRecord, JobRecord, ProcessInstanceRecord, ProcessRecord, UserTaskRecord,
+    VariableRecord,
 };
 use beeline_protocol::{Record, ValueType};
 
@@ -123,6 +124,11 @@ impl Projection {
             ValueType::DecisionEvaluation => {
                 if let Some(evaluation) = record.value_as::<DecisionEvaluationRecord>() {
                     evaluation_rows(record, evaluation, intent, batch);
+                }
+            }
+            ValueType::UserTask => {
+                if let Some(task) = record.value_as::<UserTaskRecord>() {
+                    self.user_task(record, task, intent, batch);
                 }
             }
             _ => {}
@@ -244,6 +250,96 @@ impl Projection {
                 ],
             );
         }
+    }
+}
+
+impl Projection {
+    /// A user task's row: every event carries the whole task, so each writes every cell but
+    /// the dates it does not set (an empty assignee, `-1` for a cleared date: see the
+    /// entity's expressions).
+    fn user_task(&self, record: &Record, task: &UserTaskRecord, intent: &str, batch: &mut Batch) {
+        let state = match intent {
+            "CREATING" => "CREATING",
+            "ASSIGNING" | "CLAIMING" => "ASSIGNING",
+            "UPDATING" => "UPDATING",
+            "COMPLETING" => "COMPLETING",
+            "COMPLETED" => "COMPLETED",
+            "CANCELING" => "CANCELING",
+            "CANCELED" => "CANCELED",
+            "CREATED" | "ASSIGNED" | "UPDATED" | "COMPLETION_DENIED" | "ASSIGNMENT_DENIED"
+            | "UPDATE_DENIED" => "CREATED",
+            "CORRECTED" | "MIGRATED" => "",
+            _ => return,
+        };
+        let names = self.names(task.process_definition_key);
+        let list = |items: &[String]| {
+            Value::Text(serde_json::to_string(items).unwrap_or_else(|_| "[]".into()))
+        };
+        let date = |text: &str| Value::Int(zoned_date(text).unwrap_or(-1));
+        batch.fold(
+            index::USER_TASK,
+            vec![
+                Value::Int(record.key),
+                Value::text(&task.element_id),
+                names
+                    .as_ref()
+                    .and_then(|n| n.elements.get(&task.element_id).cloned())
+                    .map_or_else(|| Value::text(&task.element_id), Value::Text),
+                if state.is_empty() {
+                    Value::Null
+                } else {
+                    Value::text(state)
+                },
+                Value::text(&task.assignee),
+                list(&task.candidate_groups_list),
+                list(&task.candidate_users_list),
+                date(&task.due_date),
+                date(&task.follow_up_date),
+                if task.creation_timestamp > 0 {
+                    Value::Int(task.creation_timestamp)
+                } else if intent == "CREATING" {
+                    Value::Int(record.timestamp)
+                } else {
+                    Value::Null
+                },
+                if matches!(intent, "COMPLETED" | "CANCELED") {
+                    Value::Int(record.timestamp)
+                } else {
+                    Value::Null
+                },
+                Value::Int(i64::from(task.priority)),
+                Value::key(task.form_key),
+                optional(&task.external_form_reference),
+                Value::Text(
+                    serde_json::to_string(&task.custom_headers).unwrap_or_else(|_| "{}".into()),
+                ),
+                Value::Int(task.process_definition_key),
+                Value::text(&task.bpmn_process_id),
+                names
+                    .as_ref()
+                    .and_then(|n| n.name.clone())
+                    .map_or(Value::Null, Value::Text),
+                Value::Int(i64::from(task.process_definition_version)),
+                Value::Int(task.process_instance_key),
+                Value::Int(task.element_instance_key),
+                Value::text(&task.tenant_id),
+                Value::Int(i64::from(record.partition_id)),
+                Value::Int(record.position),
+            ],
+        );
+    }
+}
+
+/// Epoch milliseconds of a date-time as Zeebe prints a zoned one (`2023-11-20T17:30Z`, seconds
+/// left out when zero, the zone's name in brackets after the offset); `None` when empty or
+/// not a date.
+fn zoned_date(text: &str) -> Option<i64> {
+    let text = text.split('[').next().unwrap_or_default();
+    let without_seconds = text.len() > 16 && text.as_bytes()[16] != b':';
+    if without_seconds && text.is_char_boundary(16) {
+        crate::time::parse(&format!("{}:00{}", &text[..16], &text[16..]))
+    } else {
+        crate::time::parse(text)
     }
 }
 
@@ -491,6 +587,18 @@ mod tests {
         record.position = position;
         record.timestamp = at;
         record
+    }
+
+    #[test]
+    fn zoned_dates_read_as_zeebe_prints_them() {
+        assert_eq!(zoned_date("1970-01-01T00:01Z"), Some(60_000));
+        assert_eq!(zoned_date("1970-01-01T01:01+01:00"), Some(60_000));
+        assert_eq!(
+            zoned_date("1970-01-01T01:01:30+01:00[Europe/Paris]"),
+            Some(90_000)
+        );
+        assert_eq!(zoned_date(""), None);
+        assert_eq!(zoned_date("tomorrow"), None);
     }
 
     #[test]

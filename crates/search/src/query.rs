@@ -21,6 +21,9 @@ pub enum Kind {
     Enum(&'static [&'static str]),
     /// A JSON document stored as text, shown as it is.
     Json,
+    /// A JSON array of strings stored as text, shown as an array; a filter matches when one of
+    /// its strings does (`$neq`, `$notIn` and `$exists: false` when none does).
+    StrList,
 }
 
 #[derive(Debug)]
@@ -44,8 +47,11 @@ pub struct Entity {
     pub fields: &'static [Field],
     /// The field that identifies a row: the last sort key and the GET key.
     pub key: &'static str,
-    /// Whether the filter takes `variables` (process instances).
-    pub variables: bool,
+    /// The variable filters the entity takes: (the filter property, which variables it looks
+    /// at: an SQL condition over the variable `v` and the entity's row `t`).
+    pub variable_filters: &'static [(&'static str, &'static str)],
+    /// Whether the filter takes `$or` (process instances).
+    pub or: bool,
 }
 
 impl Entity {
@@ -84,8 +90,9 @@ pub enum Op {
 #[derive(Debug, Clone)]
 pub enum Condition {
     Field(&'static Field, Op),
-    /// A variable of the instance with this name whose JSON text matches.
-    Variable(String, Op),
+    /// A variable (of those the SQL condition picks, see [`Entity::variable_filters`]) with
+    /// this name whose JSON text matches.
+    Variable(&'static str, String, Op),
     /// Any of the groups, each all of its conditions.
     Or(Vec<Vec<Condition>>),
 }
@@ -277,13 +284,25 @@ const JOB_KINDS: &[&str] = &[
     "TASK_LISTENER",
     "AD_HOC_SUB_PROCESS",
 ];
+const USER_TASK_STATES: &[&str] = &[
+    "CREATING",
+    "CREATED",
+    "ASSIGNING",
+    "UPDATING",
+    "COMPLETING",
+    "COMPLETED",
+    "CANCELING",
+    "CANCELED",
+    "FAILED",
+];
 const DECISION_STATES: &[&str] = &["EVALUATED", "FAILED", "UNSPECIFIED", "UNKNOWN"];
 
 pub static PROCESS_INSTANCES: Entity = Entity {
     name: "process-instances",
     table: "process_instance",
     key: "processInstanceKey",
-    variables: true,
+    variable_filters: &[("variables", "v.process_instance_key = t.key")],
+    or: true,
     fields: &[
         field!("processInstanceKey", "t.key", Kind::Key),
         field!("processDefinitionId", "t.bpmn_process_id", Kind::Str),
@@ -321,7 +340,8 @@ pub static ELEMENT_INSTANCES: Entity = Entity {
     name: "element-instances",
     table: "element_instance",
     key: "elementInstanceKey",
-    variables: false,
+    variable_filters: &[],
+    or: false,
     fields: &[
         field!("elementInstanceKey", "t.key", Kind::Key),
         field!("processInstanceKey", "t.process_instance_key", Kind::Key),
@@ -361,7 +381,8 @@ pub static VARIABLES: Entity = Entity {
     name: "variables",
     table: "variable",
     key: "variableKey",
-    variables: false,
+    variable_filters: &[],
+    or: false,
     fields: &[
         field!("variableKey", "t.key", Kind::Key),
         field!("name", "t.name", Kind::Str),
@@ -382,7 +403,8 @@ pub static INCIDENTS: Entity = Entity {
     name: "incidents",
     table: "incident",
     key: "incidentKey",
-    variables: false,
+    variable_filters: &[],
+    or: false,
     fields: &[
         field!("incidentKey", "t.key", Kind::Key),
         field!(
@@ -407,7 +429,8 @@ pub static JOBS: Entity = Entity {
     name: "jobs",
     table: "job",
     key: "jobKey",
-    variables: false,
+    variable_filters: &[],
+    or: false,
     fields: &[
         field!("jobKey", "t.key", Kind::Key),
         field!("type", "t.type", Kind::Str),
@@ -443,7 +466,8 @@ pub static PROCESS_DEFINITIONS: Entity = Entity {
     name: "process-definitions",
     table: "process_definition",
     key: "processDefinitionKey",
-    variables: false,
+    variable_filters: &[],
+    or: false,
     fields: &[
         field!("processDefinitionKey", "t.key", Kind::Key),
         field!("name", "t.name", Kind::Str),
@@ -467,7 +491,8 @@ pub static PROCESS_DEFINITION_XML: Entity = Entity {
     name: "process-definitions",
     table: "process_definition",
     key: "processDefinitionKey",
-    variables: false,
+    variable_filters: &[],
+    or: false,
     fields: &[
         field!("processDefinitionKey", "t.key", Kind::Key),
         field!("xml", "t.xml", Kind::Str),
@@ -478,7 +503,8 @@ pub static DECISION_DEFINITIONS: Entity = Entity {
     name: "decision-definitions",
     table: "decision_definition",
     key: "decisionDefinitionKey",
-    variables: false,
+    variable_filters: &[],
+    or: false,
     fields: &[
         field!("decisionDefinitionKey", "t.key", Kind::Key),
         field!("decisionDefinitionId", "t.decision_id", Kind::Str),
@@ -503,7 +529,8 @@ pub static DECISION_DEFINITION_XML: Entity = Entity {
     name: "decision-definitions",
     table: "decision_definition",
     key: "decisionDefinitionKey",
-    variables: false,
+    variable_filters: &[],
+    or: false,
     fields: &[
         field!("decisionDefinitionKey", "t.key", Kind::Key),
         field!(
@@ -518,7 +545,8 @@ pub static DECISION_INSTANCES: Entity = Entity {
     name: "decision-instances",
     table: "decision_instance",
     key: "decisionEvaluationInstanceKey",
-    variables: false,
+    variable_filters: &[],
+    or: false,
     fields: &[
         field!("decisionEvaluationInstanceKey", "t.id", Kind::Str),
         field!("decisionEvaluationKey", "t.key", Kind::Key),
@@ -578,7 +606,8 @@ pub static SEQUENCE_FLOWS: Entity = Entity {
     name: "sequence-flows",
     table: "sequence_flow",
     key: "sequenceFlowId",
-    variables: false,
+    variable_filters: &[],
+    or: false,
     fields: &[
         field!("sequenceFlowId", "t.element_id", Kind::Str),
         field!("processInstanceKey", "t.process_instance_key", Kind::Key),
@@ -593,6 +622,96 @@ pub static SEQUENCE_FLOWS: Entity = Entity {
     ],
 };
 
+pub static USER_TASKS: Entity = Entity {
+    name: "user-tasks",
+    table: "user_task",
+    key: "userTaskKey",
+    variable_filters: &[
+        (
+            "processInstanceVariables",
+            "v.scope_key = t.process_instance_key",
+        ),
+        ("localVariables", "v.scope_key = t.element_instance_key"),
+    ],
+    or: false,
+    fields: &[
+        field!("userTaskKey", "t.key", Kind::Key, no_sort),
+        field!("name", "t.name", Kind::Str),
+        field!("state", "t.state", Kind::Enum(USER_TASK_STATES), no_sort),
+        field!("assignee", "NULLIF(t.assignee, '')", Kind::Str, no_sort),
+        field!("elementId", "t.element_id", Kind::Str, no_sort),
+        field!(
+            "candidateGroup",
+            "t.candidate_groups",
+            Kind::StrList,
+            filter_only
+        ),
+        field!(
+            "candidateGroups",
+            "t.candidate_groups",
+            Kind::StrList,
+            item_only
+        ),
+        field!(
+            "candidateUser",
+            "t.candidate_users",
+            Kind::StrList,
+            filter_only
+        ),
+        field!(
+            "candidateUsers",
+            "t.candidate_users",
+            Kind::StrList,
+            item_only
+        ),
+        field!(
+            "processDefinitionId",
+            "t.bpmn_process_id",
+            Kind::Str,
+            no_sort
+        ),
+        field!("creationDate", "t.creation_date", Kind::Date),
+        field!("completionDate", "t.completion_date", Kind::Date),
+        field!("followUpDate", "NULLIF(t.follow_up_date, -1)", Kind::Date),
+        field!("dueDate", "NULLIF(t.due_date, -1)", Kind::Date),
+        field!("priority", "t.priority", Kind::Int),
+        field!("tenantId", "t.tenant_id", Kind::Str, no_sort),
+        field!(
+            "externalFormReference",
+            "t.external_form_reference",
+            Kind::Str,
+            item_only
+        ),
+        field!(
+            "processDefinitionVersion",
+            "t.process_definition_version",
+            Kind::Int,
+            item_only
+        ),
+        field!("customHeaders", "t.custom_headers", Kind::Json, item_only),
+        field!("processName", "t.process_name", Kind::Str, item_only),
+        field!("formKey", "t.form_key", Kind::Key, item_only),
+        field!(
+            "processDefinitionKey",
+            "t.process_definition_key",
+            Kind::Key,
+            no_sort
+        ),
+        field!(
+            "processInstanceKey",
+            "t.process_instance_key",
+            Kind::Key,
+            no_sort
+        ),
+        field!(
+            "elementInstanceKey",
+            "t.element_instance_key",
+            Kind::Key,
+            no_sort
+        ),
+    ],
+};
+
 /// The entities the REST API searches, by resource name.
 pub static SEARCHABLE: &[&Entity] = &[
     &PROCESS_INSTANCES,
@@ -603,4 +722,5 @@ pub static SEARCHABLE: &[&Entity] = &[
     &PROCESS_DEFINITIONS,
     &DECISION_DEFINITIONS,
     &DECISION_INSTANCES,
+    &USER_TASKS,
 ];

@@ -186,6 +186,18 @@ tables! {
         ("decision_instance_by_instance", "process_instance_key"),
         ("decision_instance_by_key", "key"),
     ];
+    USER_TASK = 10: "user_task" keys 1 [
+        int("key"), text("element_id"), text("name"), text("state"), text("assignee"),
+        text("candidate_groups"), text("candidate_users"), int("due_date"),
+        int("follow_up_date"), int("creation_date"), int("completion_date"), int("priority"),
+        int("form_key"), text("external_form_reference"), text("custom_headers"),
+        int("process_definition_key"), text("bpmn_process_id"), text("process_name"),
+        int("process_definition_version"), int("process_instance_key"),
+        int("element_instance_key"), text("tenant_id"), int("partition_id"), int("position"),
+    ] indexes [
+        ("user_task_by_instance", "process_instance_key"),
+        ("user_task_by_state", "state, assignee"),
+    ];
 }
 
 /// The tables that belong to a process instance (by `process_instance_key`) and go with it.
@@ -196,6 +208,7 @@ pub const OWNED_BY_INSTANCE: &[&Table] = &[
     &INCIDENT,
     &JOB,
     &DECISION_INSTANCE,
+    &USER_TASK,
 ];
 
 /// Rows waiting to be written, folded per table and key.
@@ -208,7 +221,7 @@ pub struct Batch {
     rows: usize,
 }
 
-pub const TABLE_COUNT: usize = 10;
+pub const TABLE_COUNT: usize = 11;
 const _: () = assert!(TABLES.len() == TABLE_COUNT);
 
 impl Default for Batch {

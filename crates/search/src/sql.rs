@@ -33,8 +33,9 @@ pub struct Statement {
     pub params: Vec<Value>,
 }
 
-/// The version of the schema below; stored in `schema_version`.
-pub const SCHEMA_VERSION: i64 = 1;
+/// The version of the schema below; stored in `schema_version`. Version 2 added
+/// `user_task` (created by the schema's `IF NOT EXISTS` statements over a version 1 store).
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// Statements that create the schema where it is missing.
 pub fn schema(dialect: Dialect) -> Vec<String> {
@@ -136,7 +137,9 @@ impl Builder {
     /// The expression a field sorts and pages by: NULLs folded into a value of the same type.
     fn sort_expr(field: &Field) -> String {
         match field.kind {
-            Kind::Str | Kind::Enum(_) | Kind::Json => format!("COALESCE({}, '')", field.expr),
+            Kind::Str | Kind::Enum(_) | Kind::Json | Kind::StrList => {
+                format!("COALESCE({}, '')", field.expr)
+            }
             Kind::Key | Kind::Int | Kind::Date | Kind::Bool => {
                 format!("COALESCE({}, -1)", field.expr)
             }
@@ -145,13 +148,13 @@ impl Builder {
 
     fn condition(&mut self, condition: &Condition) -> String {
         match condition {
+            Condition::Field(field, op) if field.kind == Kind::StrList => self.member(field, op),
             Condition::Field(field, op) => self.op(field.expr, op),
-            Condition::Variable(name, op) => {
+            Condition::Variable(scope, name, op) => {
                 let name = self.bind(Value::Text(name.clone()));
                 let test = self.op("v.value", op);
                 format!(
-                    "EXISTS (SELECT 1 FROM variable v WHERE v.process_instance_key = t.key \
-                     AND v.name = {name} AND {test})"
+                    "EXISTS (SELECT 1 FROM variable v WHERE {scope} AND v.name = {name} AND {test})"
                 )
             }
             Condition::Or(groups) => {
@@ -159,6 +162,29 @@ impl Builder {
                 format!("({})", groups.join(" OR "))
             }
         }
+    }
+
+    /// A list field (a JSON array of strings): some member matches, or for the negative
+    /// operators none does.
+    fn member(&mut self, field: &Field, op: &Op) -> String {
+        let (negated, positive) = match op {
+            Op::Neq(v) => (true, Op::Eq(v.clone())),
+            Op::NotIn(values) => (true, Op::In(values.clone())),
+            Op::Exists(false) => (true, Op::Exists(true)),
+            other => (false, other.clone()),
+        };
+        let members = match self.dialect {
+            Dialect::Sqlite => format!("json_each(COALESCE({}, '[]')) m", field.expr),
+            Dialect::Postgres => format!(
+                "jsonb_array_elements_text(COALESCE({}, '[]')::jsonb) m(value)",
+                field.expr
+            ),
+        };
+        let test = self.op("m.value", &positive);
+        format!(
+            "{}EXISTS (SELECT 1 FROM {members} WHERE {test})",
+            if negated { "NOT " } else { "" }
+        )
     }
 
     fn all(&mut self, conditions: &[Condition]) -> String {

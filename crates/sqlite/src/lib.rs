@@ -297,7 +297,12 @@ fn migrate(connection: &Connection) -> Result<(), Migration> {
         Some(found) if found > SCHEMA_VERSION => {
             return Err(Migration(rusqlite::Error::InvalidQuery, Some(found)));
         }
-        // Versions before this one would be upgraded here, one step at a time.
+        // Version 1 lacked only tables, which the schema statements above created.
+        Some(found) if found < SCHEMA_VERSION => {
+            connection
+                .execute("UPDATE schema_version SET version = ?1", [SCHEMA_VERSION])
+                .map_err(error)?;
+        }
         Some(_) => {}
     }
     Ok(())

@@ -29,6 +29,12 @@ pub fn get(port: u16, path: &str) -> Option<(String, String)> {
 
 /// `method path` with a JSON body over HTTP/1.0: (status line, body).
 pub fn request(port: u16, method: &str, path: &str, body: &str) -> Option<(String, String)> {
+    let (head, body) = exchange(port, method, path, body)?;
+    Some((head.lines().next()?.to_owned(), body))
+}
+
+/// `method path` with a JSON body over HTTP/1.0: (the whole head, body).
+pub fn exchange(port: u16, method: &str, path: &str, body: &str) -> Option<(String, String)> {
     let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
     stream
         .set_read_timeout(Some(Duration::from_secs(10)))
@@ -43,7 +49,7 @@ pub fn request(port: u16, method: &str, path: &str, body: &str) -> Option<(Strin
     let mut response = String::new();
     stream.read_to_string(&mut response).ok()?;
     let (head, body) = response.split_once("\r\n\r\n")?;
-    Some((head.lines().next()?.to_owned(), body.to_owned()))
+    Some((head.to_owned(), body.to_owned()))
 }
 
 /// A running broker on free ports, killed (SIGKILL) when dropped.

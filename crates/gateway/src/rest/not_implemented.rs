@@ -370,8 +370,6 @@ const OPERATIONS: &[(&str, &str, &str)] = &[
         "/v2/tenants/{tenantId}/users/{username}",
         "assignUserToTenant",
     ),
-    ("POST", "/v2/user-tasks/search", "searchUserTasks"),
-    ("GET", "/v2/user-tasks/{userTaskKey}", "getUserTask"),
     (
         "GET",
         "/v2/user-tasks/{userTaskKey}/form",

@@ -20,7 +20,7 @@ use axum::routing::{get, post};
 use beeline_search::query::{
     self, DECISION_DEFINITION_XML, DECISION_DEFINITIONS, DECISION_INSTANCES, ELEMENT_INSTANCES,
     INCIDENTS, JOBS, MAX_LIMIT, PROCESS_DEFINITION_XML, PROCESS_DEFINITIONS, PROCESS_INSTANCES,
-    SEQUENCE_FLOWS, VARIABLES,
+    SEQUENCE_FLOWS, USER_TASKS, VARIABLES,
 };
 use beeline_search::{
     Condition, Entity, Field, Kind, Op, Order, Page, Query, Results, SearchError, SearchStore,
@@ -37,7 +37,7 @@ const PREVIEW_CHARS: usize = 8192;
 
 /// The routes of the read side.
 pub(super) fn routes() -> Router<Gateway> {
-    let searches: [(&'static Entity, &'static str); 8] = [
+    let searches: [(&'static Entity, &'static str); 9] = [
         (&PROCESS_DEFINITIONS, "SearchProcessDefinitions"),
         (&PROCESS_INSTANCES, "SearchProcessInstances"),
         (&ELEMENT_INSTANCES, "SearchElementInstances"),
@@ -46,6 +46,7 @@ pub(super) fn routes() -> Router<Gateway> {
         (&JOBS, "SearchJobs"),
         (&DECISION_DEFINITIONS, "SearchDecisionDefinitions"),
         (&DECISION_INSTANCES, "SearchDecisionInstances"),
+        (&USER_TASKS, "SearchUserTasks"),
     ];
     let mut router = Router::new();
     for (entity, operation) in searches {
@@ -58,7 +59,7 @@ pub(super) fn routes() -> Router<Gateway> {
             ),
         );
     }
-    let gets: [(&'static Entity, &'static str, &'static str); 7] = [
+    let gets: [(&'static Entity, &'static str, &'static str); 8] = [
         (
             &PROCESS_DEFINITIONS,
             "processDefinitionKey",
@@ -86,6 +87,7 @@ pub(super) fn routes() -> Router<Gateway> {
             "decisionEvaluationInstanceKey",
             "GetDecisionInstance",
         ),
+        (&USER_TASKS, "userTaskKey", "GetUserTask"),
     ];
     for (entity, parameter, operation) in gets {
         router = router.route(
@@ -383,11 +385,11 @@ fn parse_filter(
     let mut conditions = Vec::new();
     for (name, value) in filter {
         let here = format!("{path}.{name}");
-        if entity.variables && name == "variables" {
-            conditions.extend(parse_variables(value, &here)?);
+        if let Some((_, scope)) = entity.variable_filters.iter().find(|(n, _)| n == name) {
+            conditions.extend(parse_variables(scope, value, &here)?);
             continue;
         }
-        if entity.variables && name == "$or" {
+        if entity.or && name == "$or" {
             let Json::Array(groups) = value else {
                 return Err(invalid(&here, "expected an array of filters"));
             };
@@ -408,8 +410,9 @@ fn parse_filter(
                 .filter(|f| f.filter)
                 .map(|f| f.name.to_owned())
                 .collect();
-            if entity.variables {
-                known.extend(["variables".to_owned(), "$or".to_owned()]);
+            known.extend(entity.variable_filters.iter().map(|(n, _)| (*n).to_owned()));
+            if entity.or {
+                known.push("$or".to_owned());
             }
             return Err(unknown(&here, name, &known));
         };
@@ -423,7 +426,11 @@ fn parse_filter(
     Ok(conditions)
 }
 
-fn parse_variables(value: &Json, path: &str) -> Result<Vec<Condition>, Problem> {
+fn parse_variables(
+    scope: &'static str,
+    value: &Json,
+    path: &str,
+) -> Result<Vec<Condition>, Problem> {
     let Json::Array(variables) = value else {
         return Err(invalid(path, "expected an array of {name, value} filters"));
     };
@@ -449,7 +456,7 @@ fn parse_variables(value: &Json, path: &str) -> Result<Vec<Condition>, Problem> 
             return Err(Problem::invalid(format!("No {here}.value provided")));
         };
         for op in parse_ops(Kind::Str, value, &format!("{here}.value"))? {
-            conditions.push(Condition::Variable(name.clone(), op));
+            conditions.push(Condition::Variable(scope, name.clone(), op));
         }
     }
     Ok(conditions)
@@ -458,7 +465,9 @@ fn parse_variables(value: &Json, path: &str) -> Result<Vec<Condition>, Problem> 
 /// The operators each kind takes.
 fn operators(kind: Kind) -> &'static [&'static str] {
     match kind {
-        Kind::Str | Kind::Enum(_) => &["$eq", "$neq", "$exists", "$in", "$notIn", "$like"],
+        Kind::Str | Kind::Enum(_) | Kind::StrList => {
+            &["$eq", "$neq", "$exists", "$in", "$notIn", "$like"]
+        }
         Kind::Key => &["$eq", "$neq", "$exists", "$in", "$notIn"],
         Kind::Int | Kind::Date => &[
             "$eq", "$neq", "$exists", "$gt", "$gte", "$lt", "$lte", "$in",
@@ -528,7 +537,7 @@ fn parse_ops(kind: Kind, value: &Json, path: &str) -> Result<Vec<Op>, Problem> {
 
 fn parse_value(kind: Kind, value: &Json, path: &str) -> Result<Value, Problem> {
     match (kind, value) {
-        (Kind::Str, Json::String(s)) => Ok(Value::text(s.as_str())),
+        (Kind::Str | Kind::StrList, Json::String(s)) => Ok(Value::text(s.as_str())),
         (Kind::Enum(values), Json::String(s)) => {
             if values.contains(&s.as_str()) {
                 Ok(Value::text(s.as_str()))
@@ -569,7 +578,7 @@ fn parse_value(kind: Kind, value: &Json, path: &str) -> Result<Value, Problem> {
                 "invalid type: {}, expected {}",
                 json_type(other),
                 match kind {
-                    Kind::Str | Kind::Enum(_) => "a string",
+                    Kind::Str | Kind::Enum(_) | Kind::StrList => "a string",
                     Kind::Key => "a key (a string of digits)",
                     Kind::Int => "an integer",
                     Kind::Date => "an RFC 3339 date-time string",
@@ -765,7 +774,7 @@ fn item(entity: &Entity, row: &[Value], truncate: bool) -> Json {
             (Kind::Key, Value::Int(key)) => Json::String(key.to_string()),
             (Kind::Date, Value::Int(ms)) => Json::String(time::format(*ms)),
             (Kind::Bool, Value::Int(b)) => Json::Bool(*b != 0),
-            (Kind::Json, Value::Text(text)) => {
+            (Kind::Json | Kind::StrList, Value::Text(text)) => {
                 serde_json::from_str(text).unwrap_or_else(|_| Json::String(text.clone()))
             }
             (_, Value::Int(n)) => Json::from(*n),
@@ -823,7 +832,7 @@ mod tests {
             .iter()
             .map(|c| match c {
                 Condition::Field(f, op) => format!("{} {op:?}", f.name),
-                Condition::Variable(name, op) => format!("variable {name} {op:?}"),
+                Condition::Variable(_, name, op) => format!("variable {name} {op:?}"),
                 Condition::Or(groups) => format!("or {}", groups.len()),
             })
             .collect();

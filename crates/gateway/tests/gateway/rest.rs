@@ -824,9 +824,10 @@ async fn a_user_task_is_assigned_updated_and_completed_over_rest() {
         ),
         "the instance completed"
     );
-    // Reading tasks is the read side's, not served yet.
+    // Reading tasks is the read side's: this node has no secondary storage.
     let get = node.get(&path("")).await;
-    get.problem(501, "UNIMPLEMENTED", &path(""));
+    let detail = get.problem(503, "UNAVAILABLE", &path(""));
+    assert!(detail.contains("--secondary-storage"), "{detail}");
     node.assert_serving_rest().await;
 }
 
