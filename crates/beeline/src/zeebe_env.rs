@@ -61,6 +61,7 @@ mod tests {
 
     #[derive(clap::Subcommand)]
     enum Sub {
+        #[command(args_override_self = true)]
         Broker(BrokerConfig),
     }
 
