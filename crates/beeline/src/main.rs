@@ -9,6 +9,7 @@ mod config_file;
 mod monitoring;
 mod node;
 mod read_side;
+mod torture;
 mod zeebe_env;
 
 // jemalloc serves every allocation of the process: Rust's through the global allocator, and
@@ -46,6 +47,10 @@ enum Command {
     /// Loads a Zeebe gateway (this node's or a real Zeebe's) and reports throughput, latency,
     /// backpressure and the broker's memory.
     Bench(beeline_bench::BenchArgs),
+    /// Crash torture: drives a broker of this binary with load, kills it with SIGKILL over and
+    /// over (at random moments, and as snapshots, compactions and segment rolls begin), and
+    /// after every restart checks that each acknowledged command's effect is there exactly once.
+    Torture(torture::TortureArgs),
 }
 
 fn main() -> ExitCode {
@@ -76,6 +81,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Broker(config) => run_broker(config),
         Command::Bench(args) => run_bench(args),
+        Command::Torture(args) => torture::run(args),
         Command::Client(command) => on_runtime(
             tokio::runtime::Builder::new_current_thread().thread_name("beeline-cli"),
             beeline_cli::run(command),

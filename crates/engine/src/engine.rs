@@ -193,6 +193,11 @@ impl Engine {
                     writes: state.into_writes(),
                 })
             }
+            Err(ProcessingError::Rejected(rejection_type, reason)) => {
+                drop(state);
+                self.transient.rollback();
+                self.reject(store, command, rejection_type, reason)
+            }
             Err(error) => {
                 drop(state);
                 self.transient.rollback();

@@ -1,8 +1,12 @@
-/// A failure while processing one command. `Rejected` is the ordinary outcome of a command that
-/// may not run; `Internal` is a bug or unexpected state, which rolls the batch back and bans
-/// the instance instead of stopping the partition.
+/// A failure while processing one command. `Internal` is a bug or unexpected state, which
+/// rolls the batch back and bans the instance instead of stopping the partition.
 #[derive(Debug, thiserror::Error)]
 pub enum ProcessingError {
+    /// The command may not run, found out after it wrote events (an all-or-nothing command
+    /// such as a modification): the batch is rolled back and the command rejected, and
+    /// nothing is banned (Zeebe's expected errors). Only the batch's own command may end so.
+    #[error("{1}")]
+    Rejected(beeline_protocol::RejectionType, String),
     #[error("{0}")]
     Internal(String),
     #[error(transparent)]

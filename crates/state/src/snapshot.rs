@@ -147,6 +147,19 @@ impl SnapshotStore {
             });
         }
         let data = snapshot.data_dir();
+        // The store opens every file there: one the manifest does not vouch for is damage too.
+        let mut present = Vec::new();
+        collect_files(&data, &data, &mut present)?;
+        if let Some(stray) = present
+            .iter()
+            .find(|name| !manifest.files.iter().any(|file| &file.name == *name))
+        {
+            return Err(Error::CorruptSnapshot {
+                path: data.join(stray),
+                offset: 0,
+                reason: "a file the manifest does not list".into(),
+            });
+        }
         for file in manifest.files {
             let path = data.join(&file.name);
             let actual = checksum_chunks(&path)?;
@@ -289,6 +302,13 @@ fn parse_manifest(text: &str) -> Result<Manifest, (u64, String)> {
             }
             Some("file") => {
                 let name = parts.next().ok_or_else(|| bad("file without name"))?;
+                // Names are relative to the snapshot's data: a manifest cannot point outside.
+                let inside = Path::new(name)
+                    .components()
+                    .all(|part| matches!(part, std::path::Component::Normal(_)));
+                if name.is_empty() || !inside {
+                    return Err(bad("file name outside the snapshot's data"));
+                }
                 let size = parts
                     .next()
                     .and_then(|s| s.parse().ok())
@@ -384,6 +404,57 @@ mod tests {
             Err(Error::CorruptSnapshot { path, offset, .. }) => {
                 assert_eq!(path, file);
                 assert_eq!(offset, CHUNK, "the damaged chunk's start");
+            }
+            other => panic!("expected corruption, got {other:?}"),
+        }
+    }
+
+    /// Rewrites the snapshot's manifest with `edit` applied to its body, checksum made right.
+    fn rewrite_manifest(snapshot: &Snapshot, edit: impl Fn(&str) -> String) {
+        let path = snapshot.path.join(MANIFEST);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let body = edit(&text[..text.rfind("crc ").unwrap()]);
+        let crc = crc32c::crc32c(body.as_bytes());
+        std::fs::write(&path, format!("{body}crc {crc:08x}\n")).unwrap();
+    }
+
+    // Found while writing the snapshot fuzz target: a manifest could name files outside the
+    // snapshot, which verification then read.
+    #[test]
+    fn a_manifest_naming_a_file_outside_the_snapshot_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let snapshots = SnapshotStore::open(dir.path(), 2).unwrap();
+        let snapshot = snapshots.take(5, &store_with(10)).unwrap();
+        for name in ["../MANIFEST", "/etc/hostname", "data/../../x"] {
+            rewrite_manifest(&snapshot, |body| {
+                body.replace("file state.mem", &format!("file {name}"))
+            });
+            match SnapshotStore::verify(&snapshot) {
+                Err(Error::CorruptSnapshot { reason, .. }) => {
+                    assert!(reason.contains("outside the snapshot"), "{name}: {reason}")
+                }
+                other => panic!("{name}: expected corruption, got {other:?}"),
+            }
+            rewrite_manifest(&snapshot, |body| {
+                body.replace(&format!("file {name}"), "file state.mem")
+            });
+        }
+        SnapshotStore::verify(&snapshot).unwrap();
+    }
+
+    // Found while writing the snapshot fuzz target: a file in the data that the manifest does
+    // not list passed verification, and the store would have opened it.
+    #[test]
+    fn a_file_the_manifest_does_not_list_is_damage() {
+        let dir = tempfile::tempdir().unwrap();
+        let snapshots = SnapshotStore::open(dir.path(), 2).unwrap();
+        let snapshot = snapshots.take(5, &store_with(10)).unwrap();
+        let stray = snapshot.data_dir().join("000009.sst");
+        std::fs::write(&stray, b"not vouched for").unwrap();
+        match SnapshotStore::verify(&snapshot) {
+            Err(Error::CorruptSnapshot { path, reason, .. }) => {
+                assert_eq!(path, stray);
+                assert!(reason.contains("does not list"), "{reason}");
             }
             other => panic!("expected corruption, got {other:?}"),
         }

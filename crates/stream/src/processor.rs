@@ -880,6 +880,7 @@ where
         }
         let partition = self.config.partition_id;
         self.compacting = Some(tokio::task::spawn_blocking(move || {
+            tracing::debug!(partition, "deleting compacted log segments");
             if let Err(error) = compaction.finish() {
                 // The segments stay on disk, readable and only taking space, until the journal
                 // is opened again: it finds them, and the next compaction deletes them.
@@ -899,6 +900,11 @@ where
             return Ok(None);
         }
         let started = Instant::now();
+        tracing::debug!(
+            partition = self.config.partition_id,
+            position,
+            "taking a snapshot"
+        );
         // The state may hold results not yet durable in the log: make them durable first, or a
         // crash could leave a snapshot ahead of the log.
         self.commit_everything()?;

@@ -28,7 +28,7 @@ use std::collections::HashMap;
 use beeline_protocol::intent::{
     CommandDistributionIntent, DecisionEvaluationIntent, DeploymentIntent, EscalationIntent,
     JobIntent, MessageCorrelationIntent, ProcessInstanceBatchIntent, ProcessInstanceCreationIntent,
-    ProcessInstanceIntent, SignalIntent, VariableDocumentIntent,
+    ProcessInstanceIntent, ProcessInstanceModificationIntent, SignalIntent, VariableDocumentIntent,
 };
 #[cfg(test)]
 use beeline_protocol::intent::{
@@ -64,6 +64,8 @@ const NO_STATE_CHANGE: &[Intent] = &[
     Intent::Signal(SignalIntent::Broadcasted),
     Intent::ProcessInstanceBatch(ProcessInstanceBatchIntent::Activated),
     Intent::ProcessInstanceBatch(ProcessInstanceBatchIntent::Terminated),
+    // What it changed was written as the events of the elements it activated and terminated.
+    Intent::ProcessInstanceModification(ProcessInstanceModificationIntent::Modified),
     // The changes were written as RETRIES_UPDATED and TIMEOUT_UPDATED before it.
     Intent::Job(JobIntent::Updated),
     // The answer to a correlate request: the message and what it reached are written by the
@@ -224,6 +226,7 @@ mod tests {
         ValueType::MessageCorrelation,
         ValueType::Clock,
         ValueType::UserTask,
+        ValueType::ProcessInstanceModification,
         ValueType::Form,
     ];
 

@@ -13,6 +13,7 @@ pub(crate) mod message_correlation;
 mod message_subscription;
 pub(crate) mod process_instance;
 mod process_instance_batch;
+mod process_instance_modification;
 mod process_message_subscription;
 mod signal;
 mod timer;
@@ -51,6 +52,7 @@ impl Processors {
         distribution::register(&mut processors);
         process_instance::register(&mut processors);
         process_instance_batch::register(&mut processors);
+        process_instance_modification::register(&mut processors);
         bpmn::register(&mut processors);
         job::register(&mut processors);
         job_batch::register(&mut processors);

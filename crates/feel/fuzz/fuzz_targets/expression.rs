@@ -1,4 +1,4 @@
-//! `cargo +nightly fuzz run expression fuzz/corpus/expression fuzz/seeds/expression` (from `crates/feel`; the
+//! `cargo +nightly fuzz run expression fuzz/corpus/expression ../../fuzz/seeds/feel-expression` (from `crates/feel`; the
 //! first directory collects the corpus and is git-ignored): any text is parsed; whatever
 //! parses is evaluated under tight limits. A parse error must point inside the text; nothing
 //! may panic, overflow the stack or hang.

@@ -1,4 +1,4 @@
-//! `cargo +nightly fuzz run unary_tests fuzz/corpus/unary_tests fuzz/seeds/unary_tests` (from `crates/feel`; the
+//! `cargo +nightly fuzz run unary_tests fuzz/corpus/unary_tests ../../fuzz/seeds/feel-unary-tests` (from `crates/feel`; the
 //! first directory collects the corpus and is git-ignored): DMN input entries; what
 //! parses is matched against a few inputs.
 

@@ -22,6 +22,7 @@ mod evaluate_decision;
 mod fail_job;
 mod health;
 mod message_size;
+mod modify_process_instance;
 mod publish_message;
 mod resolve_incident;
 mod service;

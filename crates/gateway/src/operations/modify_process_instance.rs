@@ -1,11 +1,11 @@
 //! Modify a running process instance (activate elements, terminate element instances):
-//! `PROCESS_INSTANCE_MODIFICATION MODIFY` on the instance's partition.
-//!
-//! Not available yet: the protocol crate has no `ProcessInstanceModificationRecord` value, so
-//! there is no command to send. The request is checked, so errors in it are named already.
+//! `PROCESS_INSTANCE_MODIFICATION MODIFY` on the instance's partition, answered by MODIFIED.
 
+use beeline_protocol::Record;
 use beeline_protocol::intent::ProcessInstanceModificationIntent;
+use beeline_protocol::value::{self as value, ProcessInstanceModificationRecord};
 
+use super::{acknowledged, operation_reference};
 use crate::dispatch::Dispatcher;
 use crate::error::GatewayError;
 use crate::validate;
@@ -35,35 +35,69 @@ pub struct VariableInstruction {
     pub scope_id: String,
 }
 
-/// The partition of the instance, once every instruction is checked.
-pub(crate) fn check(request: &ModifyProcessInstance, partitions: u16) -> Result<u16, GatewayError> {
-    let partition = validate::key(
-        "processInstanceKey",
-        request.process_instance_key,
-        partitions,
-    )?;
+/// The command, once every instruction is checked (errors name the field).
+pub(crate) fn command(request: &ModifyProcessInstance) -> Result<Record, GatewayError> {
+    validate::key_format("processInstanceKey", request.process_instance_key)?;
+    let mut activate_instructions = Vec::with_capacity(request.activate.len());
     for (i, activate) in request.activate.iter().enumerate() {
         validate::not_empty(
             &format!("activateInstructions[{i}].elementId"),
             &activate.element_id,
         )?;
+        let mut variable_instructions = Vec::with_capacity(activate.variables.len());
         for (j, variables) in activate.variables.iter().enumerate() {
-            validate::variables(
-                &format!("activateInstructions[{i}].variableInstructions[{j}].variables"),
-                &variables.variables,
-            )?;
+            variable_instructions.push(value::VariableInstruction {
+                variables: validate::variables(
+                    &format!("activateInstructions[{i}].variableInstructions[{j}].variables"),
+                    &variables.variables,
+                )?,
+                element_id: variables.scope_id.clone(),
+            });
         }
+        activate_instructions.push(value::ActivateInstruction {
+            element_id: activate.element_id.clone(),
+            ancestor_scope_key: match activate.ancestor_element_instance_key {
+                key if key > 0 => key,
+                _ => -1,
+            },
+            variable_instructions,
+            ancestor_scope_keys: Vec::new(),
+        });
     }
-    Ok(partition)
+    let terminate_instructions = request
+        .terminate
+        .iter()
+        .map(|&key| value::TerminateInstruction {
+            element_instance_key: key,
+        })
+        .collect();
+    let mut record = Record::command(
+        request.process_instance_key,
+        ProcessInstanceModificationIntent::Modify,
+        ProcessInstanceModificationRecord {
+            process_instance_key: request.process_instance_key,
+            activate_instructions,
+            terminate_instructions,
+            ..Default::default()
+        },
+    );
+    record.operation_reference = operation_reference(request.operation_reference);
+    Ok(record)
 }
 
 pub async fn run(d: &Dispatcher, request: ModifyProcessInstance) -> Result<(), GatewayError> {
-    check(&request, d.partition_count())?;
-    Err(GatewayError::not_built(
+    d.require(
+        ProcessInstanceModificationIntent::Modify,
         "modifying process instances",
-        "PROCESS_INSTANCE_MODIFICATION",
-        ProcessInstanceModificationIntent::Modify.into(),
-    ))
+    )?;
+    let command = command(&request)?;
+    acknowledged::<ProcessInstanceModificationRecord>(
+        d,
+        "processInstanceKey",
+        request.process_instance_key,
+        command,
+    )
+    .await
 }
 
 #[cfg(test)]
@@ -84,10 +118,45 @@ mod tests {
             }],
             ..ModifyProcessInstance::default()
         };
-        let error = check(&request, 1).unwrap_err().to_string();
+        let error = command(&request).unwrap_err().to_string();
         assert!(
             error.contains("'activateInstructions[0].variableInstructions[0].variables'"),
             "{error}"
+        );
+    }
+
+    #[test]
+    fn request_becomes_a_modify_command() {
+        let key = beeline_protocol::key::encode(1, 9);
+        let record = command(&ModifyProcessInstance {
+            process_instance_key: key,
+            activate: vec![ActivateInstruction {
+                element_id: "task".into(),
+                ancestor_element_instance_key: -1,
+                variables: vec![VariableInstruction {
+                    variables: r#"{"a":1}"#.into(),
+                    scope_id: "sub".into(),
+                }],
+            }],
+            terminate: vec![key + 1],
+            operation_reference: Some(3),
+        })
+        .unwrap();
+        assert_eq!(record.key, key);
+        assert_eq!(record.operation_reference, 3);
+        let value = record
+            .value_as::<ProcessInstanceModificationRecord>()
+            .unwrap();
+        assert_eq!(value.process_instance_key, key);
+        assert_eq!(value.activate_instructions[0].element_id, "task");
+        assert_eq!(value.activate_instructions[0].ancestor_scope_key, -1);
+        assert_eq!(
+            value.activate_instructions[0].variable_instructions[0].element_id,
+            "sub"
+        );
+        assert_eq!(
+            value.terminate_instructions[0].element_instance_key,
+            key + 1
         );
     }
 }

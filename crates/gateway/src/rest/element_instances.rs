@@ -1,12 +1,12 @@
 //! `PUT /v2/element-instances/{elementInstanceKey}/variables`.
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::response::Response;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::json::{self, document};
-use super::{Call, Gateway, keyed_command};
+use super::{Call, Gateway, PathParam, keyed_command};
 use crate::error::GatewayError;
 use crate::operations::set_variables::{self, SetVariables};
 
@@ -22,7 +22,7 @@ struct SetVariablesRequest {
 
 pub(super) async fn set_variables(
     State(d): State<Gateway>,
-    Path(key): Path<String>,
+    PathParam(key): PathParam,
     call: Call,
 ) -> Response {
     let d = &d;

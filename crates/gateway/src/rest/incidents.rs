@@ -1,15 +1,15 @@
 //! `POST /v2/incidents/{incidentKey}/resolution`.
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::response::Response;
 
 use super::process_instances::OperationReference;
-use super::{Call, Gateway, keyed_command};
+use super::{Call, Gateway, PathParam, keyed_command};
 use crate::operations::resolve_incident::{self, ResolveIncident};
 
 pub(super) async fn resolve(
     State(d): State<Gateway>,
-    Path(key): Path<String>,
+    PathParam(key): PathParam,
     call: Call,
 ) -> Response {
     keyed_command(

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::response::Response;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -14,7 +14,7 @@ use tracing::Instrument;
 
 use super::json::{self, Key, document, raw};
 use super::problem::Problem;
-use super::{Call, Gateway, Reply, answer, keyed_command};
+use super::{Call, Gateway, PathParam, Reply, answer, keyed_command};
 use crate::dispatch::Dispatcher;
 use crate::error::GatewayError;
 use crate::jobs::{self, ActivatedJob, JobSink};
@@ -295,7 +295,7 @@ fn completion_result(body: CompletionResultBody) -> CompletionResult {
 
 pub(super) async fn complete(
     State(d): State<Gateway>,
-    Path(key): Path<String>,
+    PathParam(key): PathParam,
     call: Call,
 ) -> Response {
     keyed_command(
@@ -331,7 +331,7 @@ struct FailRequest {
 
 pub(super) async fn fail(
     State(d): State<Gateway>,
-    Path(key): Path<String>,
+    PathParam(key): PathParam,
     call: Call,
 ) -> Response {
     keyed_command(
@@ -368,7 +368,7 @@ struct ErrorRequest {
 
 pub(super) async fn throw_error(
     State(d): State<Gateway>,
-    Path(key): Path<String>,
+    PathParam(key): PathParam,
     call: Call,
 ) -> Response {
     keyed_command(
@@ -411,7 +411,7 @@ struct Changeset {
 
 pub(super) async fn update(
     State(d): State<Gateway>,
-    Path(key): Path<String>,
+    PathParam(key): PathParam,
     call: Call,
 ) -> Response {
     keyed_command(

@@ -34,7 +34,8 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, FromRequest, Request};
+use axum::extract::{DefaultBodyLimit, FromRequest, FromRequestParts, Path, Request};
+use axum::http::request::Parts;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, patch, post, put};
@@ -67,6 +68,10 @@ pub(crate) fn router(d: Arc<Dispatcher>) -> Router {
         .route(
             "/v2/process-instances/{processInstanceKey}/cancellation",
             post(process_instances::cancel),
+        )
+        .route(
+            "/v2/process-instances/{processInstanceKey}/modification",
+            post(process_instances::modify),
         )
         .route("/v2/jobs/activation", post(jobs::activate))
         .route("/v2/jobs/{jobKey}/completion", post(jobs::complete))
@@ -180,6 +185,22 @@ impl FromRequest<Gateway> for Call {
                     Problem::invalid(format!("The request body cannot be read: {error}")).at(&path)
                 })
             }
+        }
+    }
+}
+
+/// The parameter of a path such as `/v2/jobs/{jobKey}/completion`, as text. One that does not
+/// percent-decode to UTF-8 is a 400 problem naming it, as every other error of the API (axum's
+/// own answer is plain text).
+pub(crate) struct PathParam(pub String);
+
+impl<S: Send + Sync> FromRequestParts<S> for PathParam {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        match Path::<String>::from_request_parts(parts, state).await {
+            Ok(Path(text)) => Ok(Self(text)),
+            Err(rejection) => Err(Problem::invalid(rejection.body_text()).at(parts.uri.path())),
         }
     }
 }

@@ -207,11 +207,6 @@ const OPERATIONS: &[(&str, &str, &str)] = &[
         "/v2/process-instances/{processInstanceKey}/migration",
         "migrateProcessInstance",
     ),
-    (
-        "POST",
-        "/v2/process-instances/{processInstanceKey}/modification",
-        "modifyProcessInstance",
-    ),
     ("GET", "/v2/resources/{resourceKey}", "getResource"),
     (
         "GET",

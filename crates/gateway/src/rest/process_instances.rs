@@ -1,20 +1,25 @@
 //! `POST /v2/process-instances` (by process id and version or by key; `awaitCompletion` waits
-//! for the result, 504 past `requestTimeout`) and
-//! `POST /v2/process-instances/{processInstanceKey}/cancellation`.
+//! for the result, 504 past `requestTimeout`),
+//! `POST /v2/process-instances/{processInstanceKey}/cancellation` and
+//! `POST /v2/process-instances/{processInstanceKey}/modification`.
 
 use std::time::Duration;
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::response::Response;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use super::json::{self, Key, document, raw, to_vec};
 use super::problem::Problem;
-use super::{Call, Gateway, Reply, answer, keyed_command};
+use super::{Call, Gateway, PathParam, Reply, answer, keyed_command};
+use crate::error::GatewayError;
 use crate::operations::cancel_process_instance::{self, CancelProcessInstance};
 use crate::operations::create_process_instance::{
     self, AwaitResult, CreateProcessInstance, ProcessSelector,
+};
+use crate::operations::modify_process_instance::{
+    self, ActivateInstruction, ModifyProcessInstance, VariableInstruction,
 };
 
 #[derive(Debug, Default, Deserialize)]
@@ -151,7 +156,7 @@ pub(super) struct OperationReference {
 
 pub(super) async fn cancel(
     State(d): State<Gateway>,
-    Path(key): Path<String>,
+    PathParam(key): PathParam,
     call: Call,
 ) -> Response {
     keyed_command(
@@ -168,6 +173,93 @@ pub(super) async fn cancel(
                     operation_reference: body.operation_reference,
                 },
             )
+        },
+    )
+    .await
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct ModificationRequest {
+    #[serde(deserialize_with = "json::optional_integer")]
+    operation_reference: Option<u64>,
+    activate_instructions: Vec<ActivateRequest>,
+    terminate_instructions: Vec<TerminateRequest>,
+    move_instructions: Option<serde::de::IgnoredAny>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ActivateRequest {
+    element_id: String,
+    #[serde(default)]
+    ancestor_element_instance_key: Option<Key>,
+    #[serde(default)]
+    variable_instructions: Vec<VariableRequest>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct VariableRequest {
+    variables: Option<Box<RawValue>>,
+    #[serde(default)]
+    scope_id: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TerminateRequest {
+    element_instance_key: Key,
+}
+
+pub(super) async fn modify(
+    State(d): State<Gateway>,
+    PathParam(key): PathParam,
+    call: Call,
+) -> Response {
+    let gateway = &d;
+    keyed_command(
+        &d,
+        "ModifyProcessInstance",
+        "processInstanceKey",
+        &key,
+        &call,
+        |process_instance_key, body: ModificationRequest| async move {
+            if body.move_instructions.is_some() {
+                return Err(GatewayError::Unimplemented(
+                    "Beeline does not support moveInstructions (Camunda 8.9) yet; activate and \
+                     terminate the elements instead"
+                        .into(),
+                ));
+            }
+            let request = ModifyProcessInstance {
+                process_instance_key,
+                activate: body
+                    .activate_instructions
+                    .into_iter()
+                    .map(|a| ActivateInstruction {
+                        element_id: a.element_id,
+                        ancestor_element_instance_key: a
+                            .ancestor_element_instance_key
+                            .map_or(-1, |Key(key)| key),
+                        variables: a
+                            .variable_instructions
+                            .into_iter()
+                            .map(|v| VariableInstruction {
+                                variables: document(v.variables),
+                                scope_id: v.scope_id,
+                            })
+                            .collect(),
+                    })
+                    .collect(),
+                terminate: body
+                    .terminate_instructions
+                    .into_iter()
+                    .map(|t| t.element_instance_key.0)
+                    .collect(),
+                operation_reference: body.operation_reference,
+            };
+            modify_process_instance::run(gateway, request).await
         },
     )
     .await

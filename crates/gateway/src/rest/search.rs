@@ -13,7 +13,7 @@
 use std::sync::Arc;
 
 use axum::Router;
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{RawQuery, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -29,7 +29,7 @@ use beeline_search::{
 use serde_json::{Map, Value as Json};
 
 use super::problem::Problem;
-use super::{Call, Gateway, Reply, answer, json};
+use super::{Call, Gateway, PathParam, Reply, answer, json};
 
 /// Variable values longer than this are cut in search results (`isTruncated`); a GET by key
 /// returns the whole value.
@@ -93,7 +93,7 @@ pub(super) fn routes() -> Router<Gateway> {
         router = router.route(
             &format!("/v2/{}/{{{parameter}}}", entity.name),
             get(
-                move |State(d): State<Gateway>, Path(key): Path<String>, call: Call| {
+                move |State(d): State<Gateway>, PathParam(key): PathParam, call: Call| {
                     get_by_key(d, entity, parameter, operation, key, call)
                 },
             ),
@@ -102,15 +102,33 @@ pub(super) fn routes() -> Router<Gateway> {
     router
         .route(
             "/v2/process-definitions/{processDefinitionKey}/xml",
-            get(|State(d): State<Gateway>, Path(key): Path<String>, call: Call| {
-                xml(d, &PROCESS_DEFINITION_XML, "processDefinitionKey", "GetProcessDefinitionXml", key, call)
-            }),
+            get(
+                |State(d): State<Gateway>, PathParam(key): PathParam, call: Call| {
+                    xml(
+                        d,
+                        &PROCESS_DEFINITION_XML,
+                        "processDefinitionKey",
+                        "GetProcessDefinitionXml",
+                        key,
+                        call,
+                    )
+                },
+            ),
         )
         .route(
             "/v2/decision-definitions/{decisionDefinitionKey}/xml",
-            get(|State(d): State<Gateway>, Path(key): Path<String>, call: Call| {
-                xml(d, &DECISION_DEFINITION_XML, "decisionDefinitionKey", "GetDecisionDefinitionXml", key, call)
-            }),
+            get(
+                |State(d): State<Gateway>, PathParam(key): PathParam, call: Call| {
+                    xml(
+                        d,
+                        &DECISION_DEFINITION_XML,
+                        "decisionDefinitionKey",
+                        "GetDecisionDefinitionXml",
+                        key,
+                        call,
+                    )
+                },
+            ),
         )
         .route(
             "/v2/process-instances/{processInstanceKey}/sequence-flows",
@@ -123,14 +141,27 @@ pub(super) fn routes() -> Router<Gateway> {
         .route(
             "/v2/process-instances/{processInstanceKey}/incidents/search",
             post(
-                |State(d): State<Gateway>, Path(key): Path<String>, query: RawQuery, call: Call| async move {
+                |State(d): State<Gateway>,
+                 PathParam(key): PathParam,
+                 query: RawQuery,
+                 call: Call| async move {
                     let scope = json::path_key("processInstanceKey", &key).map(|key| {
                         Condition::Field(
-                            INCIDENTS.field("processInstanceKey").unwrap_or(INCIDENTS.key_field()),
+                            INCIDENTS
+                                .field("processInstanceKey")
+                                .unwrap_or(INCIDENTS.key_field()),
                             Op::Eq(Value::Int(key)),
                         )
                     });
-                    search(d, &INCIDENTS, "SearchProcessInstanceIncidents", query, call, Some(scope)).await
+                    search(
+                        d,
+                        &INCIDENTS,
+                        "SearchProcessInstanceIncidents",
+                        query,
+                        call,
+                        Some(scope),
+                    )
+                    .await
                 },
             ),
         )
@@ -275,7 +306,11 @@ async fn xml(
     }
 }
 
-async fn sequence_flows(State(d): State<Gateway>, Path(key): Path<String>, call: Call) -> Response {
+async fn sequence_flows(
+    State(d): State<Gateway>,
+    PathParam(key): PathParam,
+    call: Call,
+) -> Response {
     answer(&d, "GetProcessInstanceSequenceFlows", &call.path, async {
         let store = store(&d)?;
         let key = json::path_key("processInstanceKey", &key)?;
@@ -304,7 +339,7 @@ async fn sequence_flows(State(d): State<Gateway>, Path(key): Path<String>, call:
 
 async fn element_statistics(
     State(d): State<Gateway>,
-    Path(key): Path<String>,
+    PathParam(key): PathParam,
     call: Call,
 ) -> Response {
     answer(&d, "GetProcessInstanceStatistics", &call.path, async {

@@ -2,13 +2,13 @@
 //! `DELETE .../assignee` and `PATCH /v2/user-tasks/{userTaskKey}`: what people do with Camunda
 //! user tasks. Searching and reading them is the read side's, which Beeline does not have yet.
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::response::Response;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::json::{self, document};
-use super::{Call, Gateway, Reply, answer};
+use super::{Call, Gateway, PathParam, Reply, answer};
 use crate::operations::assign_user_task::{self, AssignUserTask};
 use crate::operations::complete_user_task::{self, CompleteUserTask};
 use crate::operations::update_user_task::{self, UpdateUserTask};
@@ -24,7 +24,7 @@ struct CompletionRequest {
 
 pub(super) async fn complete(
     State(d): State<Gateway>,
-    Path(key): Path<String>,
+    PathParam(key): PathParam,
     call: Call,
 ) -> Response {
     answer(&d, "CompleteUserTask", &call.path, async {
@@ -56,7 +56,7 @@ struct AssignmentRequest {
 
 pub(super) async fn assign(
     State(d): State<Gateway>,
-    Path(key): Path<String>,
+    PathParam(key): PathParam,
     call: Call,
 ) -> Response {
     answer(&d, "AssignUserTask", &call.path, async {
@@ -79,7 +79,7 @@ pub(super) async fn assign(
 
 pub(super) async fn unassign(
     State(d): State<Gateway>,
-    Path(key): Path<String>,
+    PathParam(key): PathParam,
     call: Call,
 ) -> Response {
     answer(&d, "UnassignUserTask", &call.path, async {
@@ -122,7 +122,7 @@ struct Changeset {
 
 pub(super) async fn update(
     State(d): State<Gateway>,
-    Path(key): Path<String>,
+    PathParam(key): PathParam,
     call: Call,
 ) -> Response {
     answer(&d, "UpdateUserTask", &call.path, async {

@@ -5,10 +5,10 @@ use super::*;
 use serde_json::{Value, json};
 
 /// An HTTP answer.
-struct Answer {
-    status: u16,
-    content_type: String,
-    body: Vec<u8>,
+pub(super) struct Answer {
+    pub(super) status: u16,
+    pub(super) content_type: String,
+    pub(super) body: Vec<u8>,
 }
 
 impl Answer {
@@ -40,7 +40,7 @@ impl Answer {
 }
 
 /// One HTTP/1.1 request on its own connection.
-async fn http(
+pub(super) async fn http(
     address: SocketAddr,
     method: &str,
     path: &str,
@@ -520,6 +520,13 @@ async fn bad_requests_are_problems_naming_what_is_wrong_and_the_node_serves_on()
         detail,
         "The provided jobKey '12ab' is not a valid key. Expected a numeric value."
     );
+    // Found by fuzzing: a key that does not percent-decode to UTF-8 was axum's plain-text 400.
+    let path = "/v2/jobs/225179%9813685300";
+    let detail = node
+        .send("PATCH", path, r#"{"changeset":{"retries":1}}"#)
+        .await
+        .problem(400, "INVALID_ARGUMENT", path);
+    assert!(detail.contains("Invalid UTF-8"), "{detail}");
     // A key of a partition this cluster does not have.
     let path = format!("/v2/jobs/{}/completion", key::encode(5, 1));
     node.send("POST", &path, "{}")
@@ -980,5 +987,68 @@ async fn integers_sent_as_strings_of_digits_are_read_as_numbers() {
         "Request property [timeout] cannot be parsed: invalid value: string \"a minute\", \
          expected an integer of at most 64 bits (a number, or a string of digits)"
     );
+    node.assert_serving_rest().await;
+}
+
+#[tokio::test]
+async fn an_instance_is_modified_over_rest() {
+    let node = Node::start(1).await;
+    let process = ProcessBuilder::new("two")
+        .start_event("start")
+        .service_task("first", "first")
+        .service_task("second", "second")
+        .end_event("end")
+        .build();
+    let deployed = node.deploy_rest(&[("two.bpmn", &process)]).await;
+    assert_eq!(deployed.status, 200, "{}", deployed.text());
+    let created = node
+        .create_rest(json!({"processDefinitionId": "two"}))
+        .await;
+    let instance = created["processInstanceKey"].as_str().unwrap().to_owned();
+    let first = node
+        .records(1)
+        .await
+        .into_iter()
+        .find(|r| {
+            r.intent == beeline_protocol::intent::ProcessInstanceIntent::ElementActivated.into()
+                && r.value_as::<beeline_protocol::value::ProcessInstanceRecord>()
+                    .is_some_and(|v| v.element_id == "first")
+        })
+        .expect("first activated")
+        .key;
+    let path = format!("/v2/process-instances/{instance}/modification");
+    let detail = node
+        .post(
+            &path,
+            json!({"activateInstructions": [{"elementId": "start"}]}),
+        )
+        .await
+        .problem(400, "INVALID_ARGUMENT", &path);
+    assert!(
+        detail.contains("The activation of elements with type 'START_EVENT' is not supported"),
+        "{detail}"
+    );
+    let missing = "/v2/process-instances/2251799813685999/modification";
+    node.post(missing, json!({}))
+        .await
+        .problem(404, "NOT_FOUND", missing);
+    let modified = node
+        .post(
+            &path,
+            json!({
+                "activateInstructions": [{
+                    "elementId": "second",
+                    "ancestorElementInstanceKey": instance,
+                    "variableInstructions": [{"variables": {"moved": 1}, "scopeId": "second"}]
+                }],
+                "terminateInstructions": [{"elementInstanceKey": first.to_string()}],
+                "operationReference": 5
+            }),
+        )
+        .await;
+    assert_eq!(modified.status, 204, "{}", modified.text());
+    let jobs = node.activate_rest("second", 1).await;
+    assert_eq!(jobs[0]["variables"], json!({"moved": 1}));
+    assert!(node.activate_rest("first", 1).await.is_empty());
     node.assert_serving_rest().await;
 }

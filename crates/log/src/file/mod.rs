@@ -321,6 +321,10 @@ impl FileJournal {
     /// Seals the active segment (written and synced, so flushers never need to look back) and
     /// starts the next.
     fn roll(&mut self) -> Result<()> {
+        tracing::debug!(
+            segment = self.active().id,
+            "rolling the log to a new segment"
+        );
         self.shared.write_out()?;
         let active = self.active();
         active.file.sync_data().map_err(|e| {

@@ -20,6 +20,8 @@ mod process;
 mod process_event;
 mod process_instance;
 mod process_instance_creation;
+mod process_instance_modification;
+mod resource_deletion;
 mod signal;
 mod timer;
 mod user_task;
@@ -50,6 +52,11 @@ pub use process_instance::ProcessInstanceRecord;
 pub use process_instance_creation::{
     ProcessInstanceCreationRecord, ProcessInstanceResultRecord, StartInstruction,
 };
+pub use process_instance_modification::{
+    ActivateInstruction, ProcessInstanceModificationRecord, TerminateInstruction,
+    VariableInstruction,
+};
+pub use resource_deletion::ResourceDeletionRecord;
 pub use signal::{SignalRecord, SignalSubscriptionRecord};
 pub use timer::TimerRecord;
 pub use user_task::{FormRecord, UserTaskRecord};
@@ -204,6 +211,8 @@ record_values! {
     ProcessInstanceBatch(ProcessInstanceBatchRecord, ProcessInstanceBatchIntent, instance: process_instance_key);
     MultiInstance(MultiInstanceRecord, MultiInstanceIntent);
     UserTask(UserTaskRecord, UserTaskIntent, instance: process_instance_key);
+    ProcessInstanceModification(ProcessInstanceModificationRecord, ProcessInstanceModificationIntent, instance: process_instance_key);
+    ResourceDeletion(ResourceDeletionRecord, ResourceDeletionIntent);
     Form(FormRecord, FormIntent);
     MessageCorrelation(MessageCorrelationRecord, MessageCorrelationIntent, instance: process_instance_key);
     Clock(ClockRecord, ClockIntent);

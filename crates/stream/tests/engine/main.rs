@@ -14,6 +14,7 @@ mod jobs;
 mod limits;
 mod listeners;
 mod messages;
+mod modification;
 mod multi_instance;
 mod process_instance;
 mod replay;

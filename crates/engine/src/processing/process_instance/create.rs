@@ -1,10 +1,11 @@
-use beeline_bpmn::ElementIndex;
+use beeline_bpmn::{ElementData, ElementIndex, ElementRef};
 use beeline_protocol::intent::{ProcessInstanceCreationIntent, ProcessInstanceIntent};
-use beeline_protocol::value::{ProcessInstanceCreationRecord, ProcessInstanceRecord};
+use beeline_protocol::value::{ProcessInstanceCreationRecord, StartInstruction};
 use beeline_protocol::{Intent, Record, RejectionType};
 
 use crate::error::ProcessingError;
-use crate::model::element_types;
+use crate::model::{DeployedProcess, InstanceRole};
+use crate::processing::bpmn::behavior::activation;
 use crate::processing::bpmn::behavior::variables::{Document, VariableOwner, create_local};
 use crate::processing::{CommandProcessor, ProcessingContext, value_of};
 use crate::transient::AwaitingResult;
@@ -77,39 +78,15 @@ impl CommandProcessor for ProcessInstanceCreateProcessor {
                 return Ok(());
             }
         };
-        let mut start_elements: Vec<ElementIndex> = Vec::new();
-        for instruction in &request.start_instructions {
-            match process.element(&instruction.element_id) {
-                Some(index)
-                    if process.model.scope_of(index).map(|s| s.id.as_str())
-                        == Some(process.model.root().id.as_str()) =>
-                {
-                    start_elements.push(index)
-                }
-                Some(_) => {
-                    ctx.reject(
-                        command,
-                        RejectionType::InvalidArgument,
-                        format!(
-                            "Expected to create instance of process with start instructions but the element with id '{}' is not a direct child of the process; starting inside a sub-process is not supported yet",
-                            instruction.element_id
-                        ),
-                    );
-                    return Ok(());
-                }
-                None => {
-                    ctx.reject(
-                        command,
-                        RejectionType::InvalidArgument,
-                        format!(
-                            "Expected to create instance of process with start instructions but no element found with id '{}'.",
-                            instruction.element_id
-                        ),
-                    );
-                    return Ok(());
-                }
-            }
+        if let Err(reason) = check_start_instructions(&process, &request.start_instructions) {
+            ctx.reject(command, RejectionType::InvalidArgument, reason);
+            return Ok(());
         }
+        let start_elements: Vec<ElementIndex> = request
+            .start_instructions
+            .iter()
+            .filter_map(|instruction| process.element(&instruction.element_id))
+            .collect();
         if start_elements.is_empty()
             && process
                 .model
@@ -133,7 +110,17 @@ impl CommandProcessor for ProcessInstanceCreateProcessor {
         if start_elements.is_empty() {
             ctx.append_command(instance_key, ProcessInstanceIntent::ActivateElement, record);
         } else {
-            activate_at(ctx, instance_key, record, &process.model, &start_elements)?;
+            for &element in &start_elements {
+                activation::activate(
+                    ctx,
+                    command,
+                    &process,
+                    &record,
+                    element,
+                    activation::NO_ANCESTOR,
+                    &mut |_, _, _| Ok(()),
+                )?;
+            }
         }
         let created = ProcessInstanceCreationRecord {
             bpmn_process_id: process.bpmn_process_id.clone(),
@@ -167,40 +154,57 @@ impl CommandProcessor for ProcessInstanceCreateProcessor {
     }
 }
 
-/// Start instructions: the process is activated without its start event, and the given
-/// elements inside it are activated directly.
-fn activate_at(
-    ctx: &mut ProcessingContext<'_, '_>,
-    instance_key: i64,
-    record: ProcessInstanceRecord,
-    model: &beeline_bpmn::Process,
-    elements: &[ElementIndex],
-) -> Result<(), ProcessingError> {
-    ctx.append_event(
-        instance_key,
-        ProcessInstanceIntent::ElementActivating,
-        record.clone(),
-    )?;
-    ctx.append_event(
-        instance_key,
-        ProcessInstanceIntent::ElementActivated,
-        record.clone(),
-    )?;
-    for &index in elements {
-        let element = &model[index];
-        let (element_type, event_type) = element_types(element);
-        let key = ctx.next_key()?;
-        ctx.append_command(
-            key,
-            ProcessInstanceIntent::ActivateElement,
-            ProcessInstanceRecord {
-                element_id: element.id.clone(),
-                flow_scope_key: instance_key,
-                bpmn_element_type: element_type.to_string(),
-                bpmn_event_type: event_type.to_string(),
-                ..record.clone()
+/// Zeebe's checks of start instructions, in its order: the reason of the first that fails.
+/// Start instructions may name any element a flow can reach, at any depth, but not one inside
+/// a multi-instance sub-process or after an event-based gateway.
+fn check_start_instructions(
+    process: &DeployedProcess,
+    instructions: &[StartInstruction],
+) -> Result<(), String> {
+    let prefix = "Expected to create instance of process with start instructions but";
+    let mut elements = Vec::with_capacity(instructions.len());
+    for instruction in instructions {
+        let id = &instruction.element_id;
+        match process.model.lookup(id) {
+            Some(found) => elements.push((id, found)),
+            None => return Err(format!("{prefix} no element found with id '{id}'.")),
+        }
+    }
+    for (id, found) in &elements {
+        if let ElementRef::Element(index) = found
+            && activation::flow_scopes(process, *index)
+                .iter()
+                .any(|(_, role)| *role != InstanceRole::Element)
+        {
+            return Err(format!(
+                "{prefix} the element with id '{id}' is inside a multi-instance subprocess. The creation of elements inside a multi-instance subprocess is not supported."
+            ));
+        }
+    }
+    for (id, found) in &elements {
+        let element_type = match found {
+            ElementRef::SequenceFlow(_) => Some("SEQUENCE_FLOW"),
+            ElementRef::Element(index) => match process.model[*index].data {
+                ElementData::StartEvent(_) => Some("START_EVENT"),
+                ElementData::BoundaryEvent(_) => Some("BOUNDARY_EVENT"),
+                _ => None,
             },
-        );
+        };
+        if let Some(element_type) = element_type {
+            return Err(format!(
+                "{prefix} the element with id '{id}' targets unsupported element type '{element_type}'. Supported element types are: {}",
+                activation::SUPPORTED_ELEMENT_TYPES
+            ));
+        }
+    }
+    for (id, found) in &elements {
+        if let ElementRef::Element(index) = found
+            && activation::after_event_based_gateway(process, *index)
+        {
+            return Err(format!(
+                "{prefix} the element with id '{id}' belongs to an event-based gateway. The creation of elements belonging to an event-based gateway is not supported."
+            ));
+        }
     }
     Ok(())
 }

@@ -59,41 +59,52 @@ impl ElementProcessor for UserTaskProcessor {
         &self,
         bpmn: &mut BpmnElementContext<'_, '_, '_>,
     ) -> Result<bool, ProcessingError> {
-        let key = bpmn
-            .instance()?
-            .map_or(0, |instance| instance.user_task_key);
-        if key <= 0 {
-            return Ok(false);
-        }
-        let Some(stored) = bpmn.ctx.state().user_tasks().get(key)? else {
-            return Ok(false);
-        };
-        let mut task = stored.record();
-        task.changed_attributes.clear();
-        task.action.clear();
-        if let Some(request) = bpmn.ctx.state().transient().take_user_task_request(key) {
-            let command = Record::command(key, UserTaskIntent::Complete, task.clone());
-            let rejection = Record::rejection(
-                &command,
-                RejectionType::InvalidState,
-                format!(
-                    "Expected to finish the transition of user task with key '{key}', but the user task was canceled meanwhile"
-                ),
-            );
-            bpmn.ctx.answer(request, rejection);
-        }
-        if stored.lifecycle() != Some(UserTaskLifecycle::Canceling) {
-            bpmn.ctx
-                .append_event(key, UserTaskIntent::Canceling, task.clone())?;
-        }
-        if transition::has_listeners(bpmn, TaskListenerEventType::Canceling) {
-            let step = transition::run_listener(bpmn, Transition::Cancel, &task, 0, &[]);
-            bpmn.settle(step.map(|_| ()))?;
-            return Ok(true);
-        }
-        bpmn.ctx.append_event(key, UserTaskIntent::Canceled, task)?;
-        Ok(false)
+        cancel(bpmn, true)
     }
+}
+
+/// Cancels the Camunda user task of the terminating instance: CANCELING, its `canceling`
+/// listeners when `with_listeners` (returns whether the element waits for them), CANCELED.
+/// A request waiting for a transition the cancellation cuts short is refused. A modification
+/// cancels without listeners, as Zeebe's does.
+pub(crate) fn cancel(
+    bpmn: &mut BpmnElementContext<'_, '_, '_>,
+    with_listeners: bool,
+) -> Result<bool, ProcessingError> {
+    let key = bpmn
+        .instance()?
+        .map_or(0, |instance| instance.user_task_key);
+    if key <= 0 {
+        return Ok(false);
+    }
+    let Some(stored) = bpmn.ctx.state().user_tasks().get(key)? else {
+        return Ok(false);
+    };
+    let mut task = stored.record();
+    task.changed_attributes.clear();
+    task.action.clear();
+    if let Some(request) = bpmn.ctx.state().transient().take_user_task_request(key) {
+        let command = Record::command(key, UserTaskIntent::Complete, task.clone());
+        let rejection = Record::rejection(
+            &command,
+            RejectionType::InvalidState,
+            format!(
+                "Expected to finish the transition of user task with key '{key}', but the user task was canceled meanwhile"
+            ),
+        );
+        bpmn.ctx.answer(request, rejection);
+    }
+    if stored.lifecycle() != Some(UserTaskLifecycle::Canceling) {
+        bpmn.ctx
+            .append_event(key, UserTaskIntent::Canceling, task.clone())?;
+    }
+    if with_listeners && transition::has_listeners(bpmn, TaskListenerEventType::Canceling) {
+        let step = transition::run_listener(bpmn, Transition::Cancel, &task, 0, &[]);
+        bpmn.settle(step.map(|_| ()))?;
+        return Ok(true);
+    }
+    bpmn.ctx.append_event(key, UserTaskIntent::Canceled, task)?;
+    Ok(false)
 }
 
 /// USER_TASK CREATING (with the assignee the model gives), then its `creating` listeners, or

@@ -1,0 +1,145 @@
+//! Journal segments under the fuzzing harness (`beeline-fuzz`): a segment file as a crash, a
+//! full disk or a bad disk may leave it (`fuzz/seeds/log-segments`: segments the file journal
+//! wrote), mutated, then opened with strict recovery and with truncation; whatever opens is read
+//! to its end. Damage must be an error naming the file and offset, or a cut tail, never a panic
+//! or a wrong entry.
+//!
+//! An input's first byte chooses whether the mutated segment's checksums are made right again
+//! (odd: yes), so that mutations reach the checks past them (lengths, indexes, asqns, the order
+//! of entries) instead of stopping at the first checksum.
+
+use std::path::Path;
+
+use beeline_log::{FileJournal, FileJournalConfig, Journal, JournalReader, Recovery};
+
+const SEGMENT_SIZE: u64 = 16 * 1024;
+const HEADER: usize = 64;
+const FRAME_HEADER: usize = 24;
+
+fn config(recovery: Recovery) -> FileJournalConfig {
+    FileJournalConfig {
+        segment_size: SEGMENT_SIZE,
+        max_entry_size: 8 * 1024,
+        index_density: 4,
+        recovery,
+    }
+}
+
+fn u32_at(bytes: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(bytes[at..at + 4].try_into().expect("four bytes"))
+}
+
+/// Recomputes the header's checksum and each frame's, as far as frames can be followed.
+fn fix_checksums(segment: &mut [u8]) {
+    if segment.len() < HEADER {
+        return;
+    }
+    let crc = crc32c::crc32c(&segment[0..40]);
+    segment[40..44].copy_from_slice(&crc.to_le_bytes());
+    let mut at = HEADER;
+    while at + FRAME_HEADER <= segment.len() {
+        let len = u32_at(segment, at) as usize;
+        if len == 0 || at + FRAME_HEADER + len > segment.len() {
+            return;
+        }
+        let mut head = Vec::with_capacity(20);
+        head.extend_from_slice(&segment[at..at + 4]);
+        head.extend_from_slice(&segment[at + 8..at + 24]);
+        let data = &segment[at + FRAME_HEADER..at + FRAME_HEADER + len];
+        let crc = crc32c::crc32c_append(crc32c::crc32c(&head), data);
+        segment[at + 4..at + 8].copy_from_slice(&crc.to_le_bytes());
+        at += (FRAME_HEADER + len).next_multiple_of(8);
+    }
+}
+
+/// Opens the journal in `dir` and reads every entry; an error is fine, a panic is not.
+fn open_and_read(dir: &Path, recovery: Recovery) {
+    let journal = match FileJournal::open(dir, config(recovery)) {
+        Ok(journal) => journal,
+        Err(error) => {
+            assert!(!error.to_string().is_empty(), "an error without a message");
+            return;
+        }
+    };
+    let (first, last) = (journal.first_index(), journal.last_index());
+    let mut reader = journal.reader();
+    if reader.seek(first).is_err() {
+        return;
+    }
+    let mut expected = first;
+    while let Some(entry) = reader.next_entry() {
+        let Ok(entry) = entry else { break };
+        assert_eq!(entry.index, expected, "entries out of order");
+        expected += 1;
+    }
+    assert!(expected <= last + 1, "read past the last entry {last}");
+}
+
+#[test]
+fn fuzz_log_segments() {
+    // In memory where the machine has a tmpfs: the journal syncs what it opens.
+    let dir = tempfile::tempdir_in("/dev/shm")
+        .or_else(|_| tempfile::tempdir())
+        .expect("a temporary directory");
+    beeline_fuzz::fuzz("log-segments", |data| {
+        let Some((&mode, segment)) = data.split_first() else {
+            return;
+        };
+        let mut segment = segment.to_vec();
+        if mode & 1 == 1 {
+            fix_checksums(&mut segment);
+        }
+        // Named as its header says, as the journal names them (a header of another segment is
+        // damage the journal must find too).
+        let id = if mode & 2 == 0 && segment.len() >= 24 {
+            u64::from_le_bytes(segment[16..24].try_into().expect("eight bytes")) % 10_000_000_000
+        } else {
+            1
+        };
+        for recovery in [Recovery::Strict, Recovery::TruncateCorrupt] {
+            for entry in std::fs::read_dir(dir.path()).expect("reads the directory") {
+                let path = entry.expect("an entry").path();
+                std::fs::remove_file(&path).expect("removes a file");
+            }
+            std::fs::write(dir.path().join(format!("segment-{id:010}.log")), &segment)
+                .expect("writes the segment");
+            open_and_read(dir.path(), recovery);
+        }
+    });
+}
+
+/// Writes `fuzz/seeds/log-segments`: the segments of a journal filled with the log-entries
+/// seeds (each seed's first byte 1: checksums made right after mutation).
+#[test]
+#[ignore = "writes the seed corpus: cargo test -p beeline-log --test fuzz -- --ignored"]
+fn write_the_segment_seeds() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let mut journal = FileJournal::open(dir.path(), config(Recovery::Strict)).expect("opens");
+    let entries = beeline_fuzz::inputs(&beeline_fuzz::root().join("seeds/log-entries"));
+    let mut asqn = 1;
+    for (_, data) in entries.iter().filter(|(_, data)| data.len() < 4096) {
+        journal.append(asqn, data).expect("appends");
+        asqn += 10;
+    }
+    drop(journal);
+    let out = beeline_fuzz::root().join("seeds/log-segments");
+    std::fs::create_dir_all(&out).expect("creates the seed directory");
+    for (path, bytes) in beeline_fuzz::inputs(dir.path()) {
+        let name = path
+            .file_name()
+            .expect("a name")
+            .to_string_lossy()
+            .into_owned();
+        if !name.starts_with("segment-") {
+            continue;
+        }
+        // The unwritten rest of a segment is zeros: keep the written part and a little more.
+        let end = bytes
+            .iter()
+            .rposition(|&b| b != 0)
+            .map_or(HEADER, |at| at + 64);
+        let mut seed = vec![1u8];
+        seed.extend_from_slice(&bytes[..end.min(bytes.len())]);
+        std::fs::write(out.join(name), seed).expect("writes a seed");
+    }
+}
