@@ -4,8 +4,8 @@
 // Run by run.sh, which starts the node and sets ZEEBE_GRPC_ADDRESS and CAMUNDA_AUTH_STRATEGY.
 // Prints "ok    <check>" or "FAIL  <check>: <why>" per check; exits 1 if any check failed.
 //
-// Not checked: ModifyProcessInstance, MigrateProcessInstance and DeleteResource, which Beeline
-// answers UNIMPLEMENTED (README, "Status"); the suite prints what they answer, as "skip".
+// Not checked: MigrateProcessInstance, which Beeline answers UNIMPLEMENTED (README, "Status");
+// the suite prints what it answers, as "skip".
 'use strict'
 
 const fs = require('fs')
@@ -664,9 +664,68 @@ async function main() {
     )
   })
 
+  // ---- operations on instances and resources ----------------------------------------------
+  await check('modify instance: a task activated again with local variables, the old one terminated', async () => {
+    const created = await zbc.createProcessInstance({
+      bpmnProcessId: 'compat-task',
+      variables: { jobType: 'compat-modify-a', retries: 1 },
+    })
+    const [old] = await activate('compat-modify-a', 10000)
+    expect(old, 'the first job')
+    await zbc.modifyProcessInstance({
+      processInstanceKey: created.processInstanceKey,
+      activateInstructions: [
+        {
+          elementId: 'work',
+          ancestorElementInstanceKey: '-1',
+          variableInstructions: [{ scopeId: 'work', variables: { jobType: 'compat-modify-b' } }],
+        },
+      ],
+      terminateInstructions: [{ elementInstanceKey: old.elementInstanceKey }],
+    })
+    const [moved] = await activate('compat-modify-b', 10000)
+    expect(moved, 'a job of the activated task')
+    expectEq(moved.processInstanceKey, created.processInstanceKey, 'instance of the new job')
+    await expectCode(
+      Code.NOT_FOUND,
+      zbc.completeJob({ jobKey: old.key, variables: {} }),
+      'completing the job of the terminated task'
+    )
+    const error = await expectCode(
+      Code.INVALID_ARGUMENT,
+      noRetry.modifyProcessInstance({
+        processInstanceKey: created.processInstanceKey,
+        activateInstructions: [
+          { elementId: 'no-such-element', ancestorElementInstanceKey: '-1', variableInstructions: [] },
+        ],
+      }),
+      'activating an unknown element'
+    )
+    expect(error.details.includes("'no-such-element'"), `message names the element: ${error.details}`)
+    await zbc.completeJob({ jobKey: moved.key, variables: {} })
+  })
+
+  await check('delete resource: a deployed process, then NOT_FOUND', async () => {
+    const xml = fs
+      .readFileSync(path.join(MODELS, 'task.bpmn'), 'utf8')
+      .replaceAll('compat-task', 'compat-deleted')
+    const response = await zbc.deployResource({ name: 'deleted.bpmn', process: Buffer.from(xml) })
+    const key = response.deployments[0].process.processDefinitionKey
+    await zbc.deleteResource({ resourceKey: key })
+    await expectCode(
+      Code.NOT_FOUND,
+      noRetry.deleteResource({ resourceKey: key }),
+      'deleting it again'
+    )
+    await expectCode(
+      Code.NOT_FOUND,
+      noRetry.createProcessInstance({ bpmnProcessId: 'compat-deleted', variables: {} }),
+      'creating an instance of the deleted process'
+    )
+  })
+
   // ---- what Beeline does not implement yet -------------------------------------------------
   for (const [name, call] of [
-    ['modifyProcessInstance', () => noRetry.modifyProcessInstance({ processInstanceKey: '2251799813685249' })],
     [
       'migrateProcessInstance',
       () =>
@@ -675,7 +734,6 @@ async function main() {
           migrationPlan: { targetProcessDefinitionKey: '2251799813685250', mappingInstructions: [] },
         }),
     ],
-    ['deleteResource', () => noRetry.deleteResource({ resourceKey: '2251799813685250' })],
   ]) {
     try {
       await call()

@@ -349,11 +349,15 @@ async fn invalid_messages_are_invalid_argument_naming_the_field() {
 #[tokio::test]
 async fn rpcs_without_an_engine_processor_are_unimplemented_naming_what_is_missing() {
     let node = Node::start(1).await;
-    // No record value for resource deletion yet: the request is checked, then refused.
+    // No record value for migration yet: the request is checked, then refused.
     let status = node
         .client()
-        .delete_resource(DeleteResourceRequest {
-            resource_key: key::encode(1, 1),
+        .migrate_process_instance(MigrateProcessInstanceRequest {
+            process_instance_key: key::encode(1, 1),
+            migration_plan: Some(migrate_process_instance_request::MigrationPlan {
+                target_process_definition_key: key::encode(1, 2),
+                mapping_instructions: Vec::new(),
+            }),
             operation_reference: None,
         })
         .await
@@ -362,9 +366,64 @@ async fn rpcs_without_an_engine_processor_are_unimplemented_naming_what_is_missi
     assert!(
         status
             .message()
-            .starts_with("Beeline does not support deleting resources yet"),
+            .starts_with("Beeline does not support migrating process instances yet"),
         "{status:?}"
     );
+}
+
+#[tokio::test]
+async fn resources_are_deleted_and_a_process_with_running_instances_is_not() {
+    let node = Node::start(1).await;
+    let deployed = node.deploy("order.bpmn", &order_process()).await;
+    let key = match &deployed.deployments[0].metadata {
+        Some(deployment::Metadata::Process(process)) => process.process_definition_key,
+        other => panic!("expected a process, got {other:?}"),
+    };
+    let created = node.create("order", "{}").await;
+    let running = node
+        .client()
+        .delete_resource(DeleteResourceRequest {
+            resource_key: key,
+            operation_reference: None,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(running.code(), Code::FailedPrecondition, "{running:?}");
+    assert!(
+        running
+            .message()
+            .contains("there are still running instances"),
+        "{running:?}"
+    );
+    node.client()
+        .cancel_process_instance(CancelProcessInstanceRequest {
+            process_instance_key: created.process_instance_key,
+            operation_reference: None,
+        })
+        .await
+        .expect("canceled");
+    node.client()
+        .delete_resource(DeleteResourceRequest {
+            resource_key: key,
+            operation_reference: Some(3),
+        })
+        .await
+        .expect("deleted");
+    let gone = node
+        .client()
+        .delete_resource(DeleteResourceRequest {
+            resource_key: key,
+            operation_reference: None,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(gone.code(), Code::NotFound, "{gone:?}");
+    let created = node
+        .client()
+        .create_process_instance(create("order", "{}"))
+        .await
+        .unwrap_err();
+    assert_eq!(created.code(), Code::NotFound, "{created:?}");
 }
 
 #[tokio::test]

@@ -57,6 +57,9 @@ column_families! {
     // 23 is reserved: a deployments family, never used.
     /// Distributions not yet acknowledged: (distribution key, partition) -> CommandDistributionRecord.
     PendingDistributions = 24;
+    /// The highest version an id ever had, once its latest version was deleted (versions are
+    /// never given twice): (latest-versions family id, id) -> version.
+    DeletedLatestVersions = 25;
     /// Element instances: key -> ElementInstance.
     ElementInstances = 30;
     /// Element instances by flow scope: (flow scope key, child key) -> ().
@@ -66,6 +69,8 @@ column_families! {
     /// The input collections of multi-instance bodies, evaluated when each was activated:
     /// (body key, index) -> the item as JSON text.
     MultiInstanceInputCollections = 33;
+    /// Process instances that run, by their definition: (definition key, instance key) -> ().
+    RunningInstancesByDefinition = 34;
     /// Variables: (scope key, name) -> Variable.
     Variables = 40;
     /// The parent of a variable scope: scope key -> parent scope key.

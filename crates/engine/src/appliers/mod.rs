@@ -28,14 +28,14 @@ use std::collections::HashMap;
 use beeline_protocol::intent::{
     CommandDistributionIntent, DecisionEvaluationIntent, DeploymentIntent, EscalationIntent,
     JobIntent, MessageCorrelationIntent, ProcessInstanceBatchIntent, ProcessInstanceCreationIntent,
-    ProcessInstanceIntent, ProcessInstanceModificationIntent, SignalIntent, VariableDocumentIntent,
+    ProcessInstanceIntent, ProcessInstanceModificationIntent, ResourceDeletionIntent, SignalIntent,
+    VariableDocumentIntent,
 };
 #[cfg(test)]
 use beeline_protocol::intent::{
-    DecisionIntent, DecisionRequirementsIntent, FormIntent, IncidentIntent, JobBatchIntent,
-    MessageSubscriptionIntent, ProcessInstanceResultIntent, ProcessIntent,
-    ProcessMessageSubscriptionIntent, SignalSubscriptionIntent, TimerIntent, UserTaskIntent,
-    VariableIntent,
+    IncidentIntent, JobBatchIntent, MessageSubscriptionIntent, ProcessInstanceResultIntent,
+    ProcessIntent, ProcessMessageSubscriptionIntent, SignalSubscriptionIntent, TimerIntent,
+    UserTaskIntent, VariableIntent,
 };
 use beeline_protocol::{Intent, Record};
 
@@ -64,6 +64,8 @@ const NO_STATE_CHANGE: &[Intent] = &[
     Intent::Signal(SignalIntent::Broadcasted),
     Intent::ProcessInstanceBatch(ProcessInstanceBatchIntent::Activated),
     Intent::ProcessInstanceBatch(ProcessInstanceBatchIntent::Terminated),
+    Intent::ResourceDeletion(ResourceDeletionIntent::Deleting),
+    Intent::ResourceDeletion(ResourceDeletionIntent::Deleted),
     // What it changed was written as the events of the elements it activated and terminated.
     Intent::ProcessInstanceModification(ProcessInstanceModificationIntent::Modified),
     // The changes were written as RETRIES_UPDATED and TIMEOUT_UPDATED before it.
@@ -94,16 +96,12 @@ const NOT_WRITTEN: &[Intent] = &[
     Intent::Variable(VariableIntent::Creating),
     Intent::Variable(VariableIntent::Updating),
     Intent::ProcessInstanceResult(ProcessInstanceResultIntent::Completed),
-    Intent::Process(ProcessIntent::Deleting),
-    Intent::Process(ProcessIntent::Deleted),
     Intent::Process(ProcessIntent::Draining),
     Intent::Process(ProcessIntent::DeleteCompleted),
     Intent::Process(ProcessIntent::FullyDeleted),
     Intent::CommandDistribution(CommandDistributionIntent::Enqueued),
     Intent::CommandDistribution(CommandDistributionIntent::ContinuationRequested),
     Intent::CommandDistribution(CommandDistributionIntent::Continued),
-    Intent::Decision(DecisionIntent::Deleted),
-    Intent::DecisionRequirements(DecisionRequirementsIntent::Deleted),
     Intent::Timer(TimerIntent::Migrated),
     // A correlation nothing took is answered with a rejection (NOT_FOUND).
     Intent::MessageCorrelation(MessageCorrelationIntent::NotCorrelated),
@@ -112,7 +110,6 @@ const NOT_WRITTEN: &[Intent] = &[
     Intent::ProcessMessageSubscription(ProcessMessageSubscriptionIntent::Migrated),
     Intent::SignalSubscription(SignalSubscriptionIntent::Migrated),
     Intent::UserTask(UserTaskIntent::Migrated),
-    Intent::Form(FormIntent::Deleted),
 ];
 
 pub(crate) struct Appliers {
@@ -227,6 +224,7 @@ mod tests {
         ValueType::Clock,
         ValueType::UserTask,
         ValueType::ProcessInstanceModification,
+        ValueType::ResourceDeletion,
         ValueType::Form,
     ];
 

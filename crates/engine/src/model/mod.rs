@@ -158,6 +158,12 @@ impl ProcessCache {
     pub fn insert(&self, process: Arc<DeployedProcess>) {
         self.processes.borrow_mut().insert(process.key, process);
     }
+
+    /// Forgets a deleted definition. Harmless if the deletion is rolled back: the next use
+    /// rebuilds it from state.
+    pub fn remove(&self, key: i64) {
+        self.processes.borrow_mut().remove(&key);
+    }
 }
 
 /// Whether an element waits for tokens from several incoming flows (a joining parallel or

@@ -3,7 +3,7 @@
 pub(crate) mod bpmn;
 mod clock;
 mod decision_evaluation;
-mod deployment;
+pub(crate) mod deployment;
 mod distribution;
 mod incident;
 mod job;
@@ -15,6 +15,7 @@ pub(crate) mod process_instance;
 mod process_instance_batch;
 mod process_instance_modification;
 mod process_message_subscription;
+mod resource_deletion;
 mod signal;
 mod timer;
 mod user_task;
@@ -61,6 +62,7 @@ impl Processors {
         timer::register(&mut processors);
         message_subscription::register(&mut processors);
         process_message_subscription::register(&mut processors);
+        resource_deletion::register(&mut processors);
         signal::register(&mut processors);
         clock::register(&mut processors);
         user_task::register(&mut processors);

@@ -5,7 +5,7 @@ use beeline_protocol::value::{DecisionRecord, DecisionRequirementsRecord};
 use beeline_state::{ColumnFamily, Error, KeyBuilder, Result, Transaction};
 
 use super::decode;
-use super::versions::{raise_latest, read_latest};
+use super::versions::{lower_latest, next_version, raise_latest, read_latest};
 use crate::model::DecisionCache;
 
 fn requirements(key: i64) -> Vec<u8> {
@@ -90,6 +90,41 @@ impl<'t> DecisionState<'t> {
         )
     }
 
+    /// The version the next deployment of a decision requirements graph gets.
+    pub fn next_requirements_version(&self, id: &str) -> Result<i32> {
+        next_version(
+            self.txn,
+            ColumnFamily::LatestDecisionRequirementsVersions,
+            &latest_requirements(id),
+        )
+    }
+
+    /// The version the next deployment of a decision gets.
+    pub fn next_version(&self, id: &str) -> Result<i32> {
+        next_version(
+            self.txn,
+            ColumnFamily::LatestDecisionVersions,
+            &latest_decision(id),
+        )
+    }
+
+    /// The decisions of a decision requirements graph.
+    pub fn of_requirements(&self, requirements_key: i64) -> Result<Vec<DecisionRecord>> {
+        let prefix = KeyBuilder::new(ColumnFamily::DecisionsByRequirements)
+            .i64(requirements_key)
+            .build();
+        let mut found = Vec::new();
+        for entry in self.txn.scan(&prefix) {
+            let (_, value) = entry?;
+            if let Some(key) = read_key(Some(value))
+                && let Some(decision) = self.get(key)?
+            {
+                found.push(decision);
+            }
+        }
+        Ok(found)
+    }
+
     /// The decision with this id inside a decision requirements graph.
     pub fn in_requirements(
         &self,
@@ -169,6 +204,67 @@ impl<'t, 's> MutableDecisionState<'t, 's> {
             latest_decision(&record.decision_id),
             record.version,
             record.decision_key,
+        )
+    }
+
+    /// The decision is gone; the version before it becomes the latest.
+    pub fn remove_decision(&mut self, record: &DecisionRecord) -> Result<()> {
+        let prefix = KeyBuilder::new(ColumnFamily::DecisionVersions)
+            .str(&record.decision_id)
+            .build();
+        lower_latest(
+            self.txn,
+            ColumnFamily::LatestDecisionVersions,
+            latest_decision(&record.decision_id),
+            ColumnFamily::DecisionVersions,
+            &prefix,
+            record.version,
+        )?;
+        self.txn.delete(decision(record.decision_key));
+        self.txn
+            .delete(decision_version(&record.decision_id, record.version));
+        self.txn.delete(in_requirements(
+            record.decision_requirements_key,
+            &record.decision_id,
+        ));
+        Ok(())
+    }
+
+    /// The graph is gone (its decisions first); the version before it becomes the latest.
+    /// Graphs keep no index by version: the previous one is found among all stored graphs.
+    pub fn remove_requirements(&mut self, record: &DecisionRequirementsRecord) -> Result<()> {
+        let latest_key = latest_requirements(&record.decision_requirements_id);
+        let is_latest = read_latest(
+            self.txn,
+            ColumnFamily::LatestDecisionRequirementsVersions,
+            &latest_key,
+        )?
+        .is_some_and(|(v, _)| v == record.decision_requirements_version);
+        self.txn
+            .delete(requirements(record.decision_requirements_key));
+        if !is_latest {
+            return Ok(());
+        }
+        let mut previous: Option<(i32, i64)> = None;
+        let prefix = KeyBuilder::new(ColumnFamily::DecisionRequirements).build();
+        for entry in self.txn.scan(&prefix) {
+            let (_, value) = entry?;
+            let graph: DecisionRequirementsRecord =
+                decode(ColumnFamily::DecisionRequirements, &value)?;
+            let version = graph.decision_requirements_version;
+            if graph.decision_requirements_id == record.decision_requirements_id
+                && version < record.decision_requirements_version
+                && previous.is_none_or(|(v, _)| v < version)
+            {
+                previous = Some((version, graph.decision_requirements_key));
+            }
+        }
+        super::versions::replace_latest(
+            self.txn,
+            ColumnFamily::LatestDecisionRequirementsVersions,
+            latest_key,
+            record.decision_requirements_version,
+            previous,
         )
     }
 }

@@ -4,7 +4,7 @@ use beeline_protocol::value::FormRecord;
 use beeline_state::{ColumnFamily, KeyBuilder, Result, Transaction};
 
 use super::decode;
-use super::versions::{raise_latest, read_latest};
+use super::versions::{lower_latest, next_version, raise_latest, read_latest};
 
 fn form(key: i64) -> Vec<u8> {
     KeyBuilder::new(ColumnFamily::Forms).i64(key).build()
@@ -42,6 +42,11 @@ impl<'t> FormState<'t> {
     /// The latest version of a form: (version, form key).
     pub fn latest(&self, form_id: &str) -> Result<Option<(i32, i64)>> {
         read_latest(self.txn, ColumnFamily::LatestFormVersions, &latest(form_id))
+    }
+
+    /// The version the next deployment of a form gets (deleted versions are not reused).
+    pub fn next_version(&self, form_id: &str) -> Result<i32> {
+        next_version(self.txn, ColumnFamily::LatestFormVersions, &latest(form_id))
     }
 
     pub fn by_version(&self, form_id: &str, version_number: i32) -> Result<Option<i64>> {
@@ -101,5 +106,23 @@ impl<'t, 's> MutableFormState<'t, 's> {
             record.version,
             key,
         )
+    }
+
+    /// The form is gone; the version before it becomes the latest.
+    pub fn remove(&mut self, record: &FormRecord) -> Result<()> {
+        let prefix = KeyBuilder::new(ColumnFamily::FormVersions)
+            .str(&record.form_id)
+            .build();
+        lower_latest(
+            self.txn,
+            ColumnFamily::LatestFormVersions,
+            latest(&record.form_id),
+            ColumnFamily::FormVersions,
+            &prefix,
+            record.version,
+        )?;
+        self.txn.delete(form(record.form_key));
+        self.txn.delete(version(&record.form_id, record.version));
+        Ok(())
     }
 }

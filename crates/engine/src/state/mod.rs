@@ -114,7 +114,7 @@ impl<'s> EngineState<'s> {
     }
 
     pub fn processes_mut(&mut self) -> MutableProcessState<'_, 's> {
-        MutableProcessState::new(&mut self.txn)
+        MutableProcessState::new(&mut self.txn, &self.caches.processes)
     }
 
     pub fn decisions(&self) -> DecisionState<'_> {

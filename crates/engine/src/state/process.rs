@@ -6,7 +6,7 @@ use beeline_protocol::value::{CommandDistributionRecord, ProcessRecord};
 use beeline_state::{ColumnFamily, Error, KeyBuilder, KeyReader, Result, Transaction};
 
 use super::decode;
-use super::versions::{raise_latest, read_latest};
+use super::versions::{lower_latest, next_version, raise_latest, read_latest};
 use crate::model::{DeployedProcess, ProcessCache, transform_bpmn};
 
 fn definition(key: i64) -> Vec<u8> {
@@ -25,6 +25,19 @@ fn version(bpmn_process_id: &str, version: i32) -> Vec<u8> {
 fn latest(bpmn_process_id: &str) -> Vec<u8> {
     KeyBuilder::new(ColumnFamily::LatestProcessVersions)
         .str(bpmn_process_id)
+        .build()
+}
+
+fn versions_of(bpmn_process_id: &str) -> Vec<u8> {
+    KeyBuilder::new(ColumnFamily::ProcessVersions)
+        .str(bpmn_process_id)
+        .build()
+}
+
+fn running(definition_key: i64, instance_key: i64) -> Vec<u8> {
+    KeyBuilder::new(ColumnFamily::RunningInstancesByDefinition)
+        .i64(definition_key)
+        .i64(instance_key)
         .build()
 }
 
@@ -55,6 +68,15 @@ impl<'t> ProcessState<'t> {
     /// The latest version of a process: (version, definition key).
     pub fn latest(&self, bpmn_process_id: &str) -> Result<Option<(i32, i64)>> {
         read_latest(
+            self.txn,
+            ColumnFamily::LatestProcessVersions,
+            &latest(bpmn_process_id),
+        )
+    }
+
+    /// The version the next deployment of a process gets (deleted versions are not reused).
+    pub fn next_version(&self, bpmn_process_id: &str) -> Result<i32> {
+        next_version(
             self.txn,
             ColumnFamily::LatestProcessVersions,
             &latest(bpmn_process_id),
@@ -106,6 +128,21 @@ impl<'t> ProcessState<'t> {
         Ok(Some(process))
     }
 
+    /// The process instances of a definition that run, oldest first.
+    pub fn running_instances(&self, definition_key: i64) -> Result<Vec<i64>> {
+        let prefix = KeyBuilder::new(ColumnFamily::RunningInstancesByDefinition)
+            .i64(definition_key)
+            .build();
+        let mut keys = Vec::new();
+        for entry in self.txn.scan(&prefix) {
+            let (key, _) = entry?;
+            let mut reader = KeyReader::new(ColumnFamily::RunningInstancesByDefinition, &key)?;
+            reader.i64()?;
+            keys.push(reader.i64()?);
+        }
+        Ok(keys)
+    }
+
     pub fn is_distribution_pending(&self, distribution_key: i64, partition: u16) -> Result<bool> {
         self.txn.exists(&pending(distribution_key, partition))
     }
@@ -146,11 +183,45 @@ impl<'t> ProcessState<'t> {
 
 pub struct MutableProcessState<'t, 's> {
     txn: &'t mut Transaction<'s>,
+    cache: &'t ProcessCache,
 }
 
 impl<'t, 's> MutableProcessState<'t, 's> {
-    pub(super) fn new(txn: &'t mut Transaction<'s>) -> Self {
-        Self { txn }
+    pub(super) fn new(txn: &'t mut Transaction<'s>, cache: &'t ProcessCache) -> Self {
+        Self { txn, cache }
+    }
+
+    /// A process instance of `definition_key` started, or ended.
+    pub fn set_running(&mut self, definition_key: i64, instance_key: i64, runs: bool) {
+        let key = running(definition_key, instance_key);
+        if runs {
+            self.txn.insert(key, Vec::new());
+        } else {
+            self.txn.delete(key);
+        }
+    }
+
+    /// The definition is being deleted: the version before it becomes the latest.
+    pub fn start_deleting(&mut self, record: &ProcessRecord) -> Result<()> {
+        lower_latest(
+            self.txn,
+            ColumnFamily::LatestProcessVersions,
+            latest(&record.bpmn_process_id),
+            ColumnFamily::ProcessVersions,
+            &versions_of(&record.bpmn_process_id),
+            record.version,
+        )
+    }
+
+    /// The definition is gone (its version number is never given again: versions count on
+    /// from the highest ever deployed, which the deployment keeps).
+    pub fn remove(&mut self, record: &ProcessRecord) -> Result<()> {
+        self.start_deleting(record)?;
+        self.txn.delete(definition(record.process_definition_key));
+        self.txn
+            .delete(version(&record.bpmn_process_id, record.version));
+        self.cache.remove(record.process_definition_key);
+        Ok(())
     }
 
     /// Stores a new definition and makes it the latest version when it is newer.

@@ -1,7 +1,7 @@
 //! The latest version of a versioned resource (processes, decisions, forms): an entry per id
 //! holding the newest version and its key.
 
-use beeline_state::{ColumnFamily, Result, Transaction};
+use beeline_state::{ColumnFamily, KeyBuilder, KeyReader, Result, Transaction};
 
 use super::decode;
 use super::values::LatestVersion;
@@ -17,6 +17,24 @@ pub(super) fn read_latest(
         .map(|bytes| decode::<LatestVersion>(cf, &bytes))
         .transpose()?
         .map(|l| (l.version, l.key)))
+}
+
+fn deleted_latest(cf: ColumnFamily, key: &[u8]) -> Vec<u8> {
+    KeyBuilder::new(ColumnFamily::DeletedLatestVersions)
+        .u32(cf as u32)
+        .bytes(key)
+        .build()
+}
+
+/// The version a new deployment of the id under `key` gets: one above the latest, and above
+/// every deleted one.
+pub(super) fn next_version(txn: &Transaction<'_>, cf: ColumnFamily, key: &[u8]) -> Result<i32> {
+    let latest = read_latest(txn, cf, key)?.map_or(0, |(v, _)| v);
+    let deleted = txn
+        .get(&deleted_latest(cf, key))?
+        .and_then(|b| Some(i32::from_be_bytes(b.as_slice().try_into().ok()?)))
+        .unwrap_or(0);
+    Ok(latest.max(deleted) + 1)
 }
 
 /// Makes `version` (with `value_key`) the latest under `key`, unless a newer one is there.
@@ -35,4 +53,70 @@ pub(super) fn raise_latest(
         txn.put(key, beeline_protocol::protobuf::encode_to_vec(&latest));
     }
     Ok(())
+}
+
+/// `removed` (a version of the id whose versions are under `versions_prefix` in `versions_cf`)
+/// is going away: if it is the latest under `key`, the newest version below it becomes the
+/// latest, or there is none. Call it while the removed version is still stored.
+pub(super) fn lower_latest(
+    txn: &mut Transaction<'_>,
+    cf: ColumnFamily,
+    key: Vec<u8>,
+    versions_cf: ColumnFamily,
+    versions_prefix: &[u8],
+    removed: i32,
+) -> Result<()> {
+    if read_latest(txn, cf, &key)?.is_none_or(|(v, _)| v != removed) {
+        return Ok(());
+    }
+    let mut previous: Option<(i32, i64)> = None;
+    for (version, value_key) in versions(txn, versions_cf, versions_prefix)? {
+        if version < removed && previous.is_none_or(|(v, _)| v < version) {
+            previous = Some((version, value_key));
+        }
+    }
+    replace_latest(txn, cf, key, removed, previous)
+}
+
+/// The latest version `removed` under `key` is gone: `previous` (version, key) becomes the
+/// latest, or there is none; `removed` is remembered so that it is never given again.
+pub(super) fn replace_latest(
+    txn: &mut Transaction<'_>,
+    cf: ColumnFamily,
+    key: Vec<u8>,
+    removed: i32,
+    previous: Option<(i32, i64)>,
+) -> Result<()> {
+    let deleted = deleted_latest(cf, &key);
+    let highest = txn
+        .get(&deleted)?
+        .and_then(|b| Some(i32::from_be_bytes(b.as_slice().try_into().ok()?)))
+        .unwrap_or(0);
+    txn.put(deleted, highest.max(removed).to_be_bytes().to_vec());
+    match previous {
+        Some((version, value_key)) => {
+            let latest = LatestVersion {
+                version,
+                key: value_key,
+            };
+            txn.put(key, beeline_protocol::protobuf::encode_to_vec(&latest));
+        }
+        None => txn.delete(key),
+    }
+    Ok(())
+}
+
+/// The (version, key) entries under `prefix` of a versions family: (id, version) -> key.
+fn versions(txn: &Transaction<'_>, cf: ColumnFamily, prefix: &[u8]) -> Result<Vec<(i32, i64)>> {
+    let mut found = Vec::new();
+    for entry in txn.scan(prefix) {
+        let (entry_key, value) = entry?;
+        let mut reader = KeyReader::new(cf, &entry_key)?;
+        reader.str()?;
+        let version = i32::try_from(reader.i64()?).unwrap_or(i32::MAX);
+        if let Ok(bytes) = <[u8; 8]>::try_from(value.as_slice()) {
+            found.push((version, i64::from_be_bytes(bytes)));
+        }
+    }
+    Ok(found)
 }

@@ -17,6 +17,7 @@ mod broadcast_signal;
 mod cancel_process_instance;
 mod complete_job;
 mod create_process_instance;
+mod delete_resource;
 mod deploy_resource;
 mod evaluate_decision;
 mod fail_job;

@@ -12,9 +12,9 @@ use tracing::Instrument;
 use super::status::status;
 use super::{
     activate_jobs, broadcast_signal, cancel_process_instance, complete_job,
-    create_process_instance, deploy_resource, evaluate_decision, fail_job, modify_process_instance,
-    publish_message, resolve_incident, set_variables, throw_error, topology, unsupported,
-    update_job,
+    create_process_instance, delete_resource, deploy_resource, evaluate_decision, fail_job,
+    modify_process_instance, publish_message, resolve_incident, set_variables, throw_error,
+    topology, unsupported, update_job,
 };
 use crate::dispatch::Dispatcher;
 use crate::error::GatewayError;
@@ -296,7 +296,7 @@ impl Gateway for GatewayService {
         call(
             &self.d,
             "DeleteResource",
-            unsupported::delete_resource(&self.d, request.into_inner()),
+            delete_resource::handle(&self.d, request.into_inner()),
         )
         .await
     }

@@ -1,29 +1,10 @@
-//! `DeleteResource` and `MigrateProcessInstance`: checked, then
-//! answered UNIMPLEMENTED until the engine has their commands.
+//! `MigrateProcessInstance`: checked, then answered UNIMPLEMENTED until the engine has its
+//! command.
 
 use crate::dispatch::Dispatcher;
 use crate::error::GatewayError;
-use crate::operations::delete_resource::{self, DeleteResource};
 use crate::operations::migrate_process_instance::{self, MigrateProcessInstance, MigrationPlan};
-use crate::proto::{
-    DeleteResourceRequest, DeleteResourceResponse, MigrateProcessInstanceRequest,
-    MigrateProcessInstanceResponse,
-};
-
-pub(super) async fn delete_resource(
-    d: &Dispatcher,
-    r: DeleteResourceRequest,
-) -> Result<DeleteResourceResponse, GatewayError> {
-    delete_resource::run(
-        d,
-        DeleteResource {
-            resource_key: r.resource_key,
-            operation_reference: r.operation_reference,
-        },
-    )
-    .await?;
-    Ok(DeleteResourceResponse {})
-}
+use crate::proto::{MigrateProcessInstanceRequest, MigrateProcessInstanceResponse};
 
 pub(super) async fn migrate_process_instance(
     d: &Dispatcher,

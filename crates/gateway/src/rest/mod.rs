@@ -24,6 +24,7 @@ mod messages;
 mod not_implemented;
 mod problem;
 mod process_instances;
+mod resources;
 mod search;
 mod signals;
 mod topology;
@@ -72,6 +73,10 @@ pub(crate) fn router(d: Arc<Dispatcher>) -> Router {
         .route(
             "/v2/process-instances/{processInstanceKey}/modification",
             post(process_instances::modify),
+        )
+        .route(
+            "/v2/resources/{resourceKey}/deletion",
+            post(resources::delete),
         )
         .route("/v2/jobs/activation", post(jobs::activate))
         .route("/v2/jobs/{jobKey}/completion", post(jobs::complete))

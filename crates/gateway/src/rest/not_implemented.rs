@@ -213,11 +213,6 @@ const OPERATIONS: &[(&str, &str, &str)] = &[
         "/v2/resources/{resourceKey}/content",
         "getResourceContent",
     ),
-    (
-        "POST",
-        "/v2/resources/{resourceKey}/deletion",
-        "deleteResource",
-    ),
     ("POST", "/v2/roles", "createRole"),
     ("POST", "/v2/roles/search", "searchRoles"),
     ("DELETE", "/v2/roles/{roleId}", "deleteRole"),

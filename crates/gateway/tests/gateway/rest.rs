@@ -1052,3 +1052,31 @@ async fn an_instance_is_modified_over_rest() {
     assert!(node.activate_rest("first", 1).await.is_empty());
     node.assert_serving_rest().await;
 }
+
+#[tokio::test]
+async fn a_resource_is_deleted_over_rest() {
+    let node = Node::start(1).await;
+    let process = ProcessBuilder::new("gone")
+        .start_event("start")
+        .end_event("end")
+        .build();
+    let deployed = node.deploy_rest(&[("gone.bpmn", &process)]).await;
+    assert_eq!(deployed.status, 200, "{}", deployed.text());
+    let key = deployed.json()["deployments"][0]["processDefinition"]["processDefinitionKey"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let path = format!("/v2/resources/{key}/deletion");
+    let deleted = node.post(&path, json!({"operationReference": 1})).await;
+    assert_eq!(deleted.status, 200, "{}", deleted.text());
+    assert_eq!(deleted.json(), json!({"resourceKey": key}));
+    node.post(&path, json!({}))
+        .await
+        .problem(404, "NOT_FOUND", &path);
+    let detail = node
+        .post(&path, json!({"deleteHistory": true}))
+        .await
+        .problem(501, "UNIMPLEMENTED", &path);
+    assert!(detail.contains("deleteHistory"), "{detail}");
+    node.assert_serving_rest().await;
+}

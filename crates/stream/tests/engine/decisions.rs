@@ -8,7 +8,7 @@ use beeline_stream::testkit::bpmn::ProcessBuilder;
 
 use crate::json;
 
-const DISCOUNTS: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
+pub const DISCOUNTS: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
 <definitions xmlns="https://www.omg.org/spec/DMN/20191111/MODEL/" id="discounts" name="Discounts" namespace="http://beeline.test/dmn">
   <decision id="discount" name="Discount">
     <decisionTable id="table" hitPolicy="FIRST">
@@ -29,7 +29,7 @@ const DISCOUNTS: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
   </decision>
 </definitions>"#;
 
-fn evaluate(harness: &Harness, decision_id: &str, variables: &str) -> Record {
+pub fn evaluate(harness: &Harness, decision_id: &str, variables: &str) -> Record {
     harness
         .execute(Record::command(
             -1,

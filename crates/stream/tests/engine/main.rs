@@ -18,6 +18,7 @@ mod modification;
 mod multi_instance;
 mod process_instance;
 mod replay;
+mod resource_deletion;
 mod signals;
 mod task_listeners;
 mod timers;

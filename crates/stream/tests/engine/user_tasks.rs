@@ -259,7 +259,7 @@ fn terminating_the_element_cancels_its_user_task() {
     assert_eq!(gone.rejection_type, RejectionType::NotFound);
 }
 
-const FORM: &str = r#"{"id": "approval-form", "components": [{"key": "approved", "type": "checkbox"}], "type": "default"}"#;
+pub const FORM: &str = r#"{"id": "approval-form", "components": [{"key": "approved", "type": "checkbox"}], "type": "default"}"#;
 
 #[test]
 fn a_user_task_links_the_form_it_names_and_a_missing_form_is_an_incident() {

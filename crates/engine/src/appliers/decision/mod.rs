@@ -1,4 +1,5 @@
 mod created;
+mod deleted;
 
 use beeline_protocol::intent::{DecisionIntent, DecisionRequirementsIntent};
 
@@ -11,4 +12,10 @@ pub(super) fn register(appliers: &mut Appliers) {
         created::DecisionRequirementsCreatedApplier,
     );
     appliers.register(DecisionIntent::Created, 1, created::DecisionCreatedApplier);
+    appliers.register(DecisionIntent::Deleted, 1, deleted::DecisionDeletedApplier);
+    appliers.register(
+        DecisionRequirementsIntent::Deleted,
+        1,
+        deleted::DecisionRequirementsDeletedApplier,
+    );
 }

@@ -19,6 +19,9 @@ impl EventApplier for ElementActivatingApplier {
             .element_instances_mut()
             .create(event.key, record, event.intent.value().into())?;
         if scope <= 0 {
+            state
+                .processes_mut()
+                .set_running(record.process_definition_key, event.key, true);
             if record.parent_element_instance_key > 0 {
                 // A process instance a call activity created: the call activity knows it, and
                 // it is one deeper than its parent (an instance without depth is at 1).

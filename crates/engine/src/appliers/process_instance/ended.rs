@@ -49,6 +49,11 @@ impl EventApplier for ElementEndedApplier {
             hand_variables_to_call_activity(state, event.key, record)?;
         }
         state.element_instances_mut().remove(event.key)?;
+        if record.flow_scope_key <= 0 {
+            state
+                .processes_mut()
+                .set_running(record.process_definition_key, event.key, false);
+        }
         // Only a flow scope (the process, a sub-process) counts the flows taken into it.
         if element.scope.is_some() {
             state.element_instances_mut().clear_taken_flows(event.key)?;

@@ -142,7 +142,7 @@ impl CommandProcessor for DeploymentCreateProcessor {
                 },
                 None => {
                     let key = ctx.next_key()?;
-                    let version = latest.map_or(1, |(v, _)| v + 1);
+                    let version = ctx.state().processes().next_version(&id)?;
                     let metadata = ProcessMetadata {
                         bpmn_process_id: id,
                         version,

@@ -52,10 +52,11 @@ pub(super) fn deploy(
         return Ok((metadata, decisions));
     }
     let key = ctx.next_key()?;
+    let version = ctx.state().decisions().next_requirements_version(&id)?;
     let requirements = DecisionRequirementsRecord {
         decision_requirements_id: id,
         decision_requirements_name: model.name().to_string(),
-        decision_requirements_version: latest.map_or(1, |(v, _)| v + 1),
+        decision_requirements_version: version,
         decision_requirements_key: key,
         namespace: model.namespace().to_string(),
         resource_name: resource.resource_name.clone(),
@@ -73,11 +74,7 @@ pub(super) fn deploy(
     let mut decisions = Vec::new();
     for info in model.decisions() {
         let decision_key = ctx.next_key()?;
-        let version = ctx
-            .state()
-            .decisions()
-            .latest(&info.id)?
-            .map_or(1, |(v, _)| v + 1);
+        let version = ctx.state().decisions().next_version(&info.id)?;
         let decision = DecisionRecord {
             decision_id: info.id.clone(),
             decision_name: info.name.clone(),

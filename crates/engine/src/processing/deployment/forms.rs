@@ -64,7 +64,7 @@ pub(super) fn deploy(
     let key = ctx.next_key()?;
     let record = FormRecord {
         form_id: form.id.clone(),
-        version: latest.map_or(1, |(v, _)| v + 1),
+        version: ctx.state().forms().next_version(&form.id)?,
         form_key: key,
         resource_name: resource.resource_name.clone(),
         checksum,

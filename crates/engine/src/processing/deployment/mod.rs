@@ -1,7 +1,7 @@
 mod create;
 mod decisions;
 mod forms;
-mod start_events;
+pub(super) mod start_events;
 
 use beeline_protocol::intent::DeploymentIntent;
 

@@ -1,7 +1,8 @@
 //! Start events that wait for something — a timer, a message, a signal — are subscriptions
 //! of the latest version of their process: deploying a new version closes those of the
 //! version before and opens its own. Message and signal start events wait on every partition;
-//! timer start events only on the deployment partition (one instance per due date).
+//! timer start events only on the deployment partition (one instance per due date). Deleting
+//! the latest version closes its own and opens those of the version before.
 
 use beeline_bpmn::ExprOrStatic;
 use beeline_protocol::intent::{
@@ -37,7 +38,10 @@ pub(super) fn replace(
     open(ctx, &process)
 }
 
-fn close(ctx: &mut ProcessingContext<'_, '_>, process_key: i64) -> Result<(), ProcessingError> {
+pub(crate) fn close(
+    ctx: &mut ProcessingContext<'_, '_>,
+    process_key: i64,
+) -> Result<(), ProcessingError> {
     for subscription in ctx
         .state()
         .message_start_subscriptions()
@@ -62,7 +66,7 @@ fn close(ctx: &mut ProcessingContext<'_, '_>, process_key: i64) -> Result<(), Pr
     Ok(())
 }
 
-fn open(
+pub(crate) fn open(
     ctx: &mut ProcessingContext<'_, '_>,
     process: &DeployedProcess,
 ) -> Result<(), ProcessingError> {
