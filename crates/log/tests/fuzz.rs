@@ -130,11 +130,19 @@ fn write_the_segment_seeds() {
     journal
         .append_entry(1, EntryKind::Membership, 0, b"{\"voters\":[0,1,2]}")
         .expect("appends");
-    journal.append_entry(1, EntryKind::Blank, 0, b"").expect("appends");
-    for (i, (_, data)) in entries.iter().filter(|(_, data)| data.len() < 4096).enumerate() {
+    journal
+        .append_entry(1, EntryKind::Blank, 0, b"")
+        .expect("appends");
+    for (i, (_, data)) in entries
+        .iter()
+        .filter(|(_, data)| data.len() < 4096)
+        .enumerate()
+    {
         let term = 1 + i as u64 / 8;
         if i > 0 && i % 8 == 0 {
-            journal.append_entry(term, EntryKind::Blank, 0, b"").expect("appends");
+            journal
+                .append_entry(term, EntryKind::Blank, 0, b"")
+                .expect("appends");
         }
         journal
             .append_entry(term, EntryKind::Normal, asqn, data)
