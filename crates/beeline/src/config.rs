@@ -73,6 +73,26 @@ pub struct BrokerConfig {
     #[arg(long, env = "BEELINE_REST_PORT", default_value_t = 8080)]
     pub rest_port: u16,
 
+    /// TLS for the gRPC and REST APIs: the server's certificate chain, a PEM file (its own
+    /// certificate first). Given with `--tls-private-key`, both APIs take TLS connections only;
+    /// without the two (the default), they speak plaintext. The monitoring port stays plaintext.
+    #[arg(
+        long,
+        env = "BEELINE_TLS_CERTIFICATE",
+        value_name = "FILE",
+        requires = "tls_private_key"
+    )]
+    pub tls_certificate: Option<PathBuf>,
+
+    /// The private key of `--tls-certificate`, a PEM file (PKCS#8, PKCS#1 or SEC1).
+    #[arg(
+        long,
+        env = "BEELINE_TLS_PRIVATE_KEY",
+        value_name = "FILE",
+        requires = "tls_certificate"
+    )]
+    pub tls_private_key: Option<PathBuf>,
+
     /// Port of health, readiness and Prometheus metrics.
     #[arg(long, env = "BEELINE_MONITORING_PORT", default_value_t = 9600)]
     pub monitoring_port: u16,
@@ -350,6 +370,31 @@ mod tests {
     struct Cli {
         #[command(flatten)]
         config: BrokerConfig,
+    }
+
+    #[test]
+    fn tls_takes_a_certificate_and_its_key_together() {
+        let config = Cli::try_parse_from(["beeline"]).unwrap().config;
+        assert_eq!(
+            (config.tls_certificate, config.tls_private_key),
+            (None, None)
+        );
+        let config = Cli::try_parse_from([
+            "beeline",
+            "--tls-certificate",
+            "server.pem",
+            "--tls-private-key",
+            "server.key",
+        ])
+        .unwrap()
+        .config;
+        assert_eq!(config.tls_certificate, Some("server.pem".into()));
+        assert_eq!(config.tls_private_key, Some("server.key".into()));
+        let error = Cli::try_parse_from(["beeline", "--tls-certificate", "server.pem"])
+            .err()
+            .expect("a certificate without its key")
+            .to_string();
+        assert!(error.contains("--tls-private-key"), "{error}");
     }
 
     #[test]

@@ -11,12 +11,12 @@ use beeline_feel::{
     eval::item_frames,
 };
 
-use crate::Inner;
 use crate::compile::{CExpr, CTable, Feel, Knowledge, Tests};
 use crate::model::{Aggregation, FunctionKind, HitPolicy, IteratorKind};
 use crate::result::{
     DecisionFailure, EvaluatedDecision, EvaluatedInput, EvaluatedOutput, MatchedRule,
 };
+use crate::{Inner, Semantics};
 
 /// DMN's type conversion on assignment: a conforming value passes, a singleton list
 /// stands for its item and an item for a singleton list; anything else is null.
@@ -86,6 +86,7 @@ pub(crate) struct Run<'m> {
     /// Decisions whose values are given instead of evaluated (decision service inputs).
     pub given: HashMap<usize, Value>,
     pub record: bool,
+    pub semantics: Semantics,
 }
 
 impl<'m> Run<'m> {
@@ -97,6 +98,16 @@ impl<'m> Run<'m> {
             active: Vec::new(),
             given: HashMap::new(),
             record,
+            semantics: Semantics::Specification,
+        }
+    }
+
+    /// A result as its `typeRef` makes it: converted (the specification), or as it is
+    /// (Zeebe).
+    fn typed_result(&self, v: Value, ty: &Option<FeelType>) -> Value {
+        match self.semantics {
+            Semantics::Specification => coerce_opt(v, ty),
+            Semantics::Zeebe => v,
         }
     }
 
@@ -174,7 +185,7 @@ impl<'m> Run<'m> {
         ev.truncate_frames(base);
         self.active.pop();
         let value = match result {
-            Ok(v) => coerce_opt(v, &d.ty),
+            Ok(v) => self.typed_result(v, &d.ty),
             Err(e) => return Err(self.failure(idx, e.to_string())),
         };
         record.output = value.clone();
@@ -188,7 +199,7 @@ impl<'m> Run<'m> {
     pub fn expr(&mut self, ev: &mut Evaluator<'_>, e: &CExpr) -> Result<Value, EvalError> {
         ev.step()?;
         match e {
-            CExpr::Literal(f, ty) => Ok(coerce_opt(feel(ev, f)?, ty)),
+            CExpr::Literal(f, ty) => Ok(self.typed_result(feel(ev, f)?, ty)),
             CExpr::Table(t) => self.table(ev, t, None),
             CExpr::Context(entries) => {
                 let base = ev.frames_len();
@@ -383,7 +394,7 @@ impl<'m> Run<'m> {
             }
             let mut outs = Vec::with_capacity(rule.outputs.len());
             for (f, clause) in rule.outputs.iter().zip(&t.outputs) {
-                let v = coerce_opt(feel(ev, f)?, &clause.ty);
+                let v = self.typed_result(feel(ev, f)?, &clause.ty);
                 let v = match &clause.allowed {
                     Some(Tests::Ok(allowed)) if !v.is_null() && !allowed.matches_in(&v, ev)? => {
                         ev.warn(beeline_feel::WarningKind::InvalidType, || {
@@ -462,7 +473,7 @@ impl<'m> Run<'m> {
             let mut outs = Vec::with_capacity(t.outputs.len());
             for o in &t.outputs {
                 outs.push(match &o.default {
-                    Some(f) => coerce_opt(feel(ev, f)?, &o.ty),
+                    Some(f) => self.typed_result(feel(ev, f)?, &o.ty),
                     None => Value::Null,
                 });
             }

@@ -55,6 +55,20 @@ pub(crate) struct Inner {
 #[derive(Clone)]
 pub struct DmnModel {
     inner: Arc<Inner>,
+    semantics: Semantics,
+}
+
+/// Whose rules evaluation follows where Zeebe's DMN engine departs from the DMN specification.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Semantics {
+    /// The DMN 1.5 specification (what the TCK checks).
+    #[default]
+    Specification,
+    /// Zeebe's DMN engine: a value is not converted to the `typeRef` of the decision table
+    /// output, literal expression or decision that yields it (a rule of an output typed
+    /// `string` that yields a number gives that number, where the specification gives
+    /// null).
+    Zeebe,
 }
 
 impl std::fmt::Debug for DmnModel {
@@ -103,7 +117,14 @@ impl DmnModel {
                 definitions: main,
                 compiled,
             }),
+            semantics: Semantics::Specification,
         })
+    }
+
+    /// The model evaluated with `semantics`.
+    pub fn with_semantics(mut self, semantics: Semantics) -> DmnModel {
+        self.semantics = semantics;
+        self
     }
 
     /// Expressions that did not parse.
@@ -189,6 +210,7 @@ impl DmnModel {
         let d = &self.inner.compiled.decisions[idx];
         let mut ev = Evaluator::new(ctx);
         let mut run = eval::Run::new(&self.inner, true);
+        run.semantics = self.semantics;
         let result = run.decision(&mut ev, idx);
         let (output, failure) = match result {
             Ok(v) => (v, None),

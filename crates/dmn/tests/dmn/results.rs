@@ -202,3 +202,51 @@ fn literal_expressions_bkms_and_now_from_the_clock() {
     assert_eq!(r.output_json(), json!({"fee": 5, "year": 2023}));
     assert_eq!(r.evaluated_decisions[0].decision_type, "LITERAL_EXPRESSION");
 }
+
+/// An output typed `string` whose rules yield a number and a context; a literal expression
+/// typed `number` that yields a string.
+const UNTYPED_RESULTS: &str = r#"<definitions xmlns="https://www.omg.org/spec/DMN/20191111/MODEL/" id="drg" name="Typed" namespace="t">
+  <decision id="table" name="Table">
+    <variable name="table" typeRef="string"/>
+    <decisionTable hitPolicy="FIRST">
+      <input id="i1"><inputExpression><text>kind</text></inputExpression></input>
+      <output id="o1" name="label" typeRef="string"/>
+      <rule id="number"><inputEntry><text>"number"</text></inputEntry><outputEntry><text>5</text></outputEntry></rule>
+      <rule id="context"><inputEntry><text>"context"</text></inputEntry><outputEntry><text>{a: 1}</text></outputEntry></rule>
+    </decisionTable>
+  </decision>
+  <decision id="literal" name="Literal">
+    <variable name="literal" typeRef="number"/>
+    <literalExpression typeRef="number"><text>"five"</text></literalExpression>
+  </decision>
+</definitions>"#;
+
+#[test]
+fn zeebe_semantics_keep_results_that_do_not_fit_their_type_ref() {
+    let spec = DmnModel::parse(UNTYPED_RESULTS).unwrap();
+    let zeebe = spec.clone().with_semantics(beeline_dmn::Semantics::Zeebe);
+    for (kind, expected) in [("number", json!(5)), ("context", json!({"a": 1}))] {
+        let variables = json!({ "kind": kind });
+        // The specification converts to the typeRef: not a string, so null.
+        let r = spec.evaluate("table", &variables, None);
+        assert_eq!(r.output_json(), json!(null), "{kind}");
+        // Zeebe keeps the value: in the output, the evaluated decision, the matched rule.
+        let r = zeebe.evaluate("table", &variables, None);
+        assert_eq!(r.output_json(), expected, "{kind}");
+        let step = &r.evaluated_decisions[0];
+        assert_eq!(step.output.to_json(), expected, "{kind}");
+        assert_eq!(
+            step.matched_rules[0].evaluated_outputs[0].value.to_json(),
+            expected,
+            "{kind}"
+        );
+    }
+    assert_eq!(
+        spec.evaluate("literal", &json!({}), None).output_json(),
+        json!(null)
+    );
+    assert_eq!(
+        zeebe.evaluate("literal", &json!({}), None).output_json(),
+        json!("five")
+    );
+}

@@ -1,6 +1,6 @@
 //! Deployed decision requirements graphs and their decisions.
 
-use beeline_dmn::DmnModel;
+use beeline_dmn::{DmnModel, Semantics};
 use beeline_protocol::value::{DecisionRecord, DecisionRequirementsRecord};
 use beeline_state::{ColumnFamily, Error, KeyBuilder, Result, Transaction};
 
@@ -149,10 +149,14 @@ impl<'t> DecisionState<'t> {
             return Ok(None);
         };
         let text = String::from_utf8_lossy(&record.resource);
-        let model = DmnModel::parse(&text).map_err(|e| Error::Decode {
-            cf: ColumnFamily::DecisionRequirements.name(),
-            reason: format!("stored decision requirements {requirements_key} no longer parse: {e}"),
-        })?;
+        let model = DmnModel::parse(&text)
+            .map_err(|e| Error::Decode {
+                cf: ColumnFamily::DecisionRequirements.name(),
+                reason: format!(
+                    "stored decision requirements {requirements_key} no longer parse: {e}"
+                ),
+            })?
+            .with_semantics(Semantics::Zeebe);
         self.cache.insert(requirements_key, model.clone());
         Ok(Some(model))
     }

@@ -218,3 +218,35 @@ fn a_failing_or_missing_decision_is_an_incident() {
         missing.error_message
     );
 }
+
+/// An output typed `string` whose rule yields a number: Zeebe's DMN engine does not convert
+/// it to its typeRef (the DMN specification would give null).
+const UNCONVERTED: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
+<definitions xmlns="https://www.omg.org/spec/DMN/20191111/MODEL/" id="labels" name="Labels" namespace="http://beeline.test/dmn">
+  <decision id="label" name="Label">
+    <decisionTable id="label_table" hitPolicy="FIRST">
+      <input id="l_in"><inputExpression id="l_ie" typeRef="string"><text>kind</text></inputExpression></input>
+      <output id="l_out" name="label" typeRef="string"/>
+      <rule id="number"><inputEntry id="n_i"><text>"number"</text></inputEntry><outputEntry id="n_o"><text>5</text></outputEntry></rule>
+      <rule id="context"><inputEntry id="c_i"><text>"context"</text></inputEntry><outputEntry id="c_o"><text>{code: 7}</text></outputEntry></rule>
+    </decisionTable>
+  </decision>
+</definitions>"#;
+
+#[test]
+fn outputs_are_not_converted_to_their_type_ref_as_zeebe_evaluates_them() {
+    let harness = Harness::new(1);
+    harness.deploy("labels.dmn", UNCONVERTED).unwrap();
+    for (kind, expected) in [("number", "5"), ("context", r#"{"code":7}"#)] {
+        let evaluated = evaluate(&harness, "label", &format!(r#"{{"kind": "{kind}"}}"#));
+        assert_eq!(evaluated.intent, DecisionEvaluationIntent::Evaluated.into());
+        let value = evaluated.value_as::<DecisionEvaluationRecord>().unwrap();
+        assert_eq!(value.decision_output, expected, "{kind}");
+        let step = &value.evaluated_decisions[0];
+        assert_eq!(step.decision_output, expected, "{kind}");
+        assert_eq!(
+            step.matched_rules[0].evaluated_outputs[0].output_value, expected,
+            "{kind}"
+        );
+    }
+}
