@@ -116,6 +116,33 @@ fn fuzz_log_segments() {
     });
 }
 
+// Found by fuzzing (fuzz/regressions/log-segments/9b9e5e31cf3a0ce7, which every fuzz run
+// replays too): a segment whose header claims 4 GiB, cut at a torn tail by recovery, was
+// preallocated to 4 GiB again, taking seconds and gigabytes.
+#[test]
+fn a_header_claiming_a_huge_segment_makes_recovery_allocate_nothing() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let input = beeline_fuzz::root().join("regressions/log-segments/9b9e5e31cf3a0ce7");
+    let input = std::fs::read(input).expect("the regression input");
+    let mut segment = input[1..].to_vec();
+    fix_checksums(&mut segment);
+    let claimed = u64::from_le_bytes(segment[32..40].try_into().expect("eight bytes"));
+    assert_eq!(claimed, 4 << 30, "the header claims 4 GiB");
+    for recovery in [Recovery::Strict, Recovery::TruncateCorrupt] {
+        let path = dir.path().join("segment-0000000001.log");
+        std::fs::write(&path, &segment).expect("writes the segment");
+        let opened = FileJournal::open(dir.path(), config(recovery)).map(|j| j.last_index());
+        let len = std::fs::metadata(&path).map_or(0, |m| m.len());
+        assert!(
+            len <= segment.len() as u64,
+            "{recovery:?}: recovery grew the segment from {} to {len} bytes ({opened:?})",
+            segment.len()
+        );
+        std::fs::remove_dir_all(dir.path()).expect("clears");
+        std::fs::create_dir(dir.path()).expect("makes the directory again");
+    }
+}
+
 /// Writes `fuzz/seeds/log-segments`: the segments of a journal filled with the log-entries
 /// seeds, in today's frame format (`format-2-*`: Raft terms, and blank and membership entries
 /// among the normal ones; `segment-0000000001.log` is a segment of format 1, kept so that its

@@ -662,8 +662,11 @@ impl Drop for FileJournal {
 /// the cut can never be mistaken for new ones.
 fn zero_from(segment: &Segment, offset: u64) -> Result<()> {
     let io = |e| Error::io(&segment.path, e);
+    // As long as the file was, never longer: a damaged header's size must not make recovery
+    // allocate gigabytes.
+    let len = segment.file.metadata().map_err(io)?.len();
     segment.file.set_len(offset).map_err(io)?;
-    preallocate(&segment.file, segment.size.max(offset)).map_err(io)?;
+    preallocate(&segment.file, segment.size.min(len).max(offset)).map_err(io)?;
     segment.file.sync_all().map_err(io)
 }
 
