@@ -131,11 +131,17 @@ pub struct BrokerConfig {
     pub threads: Option<usize>,
 
     /// Secondary storage, which exporters feed and the REST API's searches read:
-    /// `embedded` (one SQLite file under the data directory, within the memory limit) or
-    /// `none` (no read side: searches answer 503, the engine runs alone).
+    /// `embedded` (one SQLite file under the data directory, within the memory limit),
+    /// `postgres` (a PostgreSQL database, at --secondary-storage-url) or `none` (no read side:
+    /// searches answer 503, the engine runs alone).
     #[arg(long, env = "BEELINE_SECONDARY_STORAGE", default_value = "embedded",
           value_parser = parse_secondary_storage)]
     pub secondary_storage: SecondaryStorage,
+
+    /// The PostgreSQL database of `--secondary-storage postgres`:
+    /// `postgresql://user:password@host:port/database` (or libpq's `host=... dbname=...`).
+    #[arg(long, env = "BEELINE_SECONDARY_STORAGE_URL")]
+    pub secondary_storage_url: Option<String>,
 
     /// Finished process instances (with their elements, variables, jobs, incidents) older
     /// than this leave secondary storage: a duration like 24h, or `off`.
@@ -153,14 +159,16 @@ pub struct BrokerConfig {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SecondaryStorage {
     Embedded,
+    Postgres,
     None,
 }
 
-const SECONDARY_STORAGE_FORMS: &str = "one of: embedded, none";
+const SECONDARY_STORAGE_FORMS: &str = "one of: embedded, postgres, none";
 
 fn parse_secondary_storage(text: &str) -> Result<SecondaryStorage, String> {
     match text.trim() {
         "embedded" => Ok(SecondaryStorage::Embedded),
+        "postgres" | "postgresql" => Ok(SecondaryStorage::Postgres),
         "none" => Ok(SecondaryStorage::None),
         other => Err(format!(
             "'{other}' is not a secondary storage; expected {SECONDARY_STORAGE_FORMS}"
@@ -196,7 +204,7 @@ impl BrokerConfig {
     pub fn secondary_storage_memory(&self) -> u64 {
         match self.secondary_storage {
             SecondaryStorage::Embedded => self.memory_limit / 8,
-            SecondaryStorage::None => 0,
+            SecondaryStorage::Postgres | SecondaryStorage::None => 0,
         }
     }
 
@@ -422,7 +430,7 @@ mod tests {
             .unwrap()
             .to_string();
         assert!(
-            error.contains("--secondary-storage") && error.contains("embedded, none"),
+            error.contains("--secondary-storage") && error.contains("embedded, postgres, none"),
             "{error}"
         );
         let config = Cli::try_parse_from([
