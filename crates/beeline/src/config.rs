@@ -6,6 +6,7 @@ use std::net::IpAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use beeline_cluster::{ClusterSettings, SettingsError};
 use beeline_gateway::backpressure::{BACKPRESSURE_FORMS, BackpressureConfig};
 use beeline_stream::FlushPolicy;
 
@@ -24,6 +25,28 @@ pub struct BrokerConfig {
     #[arg(long, env = "BEELINE_PARTITIONS", default_value_t = 1,
           value_parser = clap::value_parser!(u16).range(1..=8191))]
     pub partitions: u16,
+
+    /// This broker's id in the cluster, 0 to cluster-size - 1.
+    #[arg(long, env = "BEELINE_NODE_ID", default_value_t = 0)]
+    pub node_id: u64,
+
+    /// Number of brokers in the cluster. This build runs a single broker: a larger cluster is
+    /// refused at start, until partitions replicate between brokers.
+    #[arg(long, env = "BEELINE_CLUSTER_SIZE", default_value_t = 1)]
+    pub cluster_size: u32,
+
+    /// Replicas of each partition, 1 to cluster-size.
+    #[arg(long, env = "BEELINE_REPLICATION_FACTOR", default_value_t = 1)]
+    pub replication_factor: u32,
+
+    /// Other brokers' internal addresses to join the cluster through: host:26502,
+    /// comma-separated. Empty for a single broker.
+    #[arg(long, env = "BEELINE_CONTACT_POINTS", value_delimiter = ',')]
+    pub contact_points: Vec<String>,
+
+    /// Port of the internal API: Raft and broker-to-broker traffic.
+    #[arg(long, env = "BEELINE_INTERNAL_PORT", default_value_t = beeline_cluster::settings::DEFAULT_INTERNAL_PORT)]
+    pub internal_port: u16,
 
     /// Address the node's servers listen on.
     #[arg(long, env = "BEELINE_HOST", default_value = "0.0.0.0")]
@@ -129,11 +152,17 @@ pub struct BrokerConfig {
     pub threads: Option<usize>,
 
     /// Secondary storage, which exporters feed and the REST API's searches read:
-    /// `embedded` (one SQLite file under the data directory, within the memory limit) or
-    /// `none` (no read side: searches answer 503, the engine runs alone).
+    /// `embedded` (one SQLite file under the data directory, within the memory limit),
+    /// `postgres` (a PostgreSQL database, at --secondary-storage-url) or `none` (no read side:
+    /// searches answer 503, the engine runs alone).
     #[arg(long, env = "BEELINE_SECONDARY_STORAGE", default_value = "embedded",
           value_parser = parse_secondary_storage)]
     pub secondary_storage: SecondaryStorage,
+
+    /// The PostgreSQL database of `--secondary-storage postgres`:
+    /// `postgresql://user:password@host:port/database` (or libpq's `host=... dbname=...`).
+    #[arg(long, env = "BEELINE_SECONDARY_STORAGE_URL")]
+    pub secondary_storage_url: Option<String>,
 
     /// Finished process instances (with their elements, variables, jobs, incidents) older
     /// than this leave secondary storage: a duration like 24h, or `off`.
@@ -170,14 +199,16 @@ fn parse_users(text: &str) -> Result<Users, String> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SecondaryStorage {
     Embedded,
+    Postgres,
     None,
 }
 
-const SECONDARY_STORAGE_FORMS: &str = "one of: embedded, none";
+const SECONDARY_STORAGE_FORMS: &str = "one of: embedded, postgres, none";
 
 fn parse_secondary_storage(text: &str) -> Result<SecondaryStorage, String> {
     match text.trim() {
         "embedded" => Ok(SecondaryStorage::Embedded),
+        "postgres" | "postgresql" => Ok(SecondaryStorage::Postgres),
         "none" => Ok(SecondaryStorage::None),
         other => Err(format!(
             "'{other}' is not a secondary storage; expected {SECONDARY_STORAGE_FORMS}"
@@ -213,8 +244,40 @@ impl BrokerConfig {
     pub fn secondary_storage_memory(&self) -> u64 {
         match self.secondary_storage {
             SecondaryStorage::Embedded => self.memory_limit / 8,
-            SecondaryStorage::None => 0,
+            SecondaryStorage::Postgres | SecondaryStorage::None => 0,
         }
+    }
+
+    /// The cluster settings, checked against each other and against the other ports, and
+    /// against what this build can run.
+    pub fn cluster(&self) -> Result<ClusterSettings, SettingsError> {
+        let settings = ClusterSettings {
+            node_id: self.node_id,
+            cluster_size: self.cluster_size,
+            partitions: u32::from(self.partitions),
+            replication_factor: self.replication_factor,
+            contact_points: self
+                .contact_points
+                .iter()
+                .map(|p| p.trim().to_string())
+                .filter(|p| !p.is_empty())
+                .collect(),
+            internal_port: self.internal_port,
+        };
+        for (port, setting) in [
+            (self.grpc_port, "grpc-port"),
+            (self.rest_port, "rest-port"),
+            (self.monitoring_port, "monitoring-port"),
+        ] {
+            if port == self.internal_port {
+                return Err(SettingsError {
+                    setting: "internal-port",
+                    reason: format!("{port} is also --{setting}"),
+                });
+            }
+        }
+        settings.check_supported()?;
+        Ok(settings)
     }
 
     pub fn threads(&self) -> usize {
@@ -433,7 +496,7 @@ mod tests {
             .unwrap()
             .to_string();
         assert!(
-            error.contains("--secondary-storage") && error.contains("embedded, none"),
+            error.contains("--secondary-storage") && error.contains("embedded, postgres, none"),
             "{error}"
         );
         let config = Cli::try_parse_from([

@@ -161,14 +161,9 @@ pub async fn run(config: BrokerConfig) -> Result<(), NodeError> {
         })?;
     let rest_address = rest_listener.local_addr().unwrap_or(rest_address);
 
-    let read_side = {
-        let config = config.clone();
-        tokio::task::spawn_blocking(move || ReadSide::open(&config))
-            .await
-            .map_err(|e| NodeError::SecondaryStorage(e.to_string()))?
-            .map_err(NodeError::SecondaryStorage)?
-    };
-    let mut read_side = read_side;
+    let mut read_side = ReadSide::open(&config)
+        .await
+        .map_err(NodeError::SecondaryStorage)?;
 
     // Partitions reach each other (deployment distribution) through the router, and push new
     // jobs to the gateway's job streams through the registry.
