@@ -81,3 +81,41 @@ finish() {
   fi
   echo "all $1 checks passed"
 }
+
+# install_zbctl: zbctl 8.4 (npm zbctl@8.4.1) into the cache, once; sets $zbctl.
+install_zbctl() {
+  zbctl="$compat_cache/zbctl/node_modules/zbctl/bin/zbctl-cli.linux"
+  if [ ! -x "$zbctl" ]; then
+    echo "==> installing zbctl 8.4 (npm zbctl@8.4.1) into $compat_cache/zbctl"
+    npm install --prefix "$compat_cache/zbctl" --no-audit --no-fund zbctl@8.4.1 >/dev/null
+  fi
+}
+
+# install_pyzeebe: pyzeebe 4.7.0 into a virtualenv in the cache, once; sets $venv.
+install_pyzeebe() {
+  local version=4.7.0
+  venv="$compat_cache/pyzeebe-venv"
+  if ! "$venv/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('pyzeebe') != '$version')" \
+      2>/dev/null; then
+    echo "==> installing pyzeebe $version into $venv"
+    rm -rf "$venv"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check "pyzeebe==$version"
+  fi
+}
+
+# make_certificates <dir>: a CA (ca.pem) and a server certificate for localhost and 127.0.0.1
+# signed by it (server.pem, server.key), made with openssl.
+make_certificates() {
+  local dir="$1"
+  (
+    cd "$dir"
+    openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=beeline compat CA" \
+      -keyout ca.key -out ca.pem 2>/dev/null
+    printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >server.ext
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=localhost" \
+      -keyout server.key -out server.csr 2>/dev/null
+    openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 \
+      -extfile server.ext -out server.pem 2>/dev/null
+  )
+}

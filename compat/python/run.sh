@@ -11,15 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 source ../lib.sh
-pyzeebe_version=4.7.0
-venv="$compat_cache/pyzeebe-venv"
-if ! "$venv/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('pyzeebe') != '$pyzeebe_version')" \
-    2>/dev/null; then
-  echo "==> installing pyzeebe $pyzeebe_version into $venv"
-  rm -rf "$venv"
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet --disable-pip-version-check "pyzeebe==$pyzeebe_version"
-fi
+install_pyzeebe
 
 export BEELINE_PARTITIONS=2
 start_beeline 26603 --partitions "$BEELINE_PARTITIONS"

@@ -12,11 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 source ../lib.sh
-zbctl="$compat_cache/zbctl/node_modules/zbctl/bin/zbctl-cli.linux"
-if [ ! -x "$zbctl" ]; then
-  echo "==> installing zbctl 8.4 (npm zbctl@8.4.1) into $compat_cache/zbctl"
-  npm install --prefix "$compat_cache/zbctl" --no-audit --no-fund zbctl@8.4.1 >/dev/null
-fi
+install_zbctl
 
 start_beeline 26599 --partitions 3
 

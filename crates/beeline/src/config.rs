@@ -6,6 +6,7 @@ use std::net::IpAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use beeline_cluster::{ClusterSettings, SettingsError};
 use beeline_gateway::backpressure::{BACKPRESSURE_FORMS, BackpressureConfig};
 use beeline_stream::FlushPolicy;
 
@@ -24,6 +25,28 @@ pub struct BrokerConfig {
     #[arg(long, env = "BEELINE_PARTITIONS", default_value_t = 1,
           value_parser = clap::value_parser!(u16).range(1..=8191))]
     pub partitions: u16,
+
+    /// This broker's id in the cluster, 0 to cluster-size - 1.
+    #[arg(long, env = "BEELINE_NODE_ID", default_value_t = 0)]
+    pub node_id: u64,
+
+    /// Number of brokers in the cluster. This build runs a single broker: a larger cluster is
+    /// refused at start, until partitions replicate between brokers.
+    #[arg(long, env = "BEELINE_CLUSTER_SIZE", default_value_t = 1)]
+    pub cluster_size: u32,
+
+    /// Replicas of each partition, 1 to cluster-size.
+    #[arg(long, env = "BEELINE_REPLICATION_FACTOR", default_value_t = 1)]
+    pub replication_factor: u32,
+
+    /// Other brokers' internal addresses to join the cluster through: host:26502,
+    /// comma-separated. Empty for a single broker.
+    #[arg(long, env = "BEELINE_CONTACT_POINTS", value_delimiter = ',')]
+    pub contact_points: Vec<String>,
+
+    /// Port of the internal API: Raft and broker-to-broker traffic.
+    #[arg(long, env = "BEELINE_INTERNAL_PORT", default_value_t = beeline_cluster::settings::DEFAULT_INTERNAL_PORT)]
+    pub internal_port: u16,
 
     /// Address the node's servers listen on.
     #[arg(long, env = "BEELINE_HOST", default_value = "0.0.0.0")]
@@ -49,6 +72,26 @@ pub struct BrokerConfig {
     /// Port of the REST API: Camunda 8.8's Orchestration Cluster API under `/v2`.
     #[arg(long, env = "BEELINE_REST_PORT", default_value_t = 8080)]
     pub rest_port: u16,
+
+    /// TLS for the gRPC and REST APIs: the server's certificate chain, a PEM file (its own
+    /// certificate first). Given with `--tls-private-key`, both APIs take TLS connections only;
+    /// without the two (the default), they speak plaintext. The monitoring port stays plaintext.
+    #[arg(
+        long,
+        env = "BEELINE_TLS_CERTIFICATE",
+        value_name = "FILE",
+        requires = "tls_private_key"
+    )]
+    pub tls_certificate: Option<PathBuf>,
+
+    /// The private key of `--tls-certificate`, a PEM file (PKCS#8, PKCS#1 or SEC1).
+    #[arg(
+        long,
+        env = "BEELINE_TLS_PRIVATE_KEY",
+        value_name = "FILE",
+        requires = "tls_certificate"
+    )]
+    pub tls_private_key: Option<PathBuf>,
 
     /// Port of health, readiness and Prometheus metrics.
     #[arg(long, env = "BEELINE_MONITORING_PORT", default_value_t = 9600)]
@@ -88,11 +131,17 @@ pub struct BrokerConfig {
     pub threads: Option<usize>,
 
     /// Secondary storage, which exporters feed and the REST API's searches read:
-    /// `embedded` (one SQLite file under the data directory, within the memory limit) or
-    /// `none` (no read side: searches answer 503, the engine runs alone).
+    /// `embedded` (one SQLite file under the data directory, within the memory limit),
+    /// `postgres` (a PostgreSQL database, at --secondary-storage-url) or `none` (no read side:
+    /// searches answer 503, the engine runs alone).
     #[arg(long, env = "BEELINE_SECONDARY_STORAGE", default_value = "embedded",
           value_parser = parse_secondary_storage)]
     pub secondary_storage: SecondaryStorage,
+
+    /// The PostgreSQL database of `--secondary-storage postgres`:
+    /// `postgresql://user:password@host:port/database` (or libpq's `host=... dbname=...`).
+    #[arg(long, env = "BEELINE_SECONDARY_STORAGE_URL")]
+    pub secondary_storage_url: Option<String>,
 
     /// Finished process instances (with their elements, variables, jobs, incidents) older
     /// than this leave secondary storage: a duration like 24h, or `off`.
@@ -110,14 +159,16 @@ pub struct BrokerConfig {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SecondaryStorage {
     Embedded,
+    Postgres,
     None,
 }
 
-const SECONDARY_STORAGE_FORMS: &str = "one of: embedded, none";
+const SECONDARY_STORAGE_FORMS: &str = "one of: embedded, postgres, none";
 
 fn parse_secondary_storage(text: &str) -> Result<SecondaryStorage, String> {
     match text.trim() {
         "embedded" => Ok(SecondaryStorage::Embedded),
+        "postgres" | "postgresql" => Ok(SecondaryStorage::Postgres),
         "none" => Ok(SecondaryStorage::None),
         other => Err(format!(
             "'{other}' is not a secondary storage; expected {SECONDARY_STORAGE_FORMS}"
@@ -153,8 +204,40 @@ impl BrokerConfig {
     pub fn secondary_storage_memory(&self) -> u64 {
         match self.secondary_storage {
             SecondaryStorage::Embedded => self.memory_limit / 8,
-            SecondaryStorage::None => 0,
+            SecondaryStorage::Postgres | SecondaryStorage::None => 0,
         }
+    }
+
+    /// The cluster settings, checked against each other and against the other ports, and
+    /// against what this build can run.
+    pub fn cluster(&self) -> Result<ClusterSettings, SettingsError> {
+        let settings = ClusterSettings {
+            node_id: self.node_id,
+            cluster_size: self.cluster_size,
+            partitions: u32::from(self.partitions),
+            replication_factor: self.replication_factor,
+            contact_points: self
+                .contact_points
+                .iter()
+                .map(|p| p.trim().to_string())
+                .filter(|p| !p.is_empty())
+                .collect(),
+            internal_port: self.internal_port,
+        };
+        for (port, setting) in [
+            (self.grpc_port, "grpc-port"),
+            (self.rest_port, "rest-port"),
+            (self.monitoring_port, "monitoring-port"),
+        ] {
+            if port == self.internal_port {
+                return Err(SettingsError {
+                    setting: "internal-port",
+                    reason: format!("{port} is also --{setting}"),
+                });
+            }
+        }
+        settings.check_supported()?;
+        Ok(settings)
     }
 
     pub fn threads(&self) -> usize {
@@ -298,6 +381,31 @@ mod tests {
     }
 
     #[test]
+    fn tls_takes_a_certificate_and_its_key_together() {
+        let config = Cli::try_parse_from(["beeline"]).unwrap().config;
+        assert_eq!(
+            (config.tls_certificate, config.tls_private_key),
+            (None, None)
+        );
+        let config = Cli::try_parse_from([
+            "beeline",
+            "--tls-certificate",
+            "server.pem",
+            "--tls-private-key",
+            "server.key",
+        ])
+        .unwrap()
+        .config;
+        assert_eq!(config.tls_certificate, Some("server.pem".into()));
+        assert_eq!(config.tls_private_key, Some("server.key".into()));
+        let error = Cli::try_parse_from(["beeline", "--tls-certificate", "server.pem"])
+            .err()
+            .expect("a certificate without its key")
+            .to_string();
+        assert!(error.contains("--tls-private-key"), "{error}");
+    }
+
+    #[test]
     fn defaults_parse_and_bad_values_name_the_setting() {
         let config = Cli::try_parse_from(["beeline"]).unwrap().config;
         assert_eq!(config.partitions, 1);
@@ -322,7 +430,7 @@ mod tests {
             .unwrap()
             .to_string();
         assert!(
-            error.contains("--secondary-storage") && error.contains("embedded, none"),
+            error.contains("--secondary-storage") && error.contains("embedded, postgres, none"),
             "{error}"
         );
         let config = Cli::try_parse_from([

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-use beeline_gateway::{Cluster, Gateway, GatewayConfig, NodeInfo};
+use beeline_gateway::{Cluster, Gateway, GatewayConfig, NodeInfo, TlsConfig};
 use beeline_log::{FileJournal, FileJournalConfig, Recovery};
 use beeline_rocksdb::{MemoryBudget, RocksDbStoreConfig, open_partition_store};
 use beeline_state::Store;
@@ -37,6 +37,8 @@ pub enum NodeError {
     },
     #[error("cannot open secondary storage: {0}")]
     SecondaryStorage(String),
+    #[error("{0} (--tls-certificate / --tls-private-key)")]
+    Tls(beeline_gateway::TlsError),
     #[error("cannot create the data directory {path}: {source}")]
     DataDir {
         path: String,
@@ -89,6 +91,10 @@ impl NodeState {
 }
 
 pub async fn run(config: BrokerConfig) -> Result<(), NodeError> {
+    // Read now, so that a wrong certificate or key stops the node before anything opens.
+    if let Some(tls) = tls(&config) {
+        tls.check().map_err(NodeError::Tls)?;
+    }
     std::fs::create_dir_all(&config.data_dir).map_err(|source| NodeError::DataDir {
         path: config.data_dir.display().to_string(),
         source,
@@ -150,14 +156,9 @@ pub async fn run(config: BrokerConfig) -> Result<(), NodeError> {
         })?;
     let rest_address = rest_listener.local_addr().unwrap_or(rest_address);
 
-    let read_side = {
-        let config = config.clone();
-        tokio::task::spawn_blocking(move || ReadSide::open(&config))
-            .await
-            .map_err(|e| NodeError::SecondaryStorage(e.to_string()))?
-            .map_err(NodeError::SecondaryStorage)?
-    };
-    let mut read_side = read_side;
+    let mut read_side = ReadSide::open(&config)
+        .await
+        .map_err(NodeError::SecondaryStorage)?;
 
     // Partitions reach each other (deployment distribution) through the router, and push new
     // jobs to the gateway's job streams through the registry.
@@ -294,9 +295,18 @@ fn gateway(
         GatewayConfig {
             max_message_size: message_size(config),
             backpressure: config.backpressure,
+            tls: tls(config),
             ..GatewayConfig::default()
         },
     )
+}
+
+/// The APIs' TLS, when both files are given.
+fn tls(config: &BrokerConfig) -> Option<TlsConfig> {
+    Some(TlsConfig {
+        certificate: config.tls_certificate.clone()?,
+        private_key: config.tls_private_key.clone()?,
+    })
 }
 
 /// The gateway's maximum message size (`--grpc-max-message-size` is at most 1 GiB).

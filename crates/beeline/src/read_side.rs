@@ -6,20 +6,30 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use beeline_exporter::{Director, DirectorConfig, ExporterMetrics, ExporterTask};
+use beeline_postgres::{PostgresConfig, PostgresStore};
+use beeline_search::StoreMetrics;
 use beeline_search::exporter::MAX_PENDING_ROWS;
 use beeline_search::projection::Definitions;
 use beeline_search::{EXPORTER_ID, Retention, SearchStore, StoreExporter};
-use beeline_sqlite::{SqliteConfig, SqliteStore, StoreMetrics};
+use beeline_sqlite::{SqliteConfig, SqliteStore};
 use beeline_stream::PartitionHandle;
 
 use crate::config::{BrokerConfig, SecondaryStorage};
 
 /// Secondary storage and its exporters.
 pub struct ReadSide {
-    store: SqliteStore,
+    store: Store,
     definitions: Definitions,
     exporters: Vec<ExporterTask>,
 }
+
+enum Store {
+    Sqlite(SqliteStore),
+    Postgres(PostgresStore),
+}
+
+/// How long a node waits at start for a PostgreSQL server that does not answer.
+const CONNECT_PATIENCE: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// What monitoring reports of the read side.
 #[derive(Clone)]
@@ -32,30 +42,67 @@ impl ReadSide {
     /// Ids of the exporters each partition keeps positions for.
     pub fn exporter_ids(config: &BrokerConfig) -> Vec<String> {
         match config.secondary_storage {
-            SecondaryStorage::Embedded => vec![EXPORTER_ID.to_owned()],
+            SecondaryStorage::Embedded | SecondaryStorage::Postgres => {
+                vec![EXPORTER_ID.to_owned()]
+            }
             SecondaryStorage::None => Vec::new(),
         }
     }
 
     /// Opens the configured store (`None` for `--secondary-storage none`).
-    pub fn open(config: &BrokerConfig) -> Result<Option<Self>, String> {
-        if config.secondary_storage == SecondaryStorage::None {
-            return Ok(None);
-        }
-        let store = SqliteStore::open(
-            &config.data_dir,
-            SqliteConfig {
-                memory: config.secondary_storage_memory(),
-                readers: 2,
-                retention: Retention {
-                    max_age: config.retention_age.0,
-                    max_finished: config.retention_max_instances.0,
-                    ..Retention::default()
-                },
-            },
-        )
-        .map_err(|e| e.to_string())?;
-        tracing::info!(path = %store.path.display(), "secondary storage open");
+    pub async fn open(config: &BrokerConfig) -> Result<Option<Self>, String> {
+        let retention = Retention {
+            max_age: config.retention_age.0,
+            max_finished: config.retention_max_instances.0,
+            ..Retention::default()
+        };
+        let store = match config.secondary_storage {
+            SecondaryStorage::None => return Ok(None),
+            SecondaryStorage::Embedded => {
+                let (dir, memory) = (config.data_dir.clone(), config.secondary_storage_memory());
+                let store = tokio::task::spawn_blocking(move || {
+                    SqliteStore::open(
+                        &dir,
+                        SqliteConfig {
+                            memory,
+                            readers: 2,
+                            retention,
+                        },
+                    )
+                })
+                .await
+                .map_err(|e| e.to_string())?
+                .map_err(|e| e.to_string())?;
+                tracing::info!(path = %store.path.display(), "secondary storage open");
+                Store::Sqlite(store)
+            }
+            SecondaryStorage::Postgres => {
+                let Some(url) = config.secondary_storage_url.clone() else {
+                    return Err("--secondary-storage postgres needs the database's URL in \
+                         --secondary-storage-url / BEELINE_SECONDARY_STORAGE_URL \
+                         (postgresql://user:password@host:5432/database)"
+                        .into());
+                };
+                let started = std::time::Instant::now();
+                let store = loop {
+                    let mut postgres = PostgresConfig::new(url.clone());
+                    postgres.retention = retention;
+                    match PostgresStore::open(postgres).await {
+                        Ok(store) => break store,
+                        Err(error @ beeline_postgres::Error::NewerSchema { .. }) => {
+                            return Err(error.to_string());
+                        }
+                        Err(error) if started.elapsed() < CONNECT_PATIENCE => {
+                            tracing::warn!(%error, "secondary storage does not answer yet; trying again");
+                            tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+                        }
+                        Err(error) => return Err(error.to_string()),
+                    }
+                };
+                tracing::info!(url = %store.name, "secondary storage open");
+                Store::Postgres(store)
+            }
+        };
         Ok(Some(Self {
             store,
             definitions: Definitions::default(),
@@ -64,24 +111,37 @@ impl ReadSide {
     }
 
     pub fn search(&self) -> Arc<dyn SearchStore> {
-        self.store.search.clone()
+        match &self.store {
+            Store::Sqlite(store) => store.search.clone(),
+            Store::Postgres(store) => store.search.clone(),
+        }
     }
 
     /// Starts exporting `partition` into the store.
     pub fn export(&mut self, partition: PartitionHandle) -> Result<(), String> {
-        let exporter = StoreExporter::new(
-            self.store.writer.clone(),
-            self.definitions.clone(),
-            MAX_PENDING_ROWS,
-        );
-        let task = Director::spawn(partition, exporter, DirectorConfig::default())?;
+        let definitions = self.definitions.clone();
+        let task = match &self.store {
+            Store::Sqlite(store) => Director::spawn(
+                partition,
+                StoreExporter::new(store.writer.clone(), definitions, MAX_PENDING_ROWS),
+                DirectorConfig::default(),
+            )?,
+            Store::Postgres(store) => Director::spawn(
+                partition,
+                StoreExporter::new(store.writer.clone(), definitions, MAX_PENDING_ROWS),
+                DirectorConfig::default(),
+            )?,
+        };
         self.exporters.push(task);
         Ok(())
     }
 
     pub fn metrics(&self) -> ReadSideMetrics {
         ReadSideMetrics {
-            store: self.store.metrics.clone(),
+            store: match &self.store {
+                Store::Sqlite(store) => store.metrics.clone(),
+                Store::Postgres(store) => store.metrics.clone(),
+            },
             exporters: self.exporters.iter().map(|t| t.metrics().clone()).collect(),
         }
     }
@@ -92,8 +152,12 @@ impl ReadSide {
         for task in self.exporters {
             task.stop().await;
         }
-        let store = self.store;
-        let _ = tokio::task::spawn_blocking(move || store.close()).await;
+        match self.store {
+            Store::Sqlite(store) => {
+                let _ = tokio::task::spawn_blocking(move || store.close()).await;
+            }
+            Store::Postgres(store) => store.close().await,
+        }
     }
 }
 

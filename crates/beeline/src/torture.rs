@@ -769,6 +769,7 @@ mod tests {
             ledger.created.insert(id.to_owned());
         }
         ledger.at_second.insert("y".to_owned());
+        ledger.created.insert("e".to_owned());
         ledger.ended.insert("e".to_owned());
         ledger.maybe_created.insert("m".to_owned());
         let found = [

@@ -108,9 +108,29 @@ fn searchable(broker: &Broker, expected: usize) -> Vec<String> {
 
 #[test]
 fn instances_become_searchable_and_stay_so_across_a_kill() {
+    searchable_across_a_kill(&[]);
+}
+
+#[test]
+fn instances_become_searchable_in_postgres_and_stay_so_across_a_kill() {
+    let Some(server) = beeline_postgres::testkit::Server::start() else {
+        return;
+    };
+    let url = server.database().expect("a database");
+    searchable_across_a_kill(&[
+        "--secondary-storage",
+        "postgres",
+        "--secondary-storage-url",
+        &url,
+    ]);
+}
+
+/// Instances created over REST are found, then the node is killed (-9) and started again:
+/// each instance is stored once, none is lost.
+fn searchable_across_a_kill(args: &[&str]) {
     let dir = tempfile::tempdir().expect("tempdir");
     let data = dir.path().join("data");
-    let broker = Broker::start(&data, &[]);
+    let broker = Broker::start(&data, args);
     deploy(&broker, dir.path());
     let mut created = create(&broker, 20);
     assert_eq!(searchable(&broker, 20).len(), 20);
@@ -132,7 +152,7 @@ fn instances_become_searchable_and_stay_so_across_a_kill() {
     );
     // Killed: what was exported but not in a snapshot is exported again; stored once.
     drop(broker);
-    let broker = Broker::start(&data, &[]);
+    let broker = Broker::start(&data, args);
     created.extend(create(&broker, 5));
     let found = searchable(&broker, 25);
     let unique: BTreeSet<&String> = found.iter().collect();
@@ -206,8 +226,26 @@ fn refused(broker: &Broker, method: &str, path: &str, body: &str, what: &str) ->
 
 #[test]
 fn searches_over_rest_take_every_operator_sort_and_page_form_and_name_what_is_wrong() {
+    every_search_form(&[]);
+}
+
+#[test]
+fn searches_over_rest_answer_the_same_from_postgres() {
+    let Some(server) = beeline_postgres::testkit::Server::start() else {
+        return;
+    };
+    let url = server.database().expect("a database");
+    every_search_form(&[
+        "--secondary-storage",
+        "postgres",
+        "--secondary-storage-url",
+        &url,
+    ]);
+}
+
+fn every_search_form(args: &[&str]) {
     let dir = tempfile::tempdir().expect("tempdir");
-    let broker = Broker::start(&dir.path().join("data"), &[]);
+    let broker = Broker::start(&dir.path().join("data"), args);
     deploy(&broker, dir.path());
     deploy_xml(&broker, dir.path(), "tasks.bpmn", TASKS);
     let mut keys = create(&broker, 6);

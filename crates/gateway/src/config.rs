@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use crate::backpressure::BackpressureConfig;
+use crate::tls::TlsConfig;
 
 /// Zeebe's default `maxMessageSize`: 4 MiB.
 pub const DEFAULT_MAX_MESSAGE_SIZE: usize = 4 << 20;
@@ -28,6 +29,8 @@ pub struct GatewayConfig {
     pub keep_alive_interval: Duration,
     /// Concurrent calls per connection. Default 1024.
     pub max_concurrent_streams: u32,
+    /// TLS for both APIs; `None` (the default) serves plaintext.
+    pub tls: Option<TlsConfig>,
 }
 
 impl Default for GatewayConfig {
@@ -40,6 +43,7 @@ impl Default for GatewayConfig {
             job_probe_interval: Duration::from_secs(5),
             keep_alive_interval: Duration::from_secs(30),
             max_concurrent_streams: 1024,
+            tls: None,
         }
     }
 }

@@ -31,6 +31,7 @@ mod metrics;
 mod operations;
 mod rest;
 pub mod routing;
+mod tls;
 mod validate;
 
 use std::future::Future;
@@ -42,6 +43,7 @@ pub use cluster::{Cluster, NodeInfo, PartitionSlot};
 pub use config::{DEFAULT_MAX_MESSAGE_SIZE, GatewayConfig};
 pub use error::GatewayError;
 pub use metrics::GatewayMetrics;
+pub use tls::{TlsConfig, TlsError};
 
 use dispatch::Dispatcher;
 
@@ -54,6 +56,8 @@ pub enum ServeError {
     Grpc(tonic::transport::Error),
     #[error("the REST server failed: {0}")]
     Rest(std::io::Error),
+    #[error(transparent)]
+    Tls(#[from] TlsError),
 }
 
 /// The backpressure state of one partition, for metrics.
@@ -122,15 +126,30 @@ impl Gateway {
         rest: Option<tokio::net::TcpListener>,
         shutdown: impl Future<Output = ()>,
     ) -> Result<(), ServeError> {
+        let tls = |alpn| {
+            self.d
+                .config
+                .tls
+                .as_ref()
+                .map(|tls| tls.server_config(alpn))
+                .transpose()
+        };
+        let (grpc_tls, rest_tls) = (tls(tls::Alpn::Grpc)?, tls(tls::Alpn::Rest)?);
         let forwarders = self.forward_job_notifications();
         let stopped = |mut stopping: watch::Receiver<bool>| async move {
             let _ = stopping.wait_for(|stopping| *stopping).await;
         };
-        let grpc = grpc::serve(self.d.clone(), grpc, stopped(self.stopping.subscribe()));
+        let grpc = grpc::serve(
+            self.d.clone(),
+            grpc,
+            grpc_tls,
+            stopped(self.stopping.subscribe()),
+        );
         let rest = async {
             match rest {
                 Some(listener) => {
-                    rest::serve(self.d.clone(), listener, stopped(self.stopping.subscribe())).await
+                    let stopped = stopped(self.stopping.subscribe());
+                    rest::serve(self.d.clone(), listener, rest_tls, stopped).await
                 }
                 None => Ok(()),
             }

@@ -41,6 +41,8 @@ use tonic::transport::Channel;
 mod fuzz;
 #[path = "gateway/rest.rs"]
 mod rest;
+#[path = "gateway/tls.rs"]
+mod tls;
 
 struct Node {
     address: SocketAddr,
@@ -121,9 +123,12 @@ impl Node {
                 })
                 .await
         });
-        let client = GatewayClient::connect(format!("http://{address}"))
-            .await
-            .expect("client connects");
+        // Connects at its first call: a node serving TLS has no plaintext client.
+        let client = GatewayClient::new(
+            Channel::from_shared(format!("http://{address}"))
+                .expect("an address")
+                .connect_lazy(),
+        );
         Self {
             address,
             rest,

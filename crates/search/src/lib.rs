@@ -20,6 +20,7 @@
 pub mod conformance;
 pub mod cursor;
 pub mod exporter;
+pub mod metrics;
 pub mod projection;
 pub mod query;
 pub mod retention;
@@ -28,6 +29,7 @@ pub mod sql;
 pub mod time;
 
 pub use exporter::{Flush, StoreExporter, Writer};
+pub use metrics::StoreMetrics;
 pub use query::{
     Condition, Entity, Field, Kind, Op, Order, Page, Query, Results, SearchError, SearchStore,
     Statistic,

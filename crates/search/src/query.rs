@@ -191,6 +191,27 @@ pub struct Results {
     pub has_more_total: bool,
 }
 
+impl Results {
+    /// A page from the rows a store read for [`crate::sql::select`] (item cells, then sort
+    /// values; a `before` page in reverse order) and the count of [`crate::sql::count`].
+    pub fn assemble(query: &Query, mut found: Vec<Vec<Value>>, count: u64) -> Self {
+        if matches!(query.page, Page::Before { .. }) {
+            found.reverse();
+        }
+        let items = query.entity.items().count();
+        let mut results = Results::default();
+        for mut row in found {
+            results
+                .sort_values
+                .push(row.split_off(items.min(row.len())));
+            results.rows.push(row);
+        }
+        results.has_more_total = count > MAX_TOTAL;
+        results.total = count.min(MAX_TOTAL);
+        results
+    }
+}
+
 /// Per element of one process instance: what its element instances are doing.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Statistic {
@@ -199,6 +220,26 @@ pub struct Statistic {
     pub canceled: u64,
     pub incidents: u64,
     pub completed: u64,
+}
+
+impl Statistic {
+    /// A row of [`crate::sql::element_statistics`].
+    pub fn from_row(row: &[Value]) -> Self {
+        let count = |i: usize| match row.get(i) {
+            Some(Value::Int(n)) => (*n).max(0) as u64,
+            _ => 0,
+        };
+        Statistic {
+            element_id: match row.first() {
+                Some(Value::Text(s)) => s.clone(),
+                _ => String::new(),
+            },
+            active: count(1),
+            canceled: count(2),
+            incidents: count(3),
+            completed: count(4),
+        }
+    }
 }
 
 #[derive(Debug, Clone, thiserror::Error)]

@@ -110,6 +110,39 @@ pub fn upsert(dialect: Dialect, table: &Table, rows: usize) -> String {
     )
 }
 
+/// PostgreSQL's upsert of any number of rows of `table` in one statement: each parameter is
+/// the array of one column's cells (`$1::BIGINT[]`, `$2::TEXT[]`, ...), so a flush costs one
+/// round trip per table whatever its size. The same rules as [`upsert`]; the rows must have
+/// distinct keys.
+pub fn upsert_arrays(table: &Table) -> String {
+    let names: Vec<&str> = table.columns.iter().map(|c| c.name).collect();
+    let arrays: Vec<String> = table
+        .columns
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let ty = match c.ty {
+                Type::Int => "BIGINT",
+                Type::Text => "TEXT",
+            };
+            format!("${}::{ty}[]", i + 1)
+        })
+        .collect();
+    let updates: Vec<String> = names[table.key_columns..]
+        .iter()
+        .map(|c| format!("{c} = COALESCE(excluded.{c}, {t}.{c})", t = table.name))
+        .collect();
+    format!(
+        "INSERT INTO {t} ({cols}) SELECT * FROM UNNEST({arrays}) ON CONFLICT ({keys}) DO UPDATE \
+         SET {updates} WHERE excluded.position >= {t}.position",
+        t = table.name,
+        cols = names.join(", "),
+        arrays = arrays.join(", "),
+        keys = names[..table.key_columns].join(", "),
+        updates = updates.join(", "),
+    )
+}
+
 /// Upserts the exporter position of a partition.
 pub fn upsert_position(dialect: Dialect) -> String {
     format!(

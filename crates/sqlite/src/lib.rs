@@ -24,11 +24,11 @@ mod writer;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use rusqlite::{Connection, OpenFlags};
 
 use beeline_search::Retention;
+pub use beeline_search::StoreMetrics;
 use beeline_search::sql::{self, Dialect, SCHEMA_VERSION};
 
 pub use reader::SqliteSearch;
@@ -74,29 +74,6 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
-}
-
-/// What the store is doing, for monitoring.
-#[derive(Debug, Default)]
-pub struct StoreMetrics {
-    /// Transactions written.
-    pub flushes: AtomicU64,
-    /// Rows upserted.
-    pub rows: AtomicU64,
-    /// Write transactions that failed (each retried).
-    pub write_failures: AtomicU64,
-    /// Whether the last write failed and waits for a retry.
-    pub failing: AtomicBool,
-    /// Total time spent in write transactions, in µs.
-    pub write_micros: AtomicU64,
-    /// Process instances deleted by retention.
-    pub retention_deleted: AtomicU64,
-}
-
-impl StoreMetrics {
-    pub fn add(counter: &AtomicU64, n: u64) {
-        counter.fetch_add(n, Ordering::Relaxed);
-    }
 }
 
 /// The opened store: its write side (for the exporters), its read side (for the gateway),

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use beeline_search::query::{BoxFuture, MAX_TOTAL, Page};
+use beeline_search::query::{BoxFuture, MAX_TOTAL};
 use beeline_search::sql::{self, Dialect, Statement};
 use beeline_search::{Query, Results, SearchError, SearchStore, Statistic, Value};
 use rusqlite::Connection;
@@ -75,31 +75,17 @@ fn rows(connection: &Connection, statement: &Statement) -> rusqlite::Result<Vec<
     Ok(out)
 }
 
-/// Runs a search: the page, then (for the first page of a cursor-less query or any page) the
-/// capped total.
+/// Runs a search: the page, then the capped total.
 pub(crate) fn search(connection: &Connection, query: &Query) -> rusqlite::Result<Results> {
-    let select = sql::select(Dialect::Sqlite, query);
-    let mut found = rows(connection, &select)?;
-    if matches!(query.page, Page::Before { .. }) {
-        found.reverse();
-    }
-    let items = query.entity.items().count();
-    let mut results = Results::default();
-    for mut row in found {
-        results.sort_values.push(row.split_off(items));
-        results.rows.push(row);
-    }
-    let count = sql::count(Dialect::Sqlite, query, MAX_TOTAL);
-    let total = rows(connection, &count)?
+    let found = rows(connection, &sql::select(Dialect::Sqlite, query))?;
+    let count = rows(connection, &sql::count(Dialect::Sqlite, query, MAX_TOTAL))?
         .first()
         .and_then(|r| r.first().cloned())
         .map_or(0, |v| match v {
             Value::Int(n) => n.max(0) as u64,
             _ => 0,
         });
-    results.has_more_total = total > MAX_TOTAL;
-    results.total = total.min(MAX_TOTAL);
-    Ok(results)
+    Ok(Results::assemble(query, found, count))
 }
 
 impl SearchStore for SqliteSearch {
@@ -116,22 +102,9 @@ impl SearchStore for SqliteSearch {
                 sql: sql::element_statistics(Dialect::Sqlite),
                 params: vec![Value::Int(process_instance_key)],
             };
-            let count = |v: &Value| match v {
-                Value::Int(n) => (*n).max(0) as u64,
-                _ => 0,
-            };
             Ok(rows(connection, &statement)?
-                .into_iter()
-                .map(|row| Statistic {
-                    element_id: match &row[0] {
-                        Value::Text(s) => s.clone(),
-                        _ => String::new(),
-                    },
-                    active: count(&row[1]),
-                    canceled: count(&row[2]),
-                    incidents: count(&row[3]),
-                    completed: count(&row[4]),
-                })
+                .iter()
+                .map(|row| Statistic::from_row(row))
                 .collect())
         }))
     }

@@ -44,6 +44,7 @@ use tonic::transport::server::TcpIncoming;
 use crate::dispatch::Dispatcher;
 use crate::proto::gateway_server::GatewayServer;
 use crate::proto::health::health_server::HealthServer;
+use crate::tls::TlsIncoming;
 use health::HealthService;
 use message_size::MessageSizeLayer;
 use service::GatewayService;
@@ -53,6 +54,7 @@ use service::GatewayService;
 pub(crate) async fn serve(
     d: Arc<Dispatcher>,
     listener: tokio::net::TcpListener,
+    tls: Option<Arc<rustls::ServerConfig>>,
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), tonic::transport::Error> {
     let config = &d.config;
@@ -69,16 +71,24 @@ pub(crate) async fn serve(
         .accept_compressed(CompressionEncoding::Gzip)
         .max_decoding_message_size(max)
         .max_encoding_message_size(max);
-    tonic::transport::Server::builder()
+    let server = tonic::transport::Server::builder()
         .http2_keepalive_interval(Some(keep_alive))
         .http2_keepalive_timeout(Some(Duration::from_secs(20)))
         .max_concurrent_streams(Some(streams))
         .layer(MessageSizeLayer { max })
         .add_service(service)
-        .add_service(health)
-        .serve_with_incoming_shutdown(
-            TcpIncoming::from(listener).with_nodelay(Some(true)),
-            shutdown,
-        )
-        .await
+        .add_service(health);
+    match tls {
+        Some(tls) => {
+            server
+                .serve_with_incoming_shutdown(TlsIncoming::new(listener, tls), shutdown)
+                .await
+        }
+        None => {
+            let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
+            server
+                .serve_with_incoming_shutdown(incoming, shutdown)
+                .await
+        }
+    }
 }

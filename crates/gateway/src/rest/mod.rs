@@ -43,6 +43,7 @@ use axum::routing::{delete, get, patch, post, put};
 
 use crate::dispatch::Dispatcher;
 use crate::metrics::Api;
+use crate::tls::TlsIncoming;
 use problem::Problem;
 
 /// The state every handler gets.
@@ -53,11 +54,21 @@ pub(crate) type Gateway = Arc<Dispatcher>;
 pub(crate) async fn serve(
     d: Arc<Dispatcher>,
     listener: tokio::net::TcpListener,
+    tls: Option<Arc<rustls::ServerConfig>>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, router(d))
-        .with_graceful_shutdown(shutdown)
-        .await
+    match tls {
+        Some(tls) => {
+            axum::serve(TlsIncoming::new(listener, tls), router(d))
+                .with_graceful_shutdown(shutdown)
+                .await
+        }
+        None => {
+            axum::serve(listener, router(d))
+                .with_graceful_shutdown(shutdown)
+                .await
+        }
+    }
 }
 
 pub(crate) fn router(d: Arc<Dispatcher>) -> Router {

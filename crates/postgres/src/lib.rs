@@ -1,0 +1,211 @@
+//! Secondary storage on PostgreSQL, for production: the tables of the embedded store
+//! (`beeline_search::rows`) in a database of the user's, written and read with the SQL both
+//! stores share (`beeline_search::sql`, PostgreSQL dialect).
+//!
+//! ```text
+//! partitions' StoreExporters ─ bounded queue ─▶ writer task (one connection):
+//!                                                 one transaction per round of flushes:
+//!                                                 one UNNEST upsert per table + positions,
+//!                                                 then acknowledge
+//! REST searches ─▶ reader (a few connections, queries pipelined, a bound on those in flight)
+//! retention task ─ small delete transactions on its own connection
+//! ```
+//!
+//! - **Schema**: created at start where missing and upgraded from older versions, under an
+//!   advisory lock so that nodes starting together do it once; a database of a newer schema
+//!   is refused with both versions named.
+//! - **Unreachable or failing**: a write that fails is retried with back-off (reconnecting
+//!   when the connection is gone), counted and logged; exporting waits meanwhile and the log
+//!   keeps what is not stored. Searches answer 503 while the server cannot be reached.
+
+mod reader;
+mod retention;
+pub mod testkit;
+mod value;
+mod writer;
+
+use std::sync::Arc;
+
+use beeline_search::Retention;
+use beeline_search::sql::{self, Dialect, SCHEMA_VERSION};
+use tokio_postgres::{Client, NoTls};
+
+pub use beeline_search::StoreMetrics;
+pub use reader::PostgresSearch;
+pub use writer::PostgresWriter;
+
+#[derive(Debug, Clone)]
+pub struct PostgresConfig {
+    /// The server and database: `postgresql://user:password@host:port/database` or
+    /// `host=... user=... dbname=...` (libpq's forms).
+    pub url: String,
+    /// Connections serving searches (each pipelines its queries). Default 2.
+    pub readers: usize,
+    /// Searches in flight at once, beyond which they wait. Default 16.
+    pub max_searches: usize,
+    pub retention: Retention,
+}
+
+impl PostgresConfig {
+    pub fn new(url: impl Into<String>) -> Self {
+        Self {
+            url: url.into(),
+            readers: 2,
+            max_searches: 16,
+            retention: Retention::default(),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("secondary storage {url}: {source}")]
+    Postgres {
+        url: String,
+        #[source]
+        source: tokio_postgres::Error,
+    },
+    #[error(
+        "secondary storage {url} has schema version {found}, newer than this binary's {SCHEMA_VERSION}"
+    )]
+    NewerSchema { url: String, found: i64 },
+}
+
+/// The opened store: its write side (for the exporters), its read side (for the gateway),
+/// and its metrics.
+pub struct PostgresStore {
+    pub writer: Arc<PostgresWriter>,
+    pub search: Arc<PostgresSearch>,
+    pub metrics: Arc<StoreMetrics>,
+    /// The URL without its password, for logs.
+    pub name: String,
+    retention: retention::RetentionTask,
+}
+
+impl PostgresStore {
+    /// Connects, creates or upgrades the schema, and starts the writer and retention tasks
+    /// (on the current tokio runtime).
+    pub async fn open(config: PostgresConfig) -> Result<Self, Error> {
+        let name = redacted(&config.url);
+        let failed = |source| Error::Postgres {
+            url: name.clone(),
+            source,
+        };
+        let mut client = connect(&config.url).await.map_err(failed)?;
+        migrate(&mut client, &name).await?;
+        let metrics = Arc::new(StoreMetrics::default());
+        let writer = PostgresWriter::start(client, config.url.clone(), metrics.clone());
+        let mut readers = Vec::new();
+        for _ in 0..config.readers.max(1) {
+            readers.push(connect(&config.url).await.map_err(failed)?);
+        }
+        let search = Arc::new(PostgresSearch::new(
+            readers,
+            config.url.clone(),
+            config.max_searches,
+        ));
+        let retention = retention::RetentionTask::start(
+            connect(&config.url).await.map_err(failed)?,
+            config.url.clone(),
+            config.retention,
+            metrics.clone(),
+        );
+        Ok(Self {
+            writer: Arc::new(writer),
+            search,
+            metrics,
+            name,
+            retention,
+        })
+    }
+
+    /// Stops the writer (after what is queued) and the retention task.
+    pub async fn close(self) {
+        self.retention.stop().await;
+        self.writer.stop().await;
+    }
+}
+
+/// A connection, its driving task spawned on the current runtime.
+pub(crate) async fn connect(url: &str) -> Result<Client, tokio_postgres::Error> {
+    let (client, connection) = tokio_postgres::connect(url, NoTls).await?;
+    tokio::spawn(async move {
+        if let Err(error) = connection.await {
+            tracing::debug!(%error, "secondary storage connection closed");
+        }
+    });
+    Ok(client)
+}
+
+/// The URL with its password left out.
+fn redacted(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let credentials = &url[scheme + 3..at];
+            match credentials.split_once(':') {
+                Some((user, _)) => format!("{}{user}:***{}", &url[..scheme + 3], &url[at..]),
+                None => url.to_owned(),
+            }
+        }
+        _ => url
+            .split_whitespace()
+            .map(|part| {
+                if part.starts_with("password=") {
+                    "password=***"
+                } else {
+                    part
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" "),
+    }
+}
+
+/// Creates the schema where missing, or upgrades it, in one transaction under an advisory
+/// lock.
+async fn migrate(client: &mut Client, name: &str) -> Result<(), Error> {
+    let failed = |source| Error::Postgres {
+        url: name.to_owned(),
+        source,
+    };
+    let tx = client.transaction().await.map_err(failed)?;
+    // Any number: the schema's lock among the database's advisory locks.
+    tx.execute("SELECT pg_advisory_xact_lock(4711020)", &[])
+        .await
+        .map_err(failed)?;
+    for statement in sql::schema(Dialect::Postgres) {
+        tx.execute(statement.as_str(), &[]).await.map_err(failed)?;
+    }
+    let found: Option<i64> = tx
+        .query_one("SELECT MAX(version) FROM schema_version", &[])
+        .await
+        .map_err(failed)?
+        .get(0);
+    match found {
+        None => {
+            tx.execute(
+                "INSERT INTO schema_version (version) VALUES ($1)",
+                &[&SCHEMA_VERSION],
+            )
+            .await
+            .map_err(failed)?;
+        }
+        Some(found) if found > SCHEMA_VERSION => {
+            return Err(Error::NewerSchema {
+                url: name.to_owned(),
+                found,
+            });
+        }
+        // Version 1 lacked only tables, which the schema statements above created.
+        Some(found) if found < SCHEMA_VERSION => {
+            tx.execute("UPDATE schema_version SET version = $1", &[&SCHEMA_VERSION])
+                .await
+                .map_err(failed)?;
+        }
+        Some(_) => {}
+    }
+    tx.commit().await.map_err(failed)
+}
+
+#[cfg(test)]
+mod tests;
