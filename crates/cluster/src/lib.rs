@@ -10,6 +10,8 @@
 //! - **The state machine is a commit notifier** ([`CommitNotifier`]): applying an entry moves
 //!   the journal's commit index; the stream processor stays the real state machine and reads
 //!   committed entries as on a single node.
+//! - **The internal transport** ([`transport`]): Raft messages between brokers over tonic on the
+//!   internal port, one HTTP/2 connection per pair of brokers for every partition group.
 //! - **Placement** ([`placement`]) is Zeebe's round-robin with priorities, a pure function of
 //!   the settings ([`settings`]), so every broker computes the same replica sets.
 //! - **Everything openraft-specific stays in this crate**, so that an openraft upgrade (the
@@ -19,6 +21,7 @@ pub mod placement;
 pub mod settings;
 pub mod state_machine;
 pub mod storage;
+pub mod transport;
 pub mod types;
 
 pub use settings::{ClusterSettings, SettingsError};

@@ -1,5 +1,7 @@
-//! openraft's storage conformance suite on the partition journal: the file journal (what a
-//! broker runs) and the in-memory twin, each with the commit notifier as state machine.
+//! A partition's Raft group on the journal: openraft's storage conformance suite on the file
+//! journal (what a broker runs) and the in-memory twin, each with the commit notifier as state
+//! machine; restarts, truncation and purge; and three brokers in one process, connected by the
+//! internal transport over TCP, electing, replicating and failing over.
 //!
 //! The suite drives the log store and the state machine as independent parts (it applies
 //! entries that are not in the log), so here the notifier publishes to a commit index of its
@@ -9,17 +11,22 @@ use std::io;
 
 use std::collections::BTreeSet;
 
-use beeline_cluster::types::{Entry, Membership, Vote, log_id};
+use beeline_cluster::transport::{
+    GroupNetworkFactory, Groups, InternalServer, PartitionRaft, Peers,
+};
+use beeline_cluster::types::{Entry, LogId, Membership, Vote, log_id};
 use beeline_cluster::{Batch, CommitNotifier, CompactionFloor, JournalLogStore, TypeConfig};
 use beeline_log::{
-    CommitIndex, FileJournal, FileJournalConfig, Journal, JournalReader, MemJournal,
+    CommitIndex, EntryKind, FileJournal, FileJournalConfig, Journal, JournalReader, MemJournal,
 };
 use openraft::RaftLogReader;
 use openraft::StorageError;
 use openraft::entry::RaftEntry;
+use openraft::error::{ClientWriteError, RaftError};
 use openraft::storage::{IOFlushed, RaftLogStorage, RaftStateMachine};
 use openraft::testing::log::{StoreBuilder, Suite};
 use openraft::type_config::TypeConfigExt;
+use openraft::type_config::async_runtime::watch::WatchReceiver;
 
 struct FileJournals;
 
@@ -270,4 +277,226 @@ async fn purging_frees_segments_only_below_the_compaction_floor() {
         first_kept <= 25,
         "entry 25 and later stay on disk for the exporter: {first_kept}"
     );
+}
+
+/// One broker of an in-process cluster: partition 1's Raft group over a file journal, served
+/// on its own internal port.
+struct Broker {
+    raft: PartitionRaft,
+    groups: Groups,
+    committed: <FileJournal as Journal>::Reader,
+    commit: std::sync::Arc<CommitIndex>,
+    server: tokio::task::JoinHandle<()>,
+    _dir: tempfile::TempDir,
+}
+
+async fn start_broker(
+    node: u64,
+    listener: tokio::net::TcpListener,
+    peers: Peers,
+    config: std::sync::Arc<openraft::Config>,
+) -> Broker {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let journal = FileJournal::open(dir.path().join("log"), file_config()).expect("journal");
+    let commit = journal.commit_index();
+    let committed = journal.reader();
+    let notifier = CommitNotifier::new(commit.clone());
+    let store =
+        JournalLogStore::open(journal, dir.path(), CompactionFloor::new(u64::MAX)).expect("store");
+    let network = GroupNetworkFactory::new(1, peers);
+    let raft = PartitionRaft::new(node, config, network, store, notifier)
+        .await
+        .expect("raft");
+    let groups = Groups::default();
+    groups.insert(1, raft.clone());
+    let service = InternalServer::service(groups.clone());
+    let server = tokio::spawn(async move {
+        let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+        let _ = tonic::transport::Server::builder()
+            .add_service(service)
+            .serve_with_incoming(incoming)
+            .await;
+    });
+    Broker {
+        raft,
+        groups,
+        committed,
+        commit,
+        server,
+        _dir: dir,
+    }
+}
+
+async fn leader_among(brokers: &[&Broker], timeout: std::time::Duration) -> u64 {
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        for broker in brokers {
+            let metrics = broker.raft.metrics().borrow_watched().clone();
+            if metrics.current_leader == Some(metrics.id)
+                && metrics.state == openraft::ServerState::Leader
+            {
+                return metrics.id;
+            }
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no leader elected within {timeout:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+async fn committed_up_to(broker: &Broker, index: u64, timeout: std::time::Duration) {
+    let deadline = tokio::time::Instant::now() + timeout;
+    while broker.commit.get() < index {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "journal commit index {} did not reach {index} within {timeout:?}",
+            broker.commit.get()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+}
+
+/// Writes `batch` through whichever broker leads, as a gateway would: a refusal because the
+/// broker is not (or not yet, or no longer) a leader with a quorum behind it is retried on the
+/// leader of the moment. Returns the leader that took it and the entry's log id.
+async fn write(brokers: &[Broker], batch: Batch, timeout: std::time::Duration) -> (u64, LogId) {
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        let leader = leader_among(&brokers.iter().collect::<Vec<_>>(), timeout).await;
+        let broker = brokers
+            .iter()
+            .find(|b| b.raft.metrics().borrow_watched().id == leader)
+            .expect("the leader is one of the brokers");
+        match broker.raft.client_write(batch.clone()).await {
+            Ok(written) => return (leader, written.log_id),
+            Err(RaftError::APIError(ClientWriteError::ForwardToLeader(_))) => {
+                assert!(
+                    tokio::time::Instant::now() < deadline,
+                    "no leader took a write within {timeout:?}"
+                );
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            }
+            Err(error) => panic!("write on the leader: {error}"),
+        }
+    }
+}
+
+fn committed_entries(broker: &mut Broker) -> Vec<(u64, u64, EntryKind, u64, Vec<u8>)> {
+    broker.committed.seek(1).expect("seek");
+    let mut entries = Vec::new();
+    while let Some(entry) = broker.committed.next_entry() {
+        let entry = entry.expect("read");
+        entries.push((entry.index, entry.term, entry.kind, entry.asqn, entry.data));
+    }
+    entries
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_brokers_elect_a_leader_replicate_and_fail_over() {
+    let mut listeners = Vec::new();
+    let mut members = std::collections::BTreeMap::new();
+    for node in 0..3u64 {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr").to_string();
+        members.insert(node, openraft::impls::BasicNode { addr });
+        listeners.push(listener);
+    }
+    // Timeouts for a shared 2-core machine, not for speed.
+    let config = std::sync::Arc::new(
+        openraft::Config {
+            cluster_name: "partition-1".into(),
+            heartbeat_interval: 100,
+            election_timeout_min: 500,
+            election_timeout_max: 1000,
+            ..Default::default()
+        }
+        .validate()
+        .expect("config"),
+    );
+    let peers = Peers::default();
+    let mut brokers = Vec::new();
+    for (node, listener) in listeners.into_iter().enumerate() {
+        brokers.push(start_broker(node as u64, listener, peers.clone(), config.clone()).await);
+    }
+    // Every broker starts the group with the same members, as the placement gives them.
+    for broker in &brokers {
+        let _ = broker.raft.initialize(members.clone()).await;
+    }
+    let timeout = std::time::Duration::from_secs(20);
+    let mut asqn = 1;
+    let mut leader = 0;
+    for i in 0..20 {
+        let data = format!("batch {i}").into_bytes();
+        let (by, written) = write(&brokers, Batch { asqn, data }, timeout).await;
+        leader = by;
+        asqn += 5;
+        assert!(written.index > 0);
+    }
+    let last = brokers[leader as usize].commit.get();
+    for broker in &brokers {
+        committed_up_to(broker, last, timeout).await;
+    }
+    let reference = committed_entries(&mut brokers[leader as usize]);
+    assert!(
+        reference.len() as u64 >= 22,
+        "membership, blank, 20 batches"
+    );
+    assert_eq!(reference[0].2, EntryKind::Membership);
+    assert_eq!(
+        reference
+            .iter()
+            .filter(|e| e.2 == EntryKind::Normal)
+            .count(),
+        20
+    );
+    for broker in brokers.iter_mut() {
+        let entries = committed_entries(broker);
+        assert_eq!(
+            entries[..reference.len()],
+            reference[..],
+            "replicas agree on the committed log"
+        );
+    }
+
+    // The leader goes away: the other two elect a new one in a higher term and go on.
+    let old = brokers.remove(leader as usize);
+    old.groups.remove(1);
+    old.server.abort();
+    old.raft.shutdown().await.expect("shutdown");
+    let old_term = reference.last().map_or(0, |e| e.1);
+    let batch = Batch {
+        asqn,
+        data: b"after the failover".to_vec(),
+    };
+    let (new_leader, written) = write(&brokers, batch, timeout).await;
+    assert_ne!(new_leader, leader);
+    let new = brokers
+        .iter()
+        .position(|b| b.raft.metrics().borrow_watched().id == new_leader)
+        .expect("new leader");
+    assert!(written.leader_id.term > old_term, "a new term");
+    let last = brokers[new].commit.get();
+    for broker in &brokers {
+        committed_up_to(broker, last, timeout).await;
+    }
+    let a = committed_entries(&mut brokers[0]);
+    let b = committed_entries(&mut brokers[1]);
+    assert_eq!(a, b, "the two remaining replicas agree");
+    assert_eq!(
+        a[..reference.len()],
+        reference[..],
+        "nothing committed before is lost"
+    );
+    assert_eq!(
+        a.last().map(|e| e.4.clone()),
+        Some(b"after the failover".to_vec())
+    );
+    for broker in brokers {
+        broker.server.abort();
+        broker.raft.shutdown().await.expect("shutdown");
+    }
 }
