@@ -6,6 +6,7 @@ use std::net::IpAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use beeline_cluster::{ClusterSettings, SettingsError};
 use beeline_gateway::backpressure::{BACKPRESSURE_FORMS, BackpressureConfig};
 use beeline_stream::FlushPolicy;
 
@@ -24,6 +25,28 @@ pub struct BrokerConfig {
     #[arg(long, env = "BEELINE_PARTITIONS", default_value_t = 1,
           value_parser = clap::value_parser!(u16).range(1..=8191))]
     pub partitions: u16,
+
+    /// This broker's id in the cluster, 0 to cluster-size - 1.
+    #[arg(long, env = "BEELINE_NODE_ID", default_value_t = 0)]
+    pub node_id: u64,
+
+    /// Number of brokers in the cluster. This build runs a single broker: a larger cluster is
+    /// refused at start, until partitions replicate between brokers.
+    #[arg(long, env = "BEELINE_CLUSTER_SIZE", default_value_t = 1)]
+    pub cluster_size: u32,
+
+    /// Replicas of each partition, 1 to cluster-size.
+    #[arg(long, env = "BEELINE_REPLICATION_FACTOR", default_value_t = 1)]
+    pub replication_factor: u32,
+
+    /// Other brokers' internal addresses to join the cluster through: host:26502,
+    /// comma-separated. Empty for a single broker.
+    #[arg(long, env = "BEELINE_CONTACT_POINTS", value_delimiter = ',')]
+    pub contact_points: Vec<String>,
+
+    /// Port of the internal API: Raft and broker-to-broker traffic.
+    #[arg(long, env = "BEELINE_INTERNAL_PORT", default_value_t = beeline_cluster::settings::DEFAULT_INTERNAL_PORT)]
+    pub internal_port: u16,
 
     /// Address the node's servers listen on.
     #[arg(long, env = "BEELINE_HOST", default_value = "0.0.0.0")]
@@ -69,6 +92,27 @@ pub struct BrokerConfig {
         requires = "tls_certificate"
     )]
     pub tls_private_key: Option<PathBuf>,
+
+    /// Basic authentication on both APIs: the users, as `name:password` separated by commas.
+    /// Off by default (everyone may call, as in Camunda's development setup); a call without
+    /// valid credentials gets UNAUTHENTICATED (HTTP 401).
+    #[arg(long, env = "BEELINE_AUTH_BASIC_USERS", value_name = "USER:PASSWORD,...",
+          value_parser = parse_users, conflicts_with = "auth_oidc_jwks")]
+    pub auth_basic_users: Option<Users>,
+
+    /// OIDC authentication on both APIs: bearer tokens (JWTs) are checked against the keys of
+    /// this JWKS, a file or an `http://` URL (read at start, and again when a token names an
+    /// unknown key). Off by default.
+    #[arg(long, env = "BEELINE_AUTH_OIDC_JWKS", value_name = "FILE|URL")]
+    pub auth_oidc_jwks: Option<String>,
+
+    /// The issuer (`iss`) OIDC tokens must name (default: any).
+    #[arg(long, env = "BEELINE_AUTH_OIDC_ISSUER", requires = "auth_oidc_jwks")]
+    pub auth_oidc_issuer: Option<String>,
+
+    /// An audience (`aud`) OIDC tokens must name (default: any).
+    #[arg(long, env = "BEELINE_AUTH_OIDC_AUDIENCE", requires = "auth_oidc_jwks")]
+    pub auth_oidc_audience: Option<String>,
 
     /// Port of health, readiness and Prometheus metrics.
     #[arg(long, env = "BEELINE_MONITORING_PORT", default_value_t = 9600)]
@@ -132,6 +176,25 @@ pub struct BrokerConfig {
     pub retention_max_instances: Count,
 }
 
+/// Basic authentication's users: name → password.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Users(pub std::collections::HashMap<String, String>);
+
+fn parse_users(text: &str) -> Result<Users, String> {
+    let mut users = std::collections::HashMap::new();
+    for entry in text.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+        let (name, password) = entry
+            .split_once(':')
+            .filter(|(name, password)| !name.is_empty() && !password.is_empty())
+            .ok_or_else(|| format!("'{entry}' is not name:password"))?;
+        users.insert(name.to_owned(), password.to_owned());
+    }
+    if users.is_empty() {
+        return Err("no users given (name:password, separated by commas)".into());
+    }
+    Ok(Users(users))
+}
+
 /// Where the read side keeps what the exporters write.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SecondaryStorage {
@@ -183,6 +246,38 @@ impl BrokerConfig {
             SecondaryStorage::Embedded => self.memory_limit / 8,
             SecondaryStorage::Postgres | SecondaryStorage::None => 0,
         }
+    }
+
+    /// The cluster settings, checked against each other and against the other ports, and
+    /// against what this build can run.
+    pub fn cluster(&self) -> Result<ClusterSettings, SettingsError> {
+        let settings = ClusterSettings {
+            node_id: self.node_id,
+            cluster_size: self.cluster_size,
+            partitions: u32::from(self.partitions),
+            replication_factor: self.replication_factor,
+            contact_points: self
+                .contact_points
+                .iter()
+                .map(|p| p.trim().to_string())
+                .filter(|p| !p.is_empty())
+                .collect(),
+            internal_port: self.internal_port,
+        };
+        for (port, setting) in [
+            (self.grpc_port, "grpc-port"),
+            (self.rest_port, "rest-port"),
+            (self.monitoring_port, "monitoring-port"),
+        ] {
+            if port == self.internal_port {
+                return Err(SettingsError {
+                    setting: "internal-port",
+                    reason: format!("{port} is also --{setting}"),
+                });
+            }
+        }
+        settings.check_supported()?;
+        Ok(settings)
     }
 
     pub fn threads(&self) -> usize {
@@ -323,6 +418,32 @@ mod tests {
     struct Cli {
         #[command(flatten)]
         config: BrokerConfig,
+    }
+
+    #[test]
+    fn authentication_is_off_by_default_and_takes_users_or_a_jwks() {
+        let config = Cli::try_parse_from(["beeline"]).unwrap().config;
+        assert_eq!(config.auth_basic_users, None);
+        assert_eq!(config.auth_oidc_jwks, None);
+        let config = Cli::try_parse_from(["beeline", "--auth-basic-users", "demo:demo, ann:x:y"])
+            .unwrap()
+            .config;
+        let users = config.auth_basic_users.unwrap().0;
+        assert_eq!(users["demo"], "demo");
+        assert_eq!(users["ann"], "x:y");
+        let error = Cli::try_parse_from(["beeline", "--auth-basic-users", "demo"])
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(error.contains("'demo' is not name:password"), "{error}");
+        let both = Cli::try_parse_from([
+            "beeline",
+            "--auth-basic-users",
+            "a:b",
+            "--auth-oidc-jwks",
+            "jwks.json",
+        ]);
+        assert!(both.is_err(), "basic and OIDC at once");
     }
 
     #[test]

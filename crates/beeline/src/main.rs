@@ -10,6 +10,7 @@ mod monitoring;
 mod node;
 mod read_side;
 mod torture;
+mod zeebe_env;
 
 // jemalloc serves every allocation of the process: Rust's through the global allocator, and
 // RocksDB's C++ ones because it also provides the unprefixed `malloc` symbols. Background
@@ -34,6 +35,9 @@ struct Cli {
     command: Command,
 }
 
+// Parsed once at the start: the broker's many settings make its variant the largest, which
+// costs nothing here.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
 enum Command {
     /// Runs a node: its partitions, the gRPC gateway and the monitoring endpoints.
@@ -57,9 +61,11 @@ fn main() -> ExitCode {
     let broker = command
         .find_subcommand("broker")
         .expect("the broker subcommand");
-    let args = match config_file::with_file_settings(std::env::args_os().collect(), broker, |var| {
+    let args = zeebe_env::with_zeebe_environment(std::env::args_os().collect(), broker, |var| {
         std::env::var_os(var)
-    }) {
+    })
+    .and_then(|args| config_file::with_file_settings(args, broker, |var| std::env::var_os(var)));
+    let args = match args {
         Ok(args) => args,
         Err(e) => {
             eprintln!("error: {e}");
@@ -87,6 +93,10 @@ fn main() -> ExitCode {
 }
 
 fn run_broker(config: config::BrokerConfig) -> ExitCode {
+    if let Err(e) = config.cluster() {
+        eprintln!("error: {e}");
+        return ExitCode::from(2);
+    }
     let mut builder = tokio::runtime::Builder::new_multi_thread();
     builder
         .worker_threads(config.threads())

@@ -5,7 +5,9 @@ use std::path::Path;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-use beeline_gateway::{Cluster, Gateway, GatewayConfig, NodeInfo, TlsConfig};
+use beeline_gateway::{
+    AuthConfig, Cluster, Gateway, GatewayConfig, JwksSource, NodeInfo, OidcConfig, TlsConfig,
+};
 use beeline_log::{FileJournal, FileJournalConfig, Recovery};
 use beeline_rocksdb::{MemoryBudget, RocksDbStoreConfig, open_partition_store};
 use beeline_state::Store;
@@ -39,6 +41,8 @@ pub enum NodeError {
     SecondaryStorage(String),
     #[error("{0} (--tls-certificate / --tls-private-key)")]
     Tls(beeline_gateway::TlsError),
+    #[error("{0} (--auth-oidc-jwks)")]
+    Auth(beeline_gateway::AuthError),
     #[error("cannot create the data directory {path}: {source}")]
     DataDir {
         path: String,
@@ -95,6 +99,7 @@ pub async fn run(config: BrokerConfig) -> Result<(), NodeError> {
     if let Some(tls) = tls(&config) {
         tls.check().map_err(NodeError::Tls)?;
     }
+    auth(&config).check().await.map_err(NodeError::Auth)?;
     std::fs::create_dir_all(&config.data_dir).map_err(|source| NodeError::DataDir {
         path: config.data_dir.display().to_string(),
         source,
@@ -296,9 +301,29 @@ fn gateway(
             max_message_size: message_size(config),
             backpressure: config.backpressure,
             tls: tls(config),
+            auth: auth(config),
             ..GatewayConfig::default()
         },
     )
+}
+
+/// Who may call the APIs: basic users, OIDC tokens, or everyone.
+fn auth(config: &BrokerConfig) -> AuthConfig {
+    if let Some(users) = &config.auth_basic_users {
+        return AuthConfig::Basic(users.0.clone());
+    }
+    match &config.auth_oidc_jwks {
+        Some(jwks) => AuthConfig::Oidc(OidcConfig {
+            jwks: if jwks.starts_with("http://") || jwks.starts_with("https://") {
+                JwksSource::Url(jwks.clone())
+            } else {
+                JwksSource::File(jwks.into())
+            },
+            issuer: config.auth_oidc_issuer.clone(),
+            audience: config.auth_oidc_audience.clone(),
+        }),
+        None => AuthConfig::None,
+    }
 }
 
 /// The APIs' TLS, when both files are given.

@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use crate::auth::AuthConfig;
 use crate::backpressure::BackpressureConfig;
 use crate::tls::TlsConfig;
 
@@ -31,6 +32,8 @@ pub struct GatewayConfig {
     pub max_concurrent_streams: u32,
     /// TLS for both APIs; `None` (the default) serves plaintext.
     pub tls: Option<TlsConfig>,
+    /// Who may call the APIs; off by default.
+    pub auth: AuthConfig,
 }
 
 impl Default for GatewayConfig {
@@ -44,6 +47,7 @@ impl Default for GatewayConfig {
             keep_alive_interval: Duration::from_secs(30),
             max_concurrent_streams: 1024,
             tls: None,
+            auth: AuthConfig::None,
         }
     }
 }

@@ -20,6 +20,7 @@
 //!   fallback. With a `JobStreams` registry (`Cluster::with_job_streams`, as the node wires it),
 //!   the partitions push new jobs to open streams directly (`operations/stream_jobs.rs`).
 
+mod auth;
 pub mod backpressure;
 mod cluster;
 mod config;
@@ -39,6 +40,7 @@ use std::sync::Arc;
 
 use tokio::sync::{broadcast, watch};
 
+pub use auth::{AuthConfig, AuthError, JwksSource, OidcConfig};
 pub use cluster::{Cluster, NodeInfo, PartitionSlot};
 pub use config::{DEFAULT_MAX_MESSAGE_SIZE, GatewayConfig};
 pub use error::GatewayError;
@@ -58,6 +60,8 @@ pub enum ServeError {
     Rest(std::io::Error),
     #[error(transparent)]
     Tls(#[from] TlsError),
+    #[error(transparent)]
+    Auth(#[from] AuthError),
 }
 
 /// The backpressure state of one partition, for metrics.
@@ -135,6 +139,7 @@ impl Gateway {
                 .transpose()
         };
         let (grpc_tls, rest_tls) = (tls(tls::Alpn::Grpc)?, tls(tls::Alpn::Rest)?);
+        let auth = Arc::new(auth::Authenticator::new(self.d.config.auth.clone()).await?);
         let forwarders = self.forward_job_notifications();
         let stopped = |mut stopping: watch::Receiver<bool>| async move {
             let _ = stopping.wait_for(|stopping| *stopping).await;
@@ -143,13 +148,14 @@ impl Gateway {
             self.d.clone(),
             grpc,
             grpc_tls,
+            auth.clone(),
             stopped(self.stopping.subscribe()),
         );
         let rest = async {
             match rest {
                 Some(listener) => {
                     let stopped = stopped(self.stopping.subscribe());
-                    rest::serve(self.d.clone(), listener, rest_tls, stopped).await
+                    rest::serve(self.d.clone(), listener, rest_tls, auth, stopped).await
                 }
                 None => Ok(()),
             }

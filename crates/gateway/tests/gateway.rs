@@ -37,6 +37,8 @@ use tokio::task::JoinHandle;
 use tonic::Code;
 use tonic::transport::Channel;
 
+#[path = "gateway/auth.rs"]
+mod auth;
 #[path = "gateway/fuzz.rs"]
 mod fuzz;
 #[path = "gateway/rest.rs"]

@@ -2,7 +2,8 @@
 //! from its tests: `beeline_log::conformance::run(|| MyJournal::new(..))`. Each check gets a
 //! fresh, empty journal from the factory and panics with a description on a violation.
 
-use crate::journal::{Entry, Flusher, Journal, JournalReader};
+use crate::Error;
+use crate::journal::{Entry, EntryKind, Flusher, Journal, JournalReader};
 
 /// Runs every check against journals made by `new_journal`.
 pub fn run<J: Journal>(mut new_journal: impl FnMut() -> J) {
@@ -18,6 +19,12 @@ pub fn run<J: Journal>(mut new_journal: impl FnMut() -> J) {
     compaction_keeps_the_requested_index(new_journal());
     many_entries_of_many_sizes(new_journal());
     commit_wakes_subscribers(new_journal());
+    entries_keep_their_term_and_kind(new_journal());
+    terms_never_decrease(new_journal());
+    seek_by_asqn_lands_on_records_not_on_blank_entries(new_journal());
+    log_reader_sees_uncommitted_entries(new_journal());
+    truncation_restores_the_last_term_and_asqn(new_journal());
+    reset_continues_at_a_later_index(new_journal());
 }
 
 fn data(index: u64, len: usize) -> Vec<u8> {
@@ -244,4 +251,185 @@ fn commit_wakes_subscribers<J: Journal>(mut journal: J) {
     journal.commit_index().advance(1);
     assert!(changes.has_changed().unwrap_or(false));
     assert_eq!(*changes.borrow_and_update(), 1);
+}
+
+fn entries_keep_their_term_and_kind<J: Journal>(mut journal: J) {
+    journal
+        .append_entry(1, EntryKind::Membership, 0, b"members")
+        .expect("membership");
+    journal
+        .append_entry(1, EntryKind::Blank, 99, b"")
+        .expect("blank");
+    journal
+        .append_entry(2, EntryKind::Normal, 10, b"records")
+        .expect("normal");
+    journal
+        .append_entry(3, EntryKind::Blank, 0, b"")
+        .expect("blank");
+    assert_eq!(journal.last_term(), 3);
+    assert_eq!(
+        journal.last_asqn(),
+        Some(10),
+        "a blank entry repeats the last asqn"
+    );
+    commit_all(&journal);
+    let read: Vec<_> = read_all(&mut journal.reader())
+        .into_iter()
+        .map(|e| (e.index, e.term, e.kind, e.asqn, e.data))
+        .collect();
+    assert_eq!(
+        read,
+        vec![
+            (1, 1, EntryKind::Membership, 0, b"members".to_vec()),
+            (2, 1, EntryKind::Blank, 0, Vec::new()),
+            (3, 2, EntryKind::Normal, 10, b"records".to_vec()),
+            (4, 3, EntryKind::Blank, 10, Vec::new()),
+        ],
+        "term, kind and asqn come back as written (the asqn of a blank entry is the last one)"
+    );
+    assert!(
+        journal.append_entry(3, EntryKind::Normal, 11, b"").is_err(),
+        "a normal entry needs data"
+    );
+}
+
+fn terms_never_decrease<J: Journal>(mut journal: J) {
+    journal
+        .append_entry(5, EntryKind::Normal, 1, b"a")
+        .expect("append");
+    match journal.append_entry(4, EntryKind::Normal, 2, b"b") {
+        Err(Error::TermDecreasing { term: 4, last: 5 }) => {}
+        other => panic!("a lower term must be refused, got {other:?}"),
+    }
+    assert_eq!(journal.last_index(), 1);
+    // A single node's appends are term 0: they follow term-0 entries only.
+    let mut fresh = journal;
+    assert!(fresh.append(3, b"c").is_err(), "term 0 after term 5");
+}
+
+fn seek_by_asqn_lands_on_records_not_on_blank_entries<J: Journal>(mut journal: J) {
+    // asqn:   10      (10)    (10)   30      (30)
+    // index:  1       2       3      4       5
+    journal
+        .append_entry(1, EntryKind::Normal, 10, b"a")
+        .expect("append");
+    journal
+        .append_entry(2, EntryKind::Blank, 0, b"")
+        .expect("blank");
+    journal
+        .append_entry(2, EntryKind::Membership, 0, b"m")
+        .expect("membership");
+    journal
+        .append_entry(2, EntryKind::Normal, 30, b"b")
+        .expect("append");
+    journal
+        .append_entry(3, EntryKind::Blank, 0, b"")
+        .expect("blank");
+    commit_all(&journal);
+    for (asqn, expected) in [(5, 1), (10, 1), (25, 1), (30, 4), (31, 4), (1000, 4)] {
+        let mut reader = journal.reader();
+        reader.seek_to_asqn(asqn).expect("seek");
+        let entry = reader.next_entry().expect("an entry").expect("read");
+        assert_eq!(
+            entry.index, expected,
+            "seeking asqn {asqn} lands on the entry holding it, not on a blank after it"
+        );
+    }
+}
+
+fn log_reader_sees_uncommitted_entries<J: Journal>(mut journal: J) {
+    append_n(&mut journal, 1, 3, 50);
+    let mut committed = journal.reader();
+    let mut all = journal.log_reader();
+    assert!(committed.next_entry().is_none(), "nothing committed yet");
+    let read = read_all(&mut all);
+    assert_eq!(
+        read.iter().map(|e| e.index).collect::<Vec<_>>(),
+        vec![1, 2, 3],
+        "a log reader sees entries neither flushed nor committed"
+    );
+    append_n(&mut journal, 100, 2, 50);
+    assert_eq!(
+        read_all(&mut all)
+            .iter()
+            .map(|e| e.index)
+            .collect::<Vec<_>>(),
+        vec![4, 5],
+        "and entries appended after it was made"
+    );
+    journal.truncate_after(3).expect("truncate");
+    journal
+        .append_entry(1, EntryKind::Normal, 500, b"new 4")
+        .expect("append");
+    all.seek(4).expect("seek");
+    let again = read_all(&mut all);
+    assert_eq!(again.len(), 1);
+    assert_eq!(
+        (again[0].index, again[0].term, again[0].data.as_slice()),
+        (4, 1, &b"new 4"[..]),
+        "after a truncation the reader sees the new entry, not the old one"
+    );
+}
+
+fn truncation_restores_the_last_term_and_asqn<J: Journal>(mut journal: J) {
+    journal
+        .append_entry(1, EntryKind::Normal, 10, b"a")
+        .expect("append");
+    journal
+        .append_entry(2, EntryKind::Normal, 20, b"b")
+        .expect("append");
+    journal
+        .append_entry(3, EntryKind::Normal, 30, b"c")
+        .expect("append");
+    journal.truncate_after(1).expect("truncate");
+    assert_eq!((journal.last_term(), journal.last_asqn()), (1, Some(10)));
+    journal
+        .append_entry(2, EntryKind::Normal, 15, b"b'")
+        .expect("a conflicting tail is replaced by a lower term's successor");
+    journal.truncate_after(0).expect("truncate everything");
+    assert_eq!(
+        (
+            journal.last_index(),
+            journal.last_term(),
+            journal.last_asqn()
+        ),
+        (0, 0, None)
+    );
+}
+
+fn reset_continues_at_a_later_index<J: Journal>(mut journal: J) {
+    append_n(&mut journal, 1, 5, 20);
+    journal.commit_index().advance(2);
+    assert!(
+        matches!(journal.reset(2), Err(Error::ResetCommitted { .. })),
+        "a reset may not drop committed entries that nothing covers"
+    );
+    journal.reset(101).expect("reset");
+    assert_eq!(journal.first_index(), 101);
+    assert_eq!(journal.last_index(), 100);
+    assert_eq!(
+        journal.commit_index().get(),
+        100,
+        "a snapshot covers what came before"
+    );
+    assert!(journal.reader().next_entry().is_none());
+    let index = journal
+        .append_entry(7, EntryKind::Blank, 0, b"")
+        .expect("append");
+    assert_eq!(index, 101);
+    journal
+        .append_entry(7, EntryKind::Normal, 1000, b"x")
+        .expect("append");
+    commit_all(&journal);
+    let read = read_all(&mut journal.reader());
+    assert_eq!(
+        read.iter().map(|e| e.index).collect::<Vec<_>>(),
+        vec![101, 102]
+    );
+    let mut from_start = journal.log_reader();
+    from_start.seek(1).expect("seek");
+    assert_eq!(
+        from_start.next_entry().expect("entry").expect("read").index,
+        101
+    );
 }

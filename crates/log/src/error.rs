@@ -20,8 +20,16 @@ pub enum Error {
     },
     #[error("entry of {size} bytes exceeds the maximum entry size of {max} bytes")]
     EntryTooLarge { size: usize, max: usize },
+    #[error("a normal entry needs data (only blank and membership entries may be empty)")]
+    EmptyEntry,
     #[error("asqn {asqn} must be greater than the last asqn {last}")]
     AsqnNotIncreasing { asqn: u64, last: u64 },
+    #[error("term {term} is below the last entry's term {last}")]
+    TermDecreasing { term: u64, last: u64 },
+    #[error(
+        "cannot reset the journal to continue at index {next}: entries up to {commit} are committed"
+    )]
+    ResetCommitted { next: u64, commit: u64 },
     #[error("cannot truncate after index {index}: entries up to {commit} are committed")]
     TruncateCommitted { index: u64, commit: u64 },
     /// An earlier write failed and could not be undone; the journal accepts no more writes

@@ -9,20 +9,54 @@ use tokio::sync::watch;
 
 use crate::Result;
 
-/// One journal entry: an opaque batch of bytes with its index and application sequence number.
+/// One journal entry: an opaque batch of bytes with its index and application sequence number,
+/// and the Raft term and kind it was written with.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Entry {
     /// 1-based, dense: entry `n + 1` follows entry `n`.
     pub index: u64,
-    /// Strictly increasing across entries; the partition stores the position of the first
-    /// record of the batch here, so readers can seek by record position.
+    /// The Raft term of the leader that wrote the entry; 0 on a node that is no Raft member.
+    /// Never decreases from one entry to the next.
+    pub term: u64,
+    pub kind: EntryKind,
+    /// Strictly increasing across normal entries; the partition stores the position of the
+    /// first record of the batch here, so readers can seek by record position. Entries of
+    /// other kinds carry the asqn of the entry before them (0 when there is none).
     pub asqn: u64,
     pub data: Vec<u8>,
 }
 
+/// What an entry holds. Stable numbers: they are written in every frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum EntryKind {
+    /// A batch of records (the only kind a single node writes).
+    Normal = 0,
+    /// A Raft leader's first entry of its term; no records.
+    Blank = 1,
+    /// A Raft membership change; its data is the cluster layer's, no records.
+    Membership = 2,
+}
+
+impl EntryKind {
+    pub fn from_u8(byte: u8) -> Option<Self> {
+        match byte {
+            0 => Some(Self::Normal),
+            1 => Some(Self::Blank),
+            2 => Some(Self::Membership),
+            _ => None,
+        }
+    }
+
+    /// Whether the entry's data is a batch of records (readers of records skip the others).
+    pub fn carries_records(self) -> bool {
+        matches!(self, Self::Normal)
+    }
+}
+
 /// The storage contract of a partition log.
 ///
-/// - Indices start at 1 and are dense. An empty journal has `first_index() == 1` and
+/// - Indices start at 1 (or where [`reset`](Journal::reset) put them) and are dense. An empty journal has `first_index() == 1` and
 ///   `last_index() == 0`; after compaction `first_index()` is the oldest entry kept.
 /// - [`append`](Journal::append) writes an entry; it is neither durable nor visible to readers
 ///   until flushed and committed.
@@ -33,26 +67,44 @@ pub trait Journal: Send + 'static {
     type Reader: JournalReader;
     type Flusher: Flusher;
 
-    /// Appends `data` as the next entry and returns its index.
-    fn append(&mut self, asqn: u64, data: &[u8]) -> Result<u64>;
+    /// Appends `data` as the next normal entry of term 0 and returns its index: what a node
+    /// that is no Raft member writes.
+    fn append(&mut self, asqn: u64, data: &[u8]) -> Result<u64> {
+        self.append_entry(0, EntryKind::Normal, asqn, data)
+    }
+    /// Appends an entry of `kind` and `term` and returns its index. A normal entry needs data
+    /// and an asqn above the last one; other kinds take the last entry's asqn (`asqn` is
+    /// ignored) and may be empty. The term never decreases.
+    fn append_entry(&mut self, term: u64, kind: EntryKind, asqn: u64, data: &[u8]) -> Result<u64>;
     /// The oldest entry still held (`last_index() + 1` when empty).
     fn first_index(&self) -> u64;
     /// The newest entry written (0 when nothing was ever written).
     fn last_index(&self) -> u64;
     /// The asqn of the newest entry, if any.
     fn last_asqn(&self) -> Option<u64>;
+    /// The term of the newest entry (0 when there is none).
+    fn last_term(&self) -> u64;
     /// A handle that syncs written entries to stable storage, usable from another thread.
     fn flusher(&self) -> Self::Flusher;
     /// The commit watermark shared with every reader of this journal.
     fn commit_index(&self) -> Arc<CommitIndex>;
-    /// A new reader positioned at the first entry.
+    /// A new reader of committed entries, positioned at the first entry.
     fn reader(&self) -> Self::Reader;
+    /// A new reader of every appended entry, committed or not, durable or not, positioned at
+    /// the first entry: what a Raft leader replicates from. Entries it has read can be
+    /// truncated afterwards (a replicated log's conflict resolution); the Raft layer knows when.
+    fn log_reader(&self) -> Self::Reader;
     /// Removes every entry after `index` (a replicated log's conflict resolution).
     fn truncate_after(&mut self, index: u64) -> Result<()>;
     /// Allows removing entries below `index`; implementations free whole segments only,
     /// so entries below `index` may survive, but `index` itself always does. The entries are
     /// gone from the journal at once; the returned [`Compaction`] deletes their files.
     fn compact(&mut self, index: u64) -> Result<Compaction>;
+    /// Removes every entry and continues at `next_index`: what a replica does when a snapshot
+    /// covers everything before `next_index` (its own entries included). The commit index
+    /// moves to `next_index - 1`; entries above the commit index may go, committed ones may
+    /// not unless the snapshot covers them (`next_index` above the commit index).
+    fn reset(&mut self, next_index: u64) -> Result<()>;
 }
 
 /// Files a compaction took out of the journal, still to be deleted. Deleting large files can

@@ -26,5 +26,5 @@ mod mem;
 
 pub use error::{Error, Result};
 pub use file::{FileJournal, FileJournalConfig, Recovery, RecoveryReport};
-pub use journal::{CommitIndex, Compaction, Entry, Flusher, Journal, JournalReader};
+pub use journal::{CommitIndex, Compaction, Entry, EntryKind, Flusher, Journal, JournalReader};
 pub use mem::MemJournal;

@@ -3,14 +3,22 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
-use crate::journal::{CommitIndex, Compaction, Entry, Flusher, Journal, JournalReader};
+use crate::journal::{CommitIndex, Compaction, Entry, EntryKind, Flusher, Journal, JournalReader};
 use crate::{Error, Result};
 
 #[derive(Debug, Default)]
 struct Entries {
     /// Index of `entries[0]`.
     first_index: u64,
-    entries: VecDeque<(u64, Arc<[u8]>)>,
+    entries: VecDeque<Stored>,
+}
+
+#[derive(Debug)]
+struct Stored {
+    term: u64,
+    kind: EntryKind,
+    asqn: u64,
+    data: Arc<[u8]>,
 }
 
 impl Entries {
@@ -20,11 +28,13 @@ impl Entries {
 
     fn get(&self, index: u64) -> Option<Entry> {
         let offset = index.checked_sub(self.first_index)?;
-        let (asqn, data) = self.entries.get(usize::try_from(offset).ok()?)?;
+        let stored = self.entries.get(usize::try_from(offset).ok()?)?;
         Some(Entry {
             index,
-            asqn: *asqn,
-            data: data.to_vec(),
+            term: stored.term,
+            kind: stored.kind,
+            asqn: stored.asqn,
+            data: stored.data.to_vec(),
         })
     }
 }
@@ -67,14 +77,38 @@ impl Journal for MemJournal {
     type Reader = MemReader;
     type Flusher = MemFlusher;
 
-    fn append(&mut self, asqn: u64, data: &[u8]) -> Result<u64> {
-        let mut entries = self.write();
-        if let Some((last, _)) = entries.entries.back()
-            && asqn <= *last
-        {
-            return Err(Error::AsqnNotIncreasing { asqn, last: *last });
+    fn append_entry(&mut self, term: u64, kind: EntryKind, asqn: u64, data: &[u8]) -> Result<u64> {
+        if kind.carries_records() && data.is_empty() {
+            return Err(Error::EmptyEntry);
         }
-        entries.entries.push_back((asqn, data.into()));
+        let mut entries = self.write();
+        let last = entries.entries.back();
+        if let Some(last) = last
+            && term < last.term
+        {
+            return Err(Error::TermDecreasing {
+                term,
+                last: last.term,
+            });
+        }
+        let last_asqn = last.map(|e| e.asqn);
+        let asqn = match kind {
+            EntryKind::Normal => {
+                if let Some(last) = last_asqn
+                    && asqn <= last
+                {
+                    return Err(Error::AsqnNotIncreasing { asqn, last });
+                }
+                asqn
+            }
+            EntryKind::Blank | EntryKind::Membership => last_asqn.unwrap_or(0),
+        };
+        entries.entries.push_back(Stored {
+            term,
+            kind,
+            asqn,
+            data: data.into(),
+        });
         Ok(entries.last_index())
     }
 
@@ -87,7 +121,11 @@ impl Journal for MemJournal {
     }
 
     fn last_asqn(&self) -> Option<u64> {
-        self.read().entries.back().map(|(asqn, _)| *asqn)
+        self.read().entries.back().map(|e| e.asqn)
+    }
+
+    fn last_term(&self) -> u64 {
+        self.read().entries.back().map_or(0, |e| e.term)
     }
 
     fn flusher(&self) -> MemFlusher {
@@ -103,7 +141,15 @@ impl Journal for MemJournal {
     fn reader(&self) -> MemReader {
         MemReader {
             entries: self.entries.clone(),
-            commit: self.commit.clone(),
+            commit: Some(self.commit.clone()),
+            next: 1,
+        }
+    }
+
+    fn log_reader(&self) -> MemReader {
+        MemReader {
+            entries: self.entries.clone(),
+            commit: None,
             next: 1,
         }
     }
@@ -128,6 +174,21 @@ impl Journal for MemJournal {
         }
         Ok(Compaction::default())
     }
+
+    fn reset(&mut self, next_index: u64) -> Result<()> {
+        let commit = self.commit.get();
+        if next_index <= commit {
+            return Err(Error::ResetCommitted {
+                next: next_index,
+                commit,
+            });
+        }
+        let mut entries = self.write();
+        entries.entries.clear();
+        entries.first_index = next_index.max(1);
+        self.commit.advance(next_index.saturating_sub(1));
+        Ok(())
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -145,8 +206,18 @@ impl Flusher for MemFlusher {
 #[derive(Debug)]
 pub struct MemReader {
     entries: Arc<RwLock<Entries>>,
-    commit: Arc<CommitIndex>,
+    /// `None`: a reader of every appended entry.
+    commit: Option<Arc<CommitIndex>>,
     next: u64,
+}
+
+impl MemReader {
+    fn limit(&self, entries: &Entries) -> u64 {
+        match &self.commit {
+            Some(commit) => commit.get(),
+            None => entries.last_index(),
+        }
+    }
 }
 
 impl JournalReader for MemReader {
@@ -157,11 +228,15 @@ impl JournalReader for MemReader {
 
     fn seek_to_asqn(&mut self, asqn: u64) -> Result<()> {
         let entries = self.entries.read().unwrap_or_else(|e| e.into_inner());
-        let commit = self.commit.get();
+        let limit = self.limit(&entries);
         // Entries are ordered by asqn: the partition point is the first entry past `asqn`.
-        let after = entries.entries.partition_point(|(a, _)| *a <= asqn) as u64;
-        let target = (entries.first_index + after).saturating_sub(1);
-        self.next = target.max(entries.first_index).min(commit + 1);
+        let mut after = entries.entries.partition_point(|e| e.asqn <= asqn);
+        // Entries without records repeat the asqn before them: go back to the first of a run.
+        while after >= 2 && entries.entries[after - 2].asqn == entries.entries[after - 1].asqn {
+            after -= 1;
+        }
+        let target = (entries.first_index + after as u64).saturating_sub(1);
+        self.next = target.max(entries.first_index).min(limit + 1);
         Ok(())
     }
 
@@ -170,7 +245,7 @@ impl JournalReader for MemReader {
         if self.next < entries.first_index {
             self.next = entries.first_index;
         }
-        if self.next > self.commit.get() {
+        if self.next > self.limit(&entries) {
             return None;
         }
         let entry = entries.get(self.next)?;

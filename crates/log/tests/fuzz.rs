@@ -10,11 +10,10 @@
 
 use std::path::Path;
 
-use beeline_log::{FileJournal, FileJournalConfig, Journal, JournalReader, Recovery};
+use beeline_log::{EntryKind, FileJournal, FileJournalConfig, Journal, JournalReader, Recovery};
 
 const SEGMENT_SIZE: u64 = 16 * 1024;
 const HEADER: usize = 64;
-const FRAME_HEADER: usize = 24;
 
 fn config(recovery: Recovery) -> FileJournalConfig {
     FileJournalConfig {
@@ -22,6 +21,7 @@ fn config(recovery: Recovery) -> FileJournalConfig {
         max_entry_size: 8 * 1024,
         index_density: 4,
         recovery,
+        commit_recovered: true,
     }
 }
 
@@ -29,26 +29,34 @@ fn u32_at(bytes: &[u8], at: usize) -> u32 {
     u32::from_le_bytes(bytes[at..at + 4].try_into().expect("four bytes"))
 }
 
-/// Recomputes the header's checksum and each frame's, as far as frames can be followed.
+/// Recomputes the header's checksum and each frame's, as far as frames can be followed, in the
+/// frame format of the segment's version (1: 24-byte frame headers; 2: 40 bytes with term and
+/// kind, see `crates/log/src/file/format.rs`).
 fn fix_checksums(segment: &mut [u8]) {
     if segment.len() < HEADER {
         return;
     }
     let crc = crc32c::crc32c(&segment[0..40]);
     segment[40..44].copy_from_slice(&crc.to_le_bytes());
+    // The bytes after the length and checksum that the frame's checksum covers.
+    let (frame_header, covered) = if u32_at(segment, 8) == 1 {
+        (24, 8..24)
+    } else {
+        (40, 8..33)
+    };
     let mut at = HEADER;
-    while at + FRAME_HEADER <= segment.len() {
+    while at + frame_header <= segment.len() {
         let len = u32_at(segment, at) as usize;
-        if len == 0 || at + FRAME_HEADER + len > segment.len() {
+        if len == 0 || at + frame_header + len > segment.len() {
             return;
         }
-        let mut head = Vec::with_capacity(20);
+        let mut head = Vec::with_capacity(32);
         head.extend_from_slice(&segment[at..at + 4]);
-        head.extend_from_slice(&segment[at + 8..at + 24]);
-        let data = &segment[at + FRAME_HEADER..at + FRAME_HEADER + len];
+        head.extend_from_slice(&segment[at + covered.start..at + covered.end]);
+        let data = &segment[at + frame_header..at + frame_header + len];
         let crc = crc32c::crc32c_append(crc32c::crc32c(&head), data);
         segment[at + 4..at + 8].copy_from_slice(&crc.to_le_bytes());
-        at += (FRAME_HEADER + len).next_multiple_of(8);
+        at += (frame_header + len).next_multiple_of(8);
     }
 }
 
@@ -136,7 +144,9 @@ fn a_header_claiming_a_huge_segment_makes_recovery_allocate_nothing() {
 }
 
 /// Writes `fuzz/seeds/log-segments`: the segments of a journal filled with the log-entries
-/// seeds (each seed's first byte 1: checksums made right after mutation).
+/// seeds, in today's frame format (`format-2-*`: Raft terms, and blank and membership entries
+/// among the normal ones; `segment-0000000001.log` is a segment of format 1, kept so that its
+/// reading stays fuzzed). Each seed's first byte is 1: checksums made right after mutation.
 #[test]
 #[ignore = "writes the seed corpus: cargo test -p beeline-log --test fuzz -- --ignored"]
 fn write_the_segment_seeds() {
@@ -144,8 +154,26 @@ fn write_the_segment_seeds() {
     let mut journal = FileJournal::open(dir.path(), config(Recovery::Strict)).expect("opens");
     let entries = beeline_fuzz::inputs(&beeline_fuzz::root().join("seeds/log-entries"));
     let mut asqn = 1;
-    for (_, data) in entries.iter().filter(|(_, data)| data.len() < 4096) {
-        journal.append(asqn, data).expect("appends");
+    journal
+        .append_entry(1, EntryKind::Membership, 0, b"{\"voters\":[0,1,2]}")
+        .expect("appends");
+    journal
+        .append_entry(1, EntryKind::Blank, 0, b"")
+        .expect("appends");
+    for (i, (_, data)) in entries
+        .iter()
+        .filter(|(_, data)| data.len() < 4096)
+        .enumerate()
+    {
+        let term = 1 + i as u64 / 8;
+        if i > 0 && i % 8 == 0 {
+            journal
+                .append_entry(term, EntryKind::Blank, 0, b"")
+                .expect("appends");
+        }
+        journal
+            .append_entry(term, EntryKind::Normal, asqn, data)
+            .expect("appends");
         asqn += 10;
     }
     drop(journal);
@@ -167,6 +195,6 @@ fn write_the_segment_seeds() {
             .map_or(HEADER, |at| at + 64);
         let mut seed = vec![1u8];
         seed.extend_from_slice(&bytes[..end.min(bytes.len())]);
-        std::fs::write(out.join(name), seed).expect("writes a seed");
+        std::fs::write(out.join(format!("format-2-{name}")), seed).expect("writes a seed");
     }
 }

@@ -4,8 +4,8 @@
 use std::path::{Path, PathBuf};
 
 use beeline_log::{
-    Error, FileJournal, FileJournalConfig, Flusher, Journal, JournalReader, MemJournal, Recovery,
-    conformance,
+    EntryKind, Error, FileJournal, FileJournalConfig, Flusher, Journal, JournalReader, MemJournal,
+    Recovery, conformance,
 };
 
 fn small_segments() -> FileJournalConfig {
@@ -14,6 +14,7 @@ fn small_segments() -> FileJournalConfig {
         max_entry_size: 32 * 1024,
         index_density: 8,
         recovery: Recovery::Strict,
+        commit_recovered: true,
     }
 }
 
@@ -66,7 +67,7 @@ fn write_entries(dir: &Path, n: u64) -> (PathBuf, u64, u64) {
     let mut offset = 64u64;
     let mut last = (0, 0);
     for index in 1..=n {
-        let len = (24 + payload(index).len() as u64).next_multiple_of(8);
+        let len = (40 + payload(index).len() as u64).next_multiple_of(8);
         if offset + len > small_segments().segment_size {
             segment += 1;
             offset = 64;
@@ -131,7 +132,7 @@ fn a_torn_last_entry_is_cut_at_every_byte_offset() {
     let n = 40;
     let (segment, offset, len) = write_entries(template.path(), n);
     // Bytes past the data are padding: a tear there leaves the entry complete.
-    let meaningful = 24 + payload(n).len() as u64;
+    let meaningful = 40 + payload(n).len() as u64;
     for torn_at in 0..len {
         let complete = torn_at >= meaningful;
         for garbage in [false, true] {
@@ -171,15 +172,15 @@ fn a_flipped_bit_inside_a_segment_is_reported_with_file_and_offset() {
     // Entry 10's frame: flip one bit in its data.
     let mut offset = 64u64;
     for index in 1..10 {
-        offset += (24 + payload(index).len() as u64).next_multiple_of(8);
+        offset += (40 + payload(index).len() as u64).next_multiple_of(8);
     }
     let mut byte = [0u8; 1];
     {
         use std::os::unix::fs::FileExt;
         let file = std::fs::File::open(&first).expect("open");
-        file.read_exact_at(&mut byte, offset + 30).expect("read");
+        file.read_exact_at(&mut byte, offset + 46).expect("read");
     }
-    patch(&first, offset + 30, &[byte[0] ^ 0x04]);
+    patch(&first, offset + 46, &[byte[0] ^ 0x04]);
 
     match read_back(dir.path()) {
         Err(Error::Corrupt {
@@ -397,7 +398,7 @@ fn committed_entries_are_readable_before_any_flush() {
 #[test]
 fn a_quarter_mebibyte_of_appends_is_written_without_a_flush_and_a_drop_writes_the_rest() {
     let dir = tempfile::tempdir().expect("tempdir");
-    // 16 frames of 16 KiB and 24 header bytes each pass 256 KiB; 15 do not.
+    // 16 frames of 16 KiB and 40 header bytes each pass 256 KiB; 15 do not.
     let entry = vec![7u8; 16 * 1024];
     let mut journal = appended(dir.path(), 15, &entry);
     assert_eq!(first_frame_length_in_file(dir.path()), 0, "under 256 KiB");
@@ -424,9 +425,9 @@ fn appends_written_out_without_a_flush_start_their_way_to_the_disk() {
         "nothing written out yet"
     );
     journal.append(16, &entry).expect("append");
-    // The 64-byte segment header, then 16 frames of 24 header bytes and 16 KiB: the whole
+    // The 64-byte segment header, then 16 frames of 40 header bytes and 16 KiB: the whole
     // pages of that, not the partial last one.
-    let written = 64 + 16 * (24 + 16 * 1024);
+    let written = 64 + 16 * (40 + 16 * 1024);
     assert_eq!(journal.writeback_started_up_to(), written / 4096 * 4096);
     // Past the roll (255 such frames fill 4 MiB) the new segment starts from its beginning.
     for index in 17..=300 {
@@ -495,8 +496,8 @@ fn log_pages_on_the_disk_leave_the_page_cache() {
             flusher.flush().expect("flush");
         }
     }
-    // 80 frames of 16 KiB and 24 header bytes, after the 64-byte segment header.
-    let synced = 64 + 80 * (24 + 16 * 1024);
+    // 80 frames of 16 KiB and 40 header bytes, after the 64-byte segment header.
+    let synced = 64 + 80 * (40 + 16 * 1024);
     let released = journal.cache_released_up_to();
     assert!(
         released >= 1024 * 1024 && released <= synced && released.is_multiple_of(4096),
@@ -712,4 +713,80 @@ fn a_failing_segment_allocation_loses_nothing() {
 #[test]
 fn a_write_failing_mid_frame_loses_nothing() {
     run_failing_child("frame");
+}
+
+/// A segment exactly as a build with frame format version 1 wrote it: 24-byte frame headers
+/// without term and kind.
+fn write_version_1_segment(dir: &Path, entries: &[(u64, &[u8])]) {
+    let size = 64 * 1024u64;
+    let mut file = vec![0u8; size as usize];
+    file[0..8].copy_from_slice(b"BEELJNL\0");
+    file[8..12].copy_from_slice(&1u32.to_le_bytes());
+    file[16..24].copy_from_slice(&1u64.to_le_bytes());
+    file[24..32].copy_from_slice(&1u64.to_le_bytes());
+    file[32..40].copy_from_slice(&size.to_le_bytes());
+    let crc = crc32c::crc32c(&file[0..40]);
+    file[40..44].copy_from_slice(&crc.to_le_bytes());
+    let mut offset = 64;
+    for (i, (asqn, data)) in entries.iter().enumerate() {
+        let index = i as u64 + 1;
+        let len = data.len() as u32;
+        let mut covered = Vec::new();
+        covered.extend_from_slice(&len.to_le_bytes());
+        covered.extend_from_slice(&index.to_le_bytes());
+        covered.extend_from_slice(&asqn.to_le_bytes());
+        let crc = crc32c::crc32c_append(crc32c::crc32c(&covered), data);
+        file[offset..offset + 4].copy_from_slice(&len.to_le_bytes());
+        file[offset + 4..offset + 8].copy_from_slice(&crc.to_le_bytes());
+        file[offset + 8..offset + 16].copy_from_slice(&index.to_le_bytes());
+        file[offset + 16..offset + 24].copy_from_slice(&asqn.to_le_bytes());
+        file[offset + 24..offset + 24 + data.len()].copy_from_slice(data);
+        offset += (24 + data.len()).next_multiple_of(8);
+    }
+    std::fs::write(dir.join("segment-0000000001.log"), file).expect("write");
+}
+
+#[test]
+fn a_data_directory_of_frame_format_1_opens_and_continues_in_format_2() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_version_1_segment(
+        dir.path(),
+        &[(10, b"first"), (20, b"second"), (30, b"third")],
+    );
+    let mut journal = FileJournal::open(dir.path(), small_segments()).expect("open a v1 dir");
+    assert_eq!((journal.last_index(), journal.last_asqn()), (3, Some(30)));
+    assert_eq!(journal.last_term(), 0, "version-1 entries are of term 0");
+    journal
+        .append(40, b"fourth")
+        .expect("append after v1 entries");
+    journal
+        .append_entry(2, EntryKind::Blank, 0, b"")
+        .expect("a term and kind in the new segment");
+    journal.flusher().flush().expect("flush");
+    drop(journal);
+    let journal = FileJournal::open(dir.path(), small_segments()).expect("reopen");
+    journal.commit_index().advance(5);
+    let mut reader = journal.reader();
+    let mut read = Vec::new();
+    while let Some(entry) = reader.next_entry() {
+        let entry = entry.expect("read");
+        read.push((entry.index, entry.term, entry.kind, entry.asqn, entry.data));
+    }
+    assert_eq!(
+        read,
+        vec![
+            (1, 0, EntryKind::Normal, 10, b"first".to_vec()),
+            (2, 0, EntryKind::Normal, 20, b"second".to_vec()),
+            (3, 0, EntryKind::Normal, 30, b"third".to_vec()),
+            (4, 0, EntryKind::Normal, 40, b"fourth".to_vec()),
+            (5, 2, EntryKind::Blank, 40, Vec::new()),
+        ]
+    );
+    let mut seek = journal.reader();
+    seek.seek_to_asqn(25).expect("seek across formats");
+    assert_eq!(seek.next_entry().expect("entry").expect("read").index, 2);
+    assert!(
+        dir.path().join("segment-0000000002.log").exists(),
+        "a new segment in format 2"
+    );
 }

@@ -43,14 +43,19 @@ impl LogStreamReader {
         if let Some(record) = self.decoded.pop_front() {
             return Ok(Some(record));
         }
-        match self.reader.next_entry() {
-            None => Ok(None),
-            Some(Err(e)) => Err(e.to_string()),
-            Some(Ok(entry)) => {
-                let records = decode_batch(&entry.data, entry.asqn as i64)
-                    .map_err(|e| format!("undecodable log entry {}: {e}", entry.index))?;
-                self.decoded.extend(records);
-                Ok(self.decoded.pop_front())
+        loop {
+            match self.reader.next_entry() {
+                None => return Ok(None),
+                Some(Err(e)) => return Err(e.to_string()),
+                // Raft's own entries (a leader's blank entry, membership changes) hold no
+                // records.
+                Some(Ok(entry)) if !entry.kind.carries_records() => continue,
+                Some(Ok(entry)) => {
+                    let records = decode_batch(&entry.data, entry.asqn as i64)
+                        .map_err(|e| format!("undecodable log entry {}: {e}", entry.index))?;
+                    self.decoded.extend(records);
+                    return Ok(self.decoded.pop_front());
+                }
             }
         }
     }

@@ -161,6 +161,10 @@ fn replay<J: Journal>(engine: &Engine, journal: &J, store: &dyn Store) -> Result
     let mut chunk: Vec<Record> = Vec::new();
     while let Some(entry) = reader.next_entry() {
         let entry = entry.map_err(|e| e.to_string())?;
+        // Raft's own entries (a leader's blank entry, membership changes) hold no records.
+        if !entry.kind.carries_records() {
+            continue;
+        }
         let records = decode_batch(&entry.data, entry.asqn as i64).map_err(|e| {
             format!(
                 "log entry {} (position {}) is undecodable: {e}",

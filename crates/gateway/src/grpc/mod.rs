@@ -41,6 +41,7 @@ use std::time::Duration;
 use tonic::codec::CompressionEncoding;
 use tonic::transport::server::TcpIncoming;
 
+use crate::auth::{Authenticator, GrpcAuthLayer};
 use crate::dispatch::Dispatcher;
 use crate::proto::gateway_server::GatewayServer;
 use crate::proto::health::health_server::HealthServer;
@@ -55,6 +56,7 @@ pub(crate) async fn serve(
     d: Arc<Dispatcher>,
     listener: tokio::net::TcpListener,
     tls: Option<Arc<rustls::ServerConfig>>,
+    auth: Arc<Authenticator>,
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), tonic::transport::Error> {
     let config = &d.config;
@@ -76,6 +78,7 @@ pub(crate) async fn serve(
         .http2_keepalive_timeout(Some(Duration::from_secs(20)))
         .max_concurrent_streams(Some(streams))
         .layer(MessageSizeLayer { max })
+        .layer(GrpcAuthLayer(auth))
         .add_service(service)
         .add_service(health);
     match tls {

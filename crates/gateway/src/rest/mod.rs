@@ -41,6 +41,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, patch, post, put};
 
+use crate::auth::Authenticator;
 use crate::dispatch::Dispatcher;
 use crate::metrics::Api;
 use crate::tls::TlsIncoming;
@@ -55,16 +56,22 @@ pub(crate) async fn serve(
     d: Arc<Dispatcher>,
     listener: tokio::net::TcpListener,
     tls: Option<Arc<rustls::ServerConfig>>,
+    auth: Arc<Authenticator>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    let router = if auth.is_on() {
+        router(d).layer(axum::middleware::from_fn_with_state(auth, authenticate))
+    } else {
+        router(d)
+    };
     match tls {
         Some(tls) => {
-            axum::serve(TlsIncoming::new(listener, tls), router(d))
+            axum::serve(TlsIncoming::new(listener, tls), router)
                 .with_graceful_shutdown(shutdown)
                 .await
         }
         None => {
-            axum::serve(listener, router(d))
+            axum::serve(listener, router)
                 .with_graceful_shutdown(shutdown)
                 .await
         }
@@ -130,6 +137,30 @@ pub(crate) fn router(d: Arc<Dispatcher>) -> Router {
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(d)
+}
+
+/// Lets a request with valid credentials through; else 401 problem+json saying what was wrong.
+async fn authenticate(
+    axum::extract::State(auth): axum::extract::State<Arc<Authenticator>>,
+    request: Request,
+    next: axum::middleware::Next,
+) -> Response {
+    match auth
+        .check(request.headers().get(header::AUTHORIZATION))
+        .await
+    {
+        Ok(()) => next.run(request).await,
+        Err(message) => {
+            let path = request.uri().path().to_owned();
+            let mut response =
+                Problem::new(StatusCode::UNAUTHORIZED, "UNAUTHORIZED", message).at(&path);
+            response.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static(auth.scheme()),
+            );
+            response
+        }
+    }
 }
 
 /// A path outside the API.

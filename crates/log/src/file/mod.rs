@@ -13,14 +13,17 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
-use format::{FRAME_HEADER_LEN, SEGMENT_HEADER_LEN, SegmentHeader, frame_len};
+use format::{
+    FORMAT_VERSION, FrameMeta, MAX_FRAME_HEADER_LEN, SEGMENT_HEADER_LEN, SegmentHeader, frame_len,
+};
 use pending::{Pending, WRITE_OUT_AT, Writing};
 pub use reader::FileReader;
+use reader::Limit;
 pub use recovery::{Recovery, RecoveryReport};
 use segment::Segment;
 use spare::{Abandoned, Spare};
 
-use crate::journal::{CommitIndex, Compaction, Flusher, Journal};
+use crate::journal::{CommitIndex, Compaction, EntryKind, Flusher, Journal};
 use crate::{Error, Result};
 
 #[derive(Debug, Clone)]
@@ -33,6 +36,10 @@ pub struct FileJournalConfig {
     pub index_density: u64,
     /// What to do when recovery finds damage that is not a torn tail. Default [`Recovery::Strict`].
     pub recovery: Recovery,
+    /// Whether the entries found on open count as committed. Default true: on a single node
+    /// every entry written was flushed before anything depended on it. A Raft replica opens
+    /// with false and commits what its Raft group has committed.
+    pub commit_recovered: bool,
 }
 
 impl Default for FileJournalConfig {
@@ -42,6 +49,7 @@ impl Default for FileJournalConfig {
             max_entry_size: 4 * 1024 * 1024,
             index_density: 64,
             recovery: Recovery::Strict,
+            commit_recovered: true,
         }
     }
 }
@@ -50,14 +58,14 @@ impl FileJournalConfig {
     fn validate(&self) -> Result<()> {
         let room = self
             .segment_size
-            .saturating_sub(SEGMENT_HEADER_LEN + FRAME_HEADER_LEN);
+            .saturating_sub(SEGMENT_HEADER_LEN + MAX_FRAME_HEADER_LEN);
         if (self.max_entry_size as u64) > room || self.max_entry_size == 0 {
             return Err(Error::Failed(format!(
                 "invalid journal configuration: max entry size {} must be between 1 and the \
                  segment size {} minus {} bytes of headers",
                 self.max_entry_size,
                 self.segment_size,
-                SEGMENT_HEADER_LEN + FRAME_HEADER_LEN
+                SEGMENT_HEADER_LEN + MAX_FRAME_HEADER_LEN
             )));
         }
         if self.index_density == 0 {
@@ -76,6 +84,8 @@ struct Shared {
     segments: RwLock<Vec<Arc<Segment>>>,
     /// Highest index whose frame is completely written to the file (not necessarily synced).
     written: AtomicU64,
+    /// Highest index appended (pending, written or synced).
+    appended: AtomicU64,
     /// Frames appended but not in the file yet (see [`pending`]).
     pending: Mutex<Pending>,
     /// Held while pending frames are written.
@@ -121,6 +131,7 @@ pub struct FileJournal {
     commit: Arc<CommitIndex>,
     config: FileJournalConfig,
     last_asqn: Option<u64>,
+    last_term: u64,
     /// The newest entry appended, and where the active segment's next frame goes.
     tail: Tail,
     report: RecoveryReport,
@@ -151,6 +162,7 @@ impl FileJournal {
             dir,
             segments: RwLock::new(recovered.segments),
             written: AtomicU64::new(last_index),
+            appended: AtomicU64::new(last_index),
             pending: Mutex::new(Pending::default()),
             writing: Mutex::new(Writing::default()),
             index_density: config.index_density,
@@ -159,19 +171,33 @@ impl FileJournal {
             failure: Mutex::new(None),
         });
         shared.pending().restart_at(tail.end);
+        let commit = if config.commit_recovered {
+            last_index
+        } else {
+            0
+        };
         let mut journal = Self {
             shared,
-            commit: CommitIndex::new(last_index),
+            commit: CommitIndex::new(commit),
             config,
             last_asqn: recovered.last_asqn,
+            last_term: recovered.last_term,
             tail,
             report: recovered.report,
             spare: None,
             spares: 0,
             abandoned: Vec::new(),
         };
-        if journal.shared.segments().is_empty() {
-            journal.create_segment(1, 1)?;
+        let active = journal.shared.segments().last().cloned();
+        match active {
+            None => {
+                journal.create_segment(1, 1)?;
+            }
+            // Written by an older build: appends go to a new segment in today's format.
+            Some(active) if active.version != FORMAT_VERSION => {
+                journal.create_segment(active.id + 1, active.last_index() + 1)?;
+            }
+            Some(_) => {}
         }
         // Recovery read every segment through the page cache, and nothing reads them again:
         // after a restart they would otherwise sit in a container's memory until the kernel
@@ -233,6 +259,7 @@ impl FileJournal {
             id,
             first_index,
             size: self.config.segment_size,
+            version: FORMAT_VERSION,
         };
         let prepared = self
             .spare
@@ -248,6 +275,7 @@ impl FileJournal {
             path,
             first_index,
             self.config.segment_size,
+            FORMAT_VERSION,
             file,
         ));
         self.shared.segments_mut().push(segment.clone());
@@ -415,28 +443,51 @@ impl Journal for FileJournal {
     type Reader = FileReader;
     type Flusher = FileFlusher;
 
-    fn append(&mut self, asqn: u64, data: &[u8]) -> Result<u64> {
+    fn append_entry(&mut self, term: u64, kind: EntryKind, asqn: u64, data: &[u8]) -> Result<u64> {
         self.shared.check_failed()?;
-        if data.len() > self.config.max_entry_size || data.is_empty() {
+        let normal = kind.carries_records();
+        if normal && data.is_empty() {
+            return Err(Error::EmptyEntry);
+        }
+        if data.len() > self.config.max_entry_size {
             return Err(Error::EntryTooLarge {
                 size: data.len(),
                 max: self.config.max_entry_size,
             });
         }
-        if let Some(last) = self.last_asqn
-            && asqn <= last
-        {
-            return Err(Error::AsqnNotIncreasing { asqn, last });
+        if term < self.last_term {
+            return Err(Error::TermDecreasing {
+                term,
+                last: self.last_term,
+            });
         }
-        let len = frame_len(data.len());
+        let asqn = if normal {
+            if let Some(last) = self.last_asqn
+                && asqn <= last
+            {
+                return Err(Error::AsqnNotIncreasing { asqn, last });
+            }
+            asqn
+        } else {
+            self.last_asqn.unwrap_or(0)
+        };
+        let len = frame_len(FORMAT_VERSION, data.len());
         if self.tail.end + len > self.tail.size {
             self.roll()?;
         }
         let index = self.tail.index + 1;
-        let pending = self.shared.pending().push(index, asqn, data);
+        let meta = FrameMeta {
+            index,
+            asqn,
+            term,
+            kind,
+        };
+        let pending = self.shared.pending().push(&meta, data);
         self.tail.index = index;
         self.tail.end += len;
         self.last_asqn = Some(asqn);
+        self.last_term = term;
+        self.shared.appended.store(index, Ordering::Release);
         if let Some(spare) = &self.spare {
             spare.advance(self.tail.end);
         }
@@ -463,6 +514,10 @@ impl Journal for FileJournal {
         self.last_asqn
     }
 
+    fn last_term(&self) -> u64 {
+        self.last_term
+    }
+
     fn flusher(&self) -> FileFlusher {
         FileFlusher {
             shared: self.shared.clone(),
@@ -474,7 +529,11 @@ impl Journal for FileJournal {
     }
 
     fn reader(&self) -> FileReader {
-        FileReader::new(self.shared.clone(), self.commit.clone())
+        FileReader::new(self.shared.clone(), Limit::Committed(self.commit.clone()))
+    }
+
+    fn log_reader(&self) -> FileReader {
+        FileReader::new(self.shared.clone(), Limit::Appended)
     }
 
     fn truncate_after(&mut self, index: u64) -> Result<()> {
@@ -508,11 +567,14 @@ impl Journal for FileJournal {
         self.shared.pending().restart_at(cut);
         self.shared.rewrites.fetch_add(1, Ordering::AcqRel);
         self.shared.written.store(index, Ordering::Release);
+        self.shared.appended.store(index, Ordering::Release);
         self.shared.durable.fetch_min(index, Ordering::AcqRel);
         self.last_asqn = None;
+        self.last_term = 0;
         for segment in self.shared.segments().iter().rev() {
-            if let Some(asqn) = reader::last_asqn(segment)? {
+            if let Some((asqn, term)) = reader::last_asqn_and_term(segment)? {
                 self.last_asqn = Some(asqn);
+                self.last_term = term;
                 break;
             }
         }
@@ -536,6 +598,50 @@ impl Journal for FileJournal {
             compaction.push(segment.path.clone(), Box::new(segment));
         }
         Ok(compaction)
+    }
+
+    fn reset(&mut self, next_index: u64) -> Result<()> {
+        self.shared.check_failed()?;
+        let commit = self.commit.get();
+        if next_index <= commit {
+            return Err(Error::ResetCommitted {
+                next: next_index,
+                commit,
+            });
+        }
+        let next_index = next_index.max(1);
+        self.shared.write_out()?;
+        let last_id = self.active().id;
+        // The old segments go first: a crash in between leaves an empty directory (the Raft
+        // layer then resets again from its purge mark), never two segments that do not join.
+        let old: Vec<Arc<Segment>> = self.shared.segments_mut().drain(..).collect();
+        if let Some(spare) = self.spare.take() {
+            self.abandoned.push(spare.abandon());
+        }
+        for segment in &old {
+            match std::fs::remove_file(&segment.path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => {
+                    self.shared
+                        .fail(format!("cannot remove {}: {e}", segment.path.display()));
+                    return Err(Error::io(&segment.path, e));
+                }
+            }
+        }
+        sync_dir(&self.shared.dir)?;
+        self.create_segment(last_id + 1, next_index)?;
+        self.shared.rewrites.fetch_add(1, Ordering::AcqRel);
+        self.shared.written.store(next_index - 1, Ordering::Release);
+        self.shared
+            .appended
+            .store(next_index - 1, Ordering::Release);
+        self.shared.durable.store(next_index - 1, Ordering::Release);
+        self.last_asqn = None;
+        self.last_term = 0;
+        self.commit.advance(next_index - 1);
+        self.prepare_spare();
+        Ok(())
     }
 }
 

@@ -15,7 +15,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Mutex, MutexGuard};
 
 use super::Shared;
-use super::format::{encode_frame, frame_len};
+use super::format::{FORMAT_VERSION, FrameMeta, encode_frame, frame_len};
 use super::segment::IndexPoint;
 use crate::{Error, Result};
 
@@ -36,22 +36,25 @@ pub(super) struct Pending {
     /// Where `bytes` go in the active segment's file.
     offset: u64,
     bytes: Vec<u8>,
-    /// Each frame's place and length, published to readers once written.
-    frames: Vec<(IndexPoint, u64)>,
+    /// Each frame's place, length and whether it is a normal entry, published to readers
+    /// once written.
+    frames: Vec<(IndexPoint, u64, bool)>,
 }
 
 impl Pending {
-    /// Encodes the frame of entry `index` at the end; the bytes pending afterwards.
-    pub fn push(&mut self, index: u64, asqn: u64, data: &[u8]) -> usize {
+    /// Encodes the frame of an entry at the end (in the current format: the active segment is
+    /// always of it); the bytes pending afterwards.
+    pub fn push(&mut self, meta: &FrameMeta, data: &[u8]) -> usize {
         let offset = self.offset + self.bytes.len() as u64;
-        encode_frame(&mut self.bytes, index, asqn, data);
+        encode_frame(&mut self.bytes, meta, data);
         self.frames.push((
             IndexPoint {
-                index,
-                asqn,
+                index: meta.index,
+                asqn: meta.asqn,
                 offset,
             },
-            frame_len(data.len()),
+            frame_len(FORMAT_VERSION, data.len()),
+            meta.kind.carries_records(),
         ));
         self.bytes.len()
     }
@@ -116,8 +119,8 @@ impl Shared {
             return Err(Error::io(&segment.path, e));
         }
         let mut last = 0;
-        for (point, len) in batch.frames.drain(..) {
-            segment.record_frame(point, len, self.index_density);
+        for (point, len, normal) in batch.frames.drain(..) {
+            segment.record_frame(point, len, self.index_density, normal);
             last = point.index;
         }
         self.written.store(last, Ordering::Release);

@@ -1,4 +1,5 @@
-//! Cursors over the committed entries of a file journal.
+//! Cursors over the entries of a file journal: committed ones (replay, exporters) or every
+//! appended one (Raft replication).
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -11,10 +12,19 @@ use crate::{Error, Result};
 /// Reads are served from a window this large, so sequential replay costs one syscall per window.
 const READ_WINDOW: usize = 64 * 1024;
 
+/// How far a reader reads.
+#[derive(Debug)]
+pub(super) enum Limit {
+    /// Up to the commit index.
+    Committed(Arc<CommitIndex>),
+    /// Up to the last appended entry.
+    Appended,
+}
+
 #[derive(Debug)]
 pub struct FileReader {
     shared: Arc<Shared>,
-    commit: Arc<CommitIndex>,
+    limit: Limit,
     /// The segment and offset of entry `next`, when known.
     cursor: Option<(Arc<Segment>, u64)>,
     next: u64,
@@ -23,11 +33,11 @@ pub struct FileReader {
 }
 
 impl FileReader {
-    pub(super) fn new(shared: Arc<Shared>, commit: Arc<CommitIndex>) -> Self {
+    pub(super) fn new(shared: Arc<Shared>, limit: Limit) -> Self {
         let rewrites_seen = shared.rewrites.load(Ordering::Acquire);
         Self {
             shared,
-            commit,
+            limit,
             cursor: None,
             next: 1,
             frames: FrameReader::new(READ_WINDOW),
@@ -35,8 +45,16 @@ impl FileReader {
         }
     }
 
-    /// Makes sure the committed entries up to `index` are in the file: an entry can be committed
-    /// while it still waits to be written (see [`super::pending`]).
+    /// The last entry this reader may return.
+    fn last_readable(&self) -> u64 {
+        match &self.limit {
+            Limit::Committed(commit) => commit.get(),
+            Limit::Appended => self.shared.appended.load(Ordering::Acquire),
+        }
+    }
+
+    /// Makes sure the entries up to `index` are in the file: an entry can be committed (or read
+    /// for replication) while it still waits to be written (see [`super::pending`]).
     fn written_up_to(&self, index: u64) -> Result<()> {
         if index > self.shared.written.load(Ordering::Acquire) {
             self.shared.write_out()?;
@@ -103,15 +121,16 @@ pub(super) fn offset_after(segment: &Segment, index: u64) -> Result<u64> {
     walk(&mut frames, segment, point.index, point.offset, index + 1)
 }
 
-/// The asqn of the last entry of `segment`, if it has any.
-pub(super) fn last_asqn(segment: &Segment) -> Result<Option<u64>> {
+/// The asqn and term of the last entry of `segment`, if it has any.
+pub(super) fn last_asqn_and_term(segment: &Segment) -> Result<Option<(u64, u64)>> {
     if segment.is_empty() {
         return Ok(None);
     }
     let last = segment.last_index();
     let mut frames = FrameReader::new(READ_WINDOW);
     let offset = offset_after(segment, last - 1)?;
-    Ok(Some(frames.header(segment, offset, segment.end())?.asqn))
+    let header = frames.header(segment, offset, segment.end())?;
+    Ok(Some((header.asqn, header.term)))
 }
 
 impl JournalReader for FileReader {
@@ -122,7 +141,7 @@ impl JournalReader for FileReader {
     }
 
     fn seek_to_asqn(&mut self, asqn: u64) -> Result<()> {
-        let commit = self.commit.get();
+        let commit = self.last_readable();
         self.written_up_to(commit)?;
         let segment = {
             let segments = self.shared.segments();
@@ -136,24 +155,29 @@ impl JournalReader for FileReader {
         let point = segment.point_for_asqn(asqn);
         let (mut index, mut offset) = (point.index, point.offset);
         let limit = segment.end();
+        // The answer: the first entry of the last run of equal asqns at or below `asqn` (entries
+        // without records repeat the asqn of the normal entry before them).
+        let mut found: Option<(u64, u64, u64)> = None;
         // Walk forward while the next committed entry still starts at or below `asqn`.
-        while index < segment.last_index().min(commit) {
+        while index <= segment.last_index().min(commit) {
             let header = self.frames.header(&segment, offset, limit)?;
-            let next_offset = offset + header.frame_len();
-            let next = self.frames.header(&segment, next_offset, limit)?;
-            if next.asqn > asqn || next.is_end_marker() {
+            if header.is_end_marker() || header.asqn > asqn {
                 break;
             }
+            if found.is_none_or(|(_, _, run)| header.asqn > run) {
+                found = Some((index, offset, header.asqn));
+            }
             index += 1;
-            offset = next_offset;
+            offset += header.frame_len();
         }
+        let (index, offset) = found.map_or((point.index, point.offset), |(i, o, _)| (i, o));
         self.next = index;
         self.cursor = Some((segment, offset));
         Ok(())
     }
 
     fn next_entry(&mut self) -> Option<Result<Entry>> {
-        if self.next > self.commit.get() {
+        if self.next > self.last_readable() {
             return None;
         }
         if let Err(e) = self.written_up_to(self.next) {
@@ -163,6 +187,8 @@ impl JournalReader for FileReader {
         if rewrites != self.rewrites_seen {
             self.rewrites_seen = rewrites;
             self.frames.invalidate();
+            // The segment may be gone (truncated away, or reset): find the entry again.
+            self.cursor = None;
         }
         let (segment, offset) = match self.cursor.take() {
             Some((segment, offset)) if self.next <= segment.last_index() => (segment, offset),
@@ -183,10 +209,15 @@ impl JournalReader for FileReader {
                 reason: format!("expected entry {}, found {}", self.next, header.index),
             }));
         }
+        let Some(kind) = header.kind() else {
+            return Some(Err(segment.corrupt(offset, "unknown entry kind")));
+        };
         self.next += 1;
         self.cursor = Some((segment, offset + header.frame_len()));
         Some(Ok(Entry {
             index: header.index,
+            term: header.term,
+            kind,
             asqn: header.asqn,
             data,
         }))

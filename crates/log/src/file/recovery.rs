@@ -11,7 +11,7 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::format::{FRAME_HEADER_LEN, FrameHeader, SEGMENT_HEADER_LEN, SegmentHeader};
+use super::format::{FrameHeader, SEGMENT_HEADER_LEN, SegmentHeader, frame_header_len};
 use super::segment::{FrameReader, IndexPoint, Segment};
 use super::{FileJournalConfig, zero_from};
 use crate::{Error, Result};
@@ -39,6 +39,7 @@ pub struct RecoveryReport {
 pub(super) struct Recovered {
     pub segments: Vec<Arc<Segment>>,
     pub last_asqn: Option<u64>,
+    pub last_term: u64,
     pub report: RecoveryReport,
 }
 
@@ -54,7 +55,7 @@ pub(super) fn recover(dir: &Path, config: &FileJournalConfig) -> Result<Recovere
     let mut paths = list_segments(dir)?;
     paths.sort();
     let mut segments: Vec<Arc<Segment>> = Vec::new();
-    let mut last_asqn = None;
+    let mut last = Last::default();
     let mut report = RecoveryReport::default();
     let count = paths.len();
     let mut frames = FrameReader::dropping_behind(1024 * 1024);
@@ -100,9 +101,16 @@ pub(super) fn recover(dir: &Path, config: &FileJournalConfig) -> Result<Recovere
                 }
             }
         }
-        let segment = Segment::new(id, path.clone(), header.first_index, header.size, file);
+        let segment = Segment::new(
+            id,
+            path.clone(),
+            header.first_index,
+            header.size,
+            header.version,
+            file,
+        );
         let limit = file_len.min(header.size.max(SEGMENT_HEADER_LEN));
-        let stop = scan(&segment, &mut frames, limit, config, &mut last_asqn)?;
+        let stop = scan(&segment, &mut frames, limit, config, &mut last)?;
         let segment = Arc::new(segment);
         segments.push(segment.clone());
         match stop {
@@ -150,7 +158,8 @@ pub(super) fn recover(dir: &Path, config: &FileJournalConfig) -> Result<Recovere
     }
     Ok(Recovered {
         segments,
-        last_asqn,
+        last_asqn: last.asqn,
+        last_term: last.term,
         report,
     })
 }
@@ -175,25 +184,33 @@ fn handle_damage(
     }
 }
 
+/// The asqn and term of the last intact entry seen.
+#[derive(Debug, Default)]
+struct Last {
+    asqn: Option<u64>,
+    term: u64,
+}
+
 /// Validates frames from the start of the segment; records them in its index.
 fn scan(
     segment: &Segment,
     frames: &mut FrameReader,
     limit: u64,
     config: &FileJournalConfig,
-    last_asqn: &mut Option<u64>,
+    last: &mut Last,
 ) -> Result<Stop> {
     let mut offset = SEGMENT_HEADER_LEN;
     let mut index = segment.first_index;
+    let header_len = frame_header_len(segment.version);
     loop {
-        if offset + FRAME_HEADER_LEN > limit {
+        if offset + header_len > limit {
             return Ok(Stop::End(offset));
         }
         let header = frames.header(segment, offset, limit)?;
         if header.is_end_marker() {
             return Ok(Stop::End(offset));
         }
-        if let Err(reason) = plausible(&header, index, offset, limit, config, *last_asqn) {
+        if let Err(reason) = plausible(&header, index, offset, limit, config, last) {
             return Ok(Stop::Damaged(offset, reason));
         }
         match frames.frame(segment, offset, limit) {
@@ -209,8 +226,10 @@ fn scan(
             },
             header.frame_len(),
             config.index_density,
+            header.kind().is_some_and(|k| k.carries_records()),
         );
-        *last_asqn = Some(header.asqn);
+        last.asqn = Some(header.asqn);
+        last.term = header.term;
         offset += header.frame_len();
         index += 1;
     }
@@ -222,7 +241,7 @@ fn plausible(
     offset: u64,
     limit: u64,
     config: &FileJournalConfig,
-    last_asqn: Option<u64>,
+    last: &Last,
 ) -> Result<(), String> {
     if header.len as usize > config.max_entry_size {
         return Err(format!("frame length {} exceeds the maximum", header.len));
@@ -233,8 +252,24 @@ fn plausible(
     if header.index != index {
         return Err(format!("expected entry {index}, found {}", header.index));
     }
-    if last_asqn.is_some_and(|last| header.asqn <= last) {
-        return Err(format!("asqn {} does not increase", header.asqn));
+    let Some(kind) = header.kind() else {
+        return Err(format!("unknown entry kind {}", header.kind));
+    };
+    if kind.carries_records() {
+        if last.asqn.is_some_and(|last| header.asqn <= last) {
+            return Err(format!("asqn {} does not increase", header.asqn));
+        }
+    } else if last.asqn.is_some_and(|last| header.asqn != last) {
+        return Err(format!(
+            "asqn {} of a {kind:?} entry differs from the one before it",
+            header.asqn
+        ));
+    }
+    if header.term < last.term {
+        return Err(format!(
+            "term {} is below the term {} before it",
+            header.term, last.term
+        ));
     }
     Ok(())
 }
@@ -250,7 +285,7 @@ fn intact_frame_after(
 ) -> Option<u64> {
     let last_good = segment.last_index();
     let mut offset = from + 8;
-    while offset + FRAME_HEADER_LEN <= limit {
+    while offset + frame_header_len(segment.version) <= limit {
         let header = match frames.header(segment, offset, limit) {
             Ok(h) => h,
             Err(_) => return None,

@@ -6,11 +6,13 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::format::{FRAME_HEADER_LEN, FrameHeader, SEGMENT_HEADER_LEN};
+use super::format::{FrameHeader, SEGMENT_HEADER_LEN, frame_header_len};
 use super::pending::PAGE;
 use crate::{Error, Result};
 
-/// A point of the sparse index: entry `index` with `asqn` starts at `offset`.
+/// A point of the sparse index: entry `index` with `asqn` starts at `offset`. Only normal
+/// entries are points: the others repeat the asqn before them, and a point at one of them
+/// would hide the normal entry that holds the records of that asqn.
 #[derive(Debug, Clone, Copy)]
 pub struct IndexPoint {
     pub index: u64,
@@ -25,6 +27,8 @@ pub struct Segment {
     pub first_index: u64,
     /// Preallocated size; frames never extend past it.
     pub size: u64,
+    /// The frame format version of the segment (see [`super::format`]).
+    pub version: u32,
     pub file: File,
     /// Offset just past the last written frame.
     end: AtomicU64,
@@ -41,12 +45,20 @@ pub struct Segment {
 pub const RELEASE_STEP: u64 = 1024 * 1024;
 
 impl Segment {
-    pub fn new(id: u64, path: PathBuf, first_index: u64, size: u64, file: File) -> Self {
+    pub fn new(
+        id: u64,
+        path: PathBuf,
+        first_index: u64,
+        size: u64,
+        version: u32,
+        file: File,
+    ) -> Self {
         Self {
             id,
             path,
             first_index,
             size,
+            version,
             file,
             end: AtomicU64::new(SEGMENT_HEADER_LEN),
             last_index: AtomicU64::new(first_index - 1),
@@ -124,10 +136,15 @@ impl Segment {
         self.last_index() < self.first_index
     }
 
-    /// Publishes a frame the writer has completely written.
-    pub fn record_frame(&self, point: IndexPoint, frame_len: u64, density: u64) {
-        if (point.index - self.first_index).is_multiple_of(density) {
-            self.sparse_points().push(point);
+    /// Publishes a frame the writer has completely written; `normal` says whether its entry
+    /// is a normal one (a candidate for the sparse index).
+    pub fn record_frame(&self, point: IndexPoint, frame_len: u64, density: u64, normal: bool) {
+        if normal {
+            let mut sparse = self.sparse_points();
+            // The first normal entry always, so `first_asqn` is exact.
+            if sparse.is_empty() || (point.index - self.first_index).is_multiple_of(density) {
+                sparse.push(point);
+            }
         }
         self.end.store(point.offset + frame_len, Ordering::Release);
         self.last_index.store(point.index, Ordering::Release);
@@ -261,18 +278,14 @@ impl FrameReader {
         offset: u64,
         limit: u64,
     ) -> Result<(FrameHeader, Vec<u8>)> {
-        let head = self.bytes(segment, offset, FRAME_HEADER_LEN as usize, limit)?;
-        let header = FrameHeader::decode(head);
+        let header_len = frame_header_len(segment.version);
+        let head = self.bytes(segment, offset, header_len as usize, limit)?;
+        let header = FrameHeader::decode(head, segment.version);
         if header.is_end_marker() {
             return Err(segment.corrupt(offset, "expected a frame, found the end marker"));
         }
         let data = self
-            .bytes(
-                segment,
-                offset + FRAME_HEADER_LEN,
-                header.len as usize,
-                limit,
-            )?
+            .bytes(segment, offset + header_len, header.len as usize, limit)?
             .to_vec();
         if !header.verify(&data) {
             return Err(segment.corrupt(offset, "frame checksum mismatch"));
@@ -282,7 +295,12 @@ impl FrameReader {
 
     /// Reads only the frame header at `offset` (used to skip forward while seeking).
     pub fn header(&mut self, segment: &Segment, offset: u64, limit: u64) -> Result<FrameHeader> {
-        let head = self.bytes(segment, offset, FRAME_HEADER_LEN as usize, limit)?;
-        Ok(FrameHeader::decode(head))
+        let head = self.bytes(
+            segment,
+            offset,
+            frame_header_len(segment.version) as usize,
+            limit,
+        )?;
+        Ok(FrameHeader::decode(head, segment.version))
     }
 }

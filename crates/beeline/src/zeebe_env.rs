@@ -1,0 +1,185 @@
+//! Zeebe's environment variables for the cluster settings (`ZEEBE_BROKER_CLUSTER_NODEID`, ...),
+//! accepted beside Beeline's own, so Zeebe's Helm values and compose files keep working.
+//!
+//! Each one that is set becomes its flag, placed after the config file's settings and before
+//! the command line's: a flag wins over it, and so does Beeline's own variable for the same
+//! setting (the Zeebe one is then left out); it wins over the file.
+
+use std::ffi::{OsStr, OsString};
+
+use beeline_cluster::settings::ZEEBE_ENVIRONMENT;
+
+/// `args` (the whole command line) with the settings of Zeebe's environment variables inserted
+/// after the `broker` subcommand.
+pub fn with_zeebe_environment(
+    args: Vec<OsString>,
+    broker: &clap::Command,
+    env: impl Fn(&str) -> Option<OsString>,
+) -> Result<Vec<OsString>, String> {
+    if args.get(1).map(OsString::as_os_str) != Some(OsStr::new(broker.get_name())) {
+        return Ok(args);
+    }
+    let set = |name: &str| env(name).filter(|value| !value.is_empty());
+    let mut flags = Vec::new();
+    for (zeebe, flag, beeline) in ZEEBE_ENVIRONMENT {
+        let Some(value) = set(zeebe) else { continue };
+        if set(beeline).is_some() {
+            continue;
+        }
+        let mut arg = OsString::from(format!("--{flag}="));
+        arg.push(&value);
+        // Checked alone, so an error names the variable.
+        if let Err(e) = broker
+            .clone()
+            .try_get_matches_from([OsString::from(broker.get_name()), arg.clone()])
+        {
+            let reason = e.to_string();
+            let reason = reason.lines().next().unwrap_or_default();
+            return Err(format!(
+                "{zeebe} (--{flag}): {}",
+                reason.trim_start_matches("error: ")
+            ));
+        }
+        flags.push(arg);
+    }
+    let mut args = args;
+    args.splice(2..2, flags);
+    Ok(args)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::BrokerConfig;
+    use clap::{CommandFactory, FromArgMatches, Parser};
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(subcommand)]
+        command: Sub,
+    }
+
+    #[derive(clap::Subcommand)]
+    enum Sub {
+        #[command(args_override_self = true)]
+        Broker(BrokerConfig),
+    }
+
+    fn parse(args: &[&str], env: &[(&str, &str)]) -> Result<BrokerConfig, String> {
+        let command = Cli::command();
+        let broker = command.find_subcommand("broker").expect("broker");
+        let args = std::iter::once("beeline")
+            .chain(std::iter::once("broker"))
+            .chain(args.iter().copied())
+            .map(OsString::from)
+            .collect();
+        let lookup = |name: &str| {
+            env.iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, v)| OsString::from(v))
+        };
+        let args = with_zeebe_environment(args, broker, lookup)?;
+        let matches = Cli::command()
+            .try_get_matches_from(args)
+            .map_err(|e| e.to_string())?;
+        match Cli::from_arg_matches(&matches)
+            .map_err(|e| e.to_string())?
+            .command
+        {
+            Sub::Broker(config) => Ok(config),
+        }
+    }
+
+    #[test]
+    fn zeebes_names_set_the_cluster_settings() {
+        let config = parse(
+            &[],
+            &[
+                ("ZEEBE_BROKER_CLUSTER_NODEID", "2"),
+                ("ZEEBE_BROKER_CLUSTER_CLUSTERSIZE", "3"),
+                ("ZEEBE_BROKER_CLUSTER_PARTITIONSCOUNT", "6"),
+                ("ZEEBE_BROKER_CLUSTER_REPLICATIONFACTOR", "3"),
+                (
+                    "ZEEBE_BROKER_CLUSTER_INITIALCONTACTPOINTS",
+                    "b0:26502,b1:26502",
+                ),
+                ("ZEEBE_BROKER_NETWORK_INTERNALAPI_PORT", "26602"),
+            ],
+        )
+        .expect("parse");
+        assert_eq!(
+            (config.node_id, config.cluster_size, config.partitions),
+            (2, 3, 6)
+        );
+        assert_eq!(config.replication_factor, 3);
+        assert_eq!(config.contact_points, vec!["b0:26502", "b1:26502"]);
+        assert_eq!(config.internal_port, 26602);
+    }
+
+    #[test]
+    fn flags_and_beelines_own_names_win_over_zeebes() {
+        let config = parse(
+            &["--node-id", "1"],
+            &[
+                ("ZEEBE_BROKER_CLUSTER_NODEID", "2"),
+                ("ZEEBE_BROKER_CLUSTER_PARTITIONSCOUNT", "6"),
+                ("BEELINE_PARTITIONS", "4"),
+            ],
+        );
+        // BEELINE_PARTITIONS is read by clap from the real environment, not this test's: only
+        // check that the Zeebe variable was left out for it.
+        let config = config.expect("parse");
+        assert_eq!(config.node_id, 1, "the flag wins");
+        assert_ne!(config.partitions, 6, "Beeline's own variable wins");
+    }
+
+    #[test]
+    fn defaults_are_a_single_broker_on_26502() {
+        let config = parse(&[], &[]).expect("parse");
+        assert_eq!(
+            (
+                config.node_id,
+                config.cluster_size,
+                config.replication_factor
+            ),
+            (0, 1, 1)
+        );
+        assert!(config.contact_points.is_empty());
+        assert_eq!(config.internal_port, 26502);
+        assert!(config.cluster().is_ok());
+    }
+
+    #[test]
+    fn a_bad_value_names_zeebes_variable() {
+        let error = parse(&[], &[("ZEEBE_BROKER_CLUSTER_NODEID", "first")]).unwrap_err();
+        assert!(
+            error.starts_with("ZEEBE_BROKER_CLUSTER_NODEID (--node-id):"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn a_cluster_of_several_brokers_is_refused_saying_so() {
+        let config = parse(
+            &[
+                "--cluster-size",
+                "3",
+                "--replication-factor",
+                "3",
+                "--contact-points",
+                "b0:26502,b1:26502,b2:26502",
+            ],
+            &[],
+        )
+        .expect("parse");
+        let error = config.cluster().unwrap_err().to_string();
+        assert!(error.starts_with("--cluster-size:"), "{error}");
+        assert!(error.contains("single broker only"), "{error}");
+        let config = parse(&["--replication-factor", "2"], &[]).expect("parse");
+        let error = config.cluster().unwrap_err().to_string();
+        assert!(error.starts_with("--replication-factor:"), "{error}");
+        let config = parse(&["--internal-port", "26500"], &[]).expect("parse");
+        let error = config.cluster().unwrap_err().to_string();
+        assert!(error.contains("--grpc-port"), "{error}");
+    }
+}

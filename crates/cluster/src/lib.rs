@@ -1,0 +1,30 @@
+//! The cluster: each partition is one Raft group (openraft) whose log is the partition's
+//! journal.
+//!
+//! Design notes:
+//! - **The journal is the Raft log.** [`JournalLogStore`] implements openraft's
+//!   `RaftLogStorage` over any [`beeline_log::Journal`]: frames carry the Raft term and entry
+//!   kind, the vote and purge mark are small synced files beside the journal, and replication
+//!   reads entries that are appended but not yet flushed or committed. openraft's own storage
+//!   conformance suite runs against it (`tests/raft_storage.rs`).
+//! - **The state machine is a commit notifier** ([`CommitNotifier`]): applying an entry moves
+//!   the journal's commit index; the stream processor stays the real state machine and reads
+//!   committed entries as on a single node.
+//! - **The internal transport** ([`transport`]): Raft messages between brokers over tonic on the
+//!   internal port, one HTTP/2 connection per pair of brokers for every partition group.
+//! - **Placement** ([`placement`]) is Zeebe's round-robin with priorities, a pure function of
+//!   the settings ([`settings`]), so every broker computes the same replica sets.
+//! - **Everything openraft-specific stays in this crate**, so that an openraft upgrade (the
+//!   0.10 line is alpha) touches nothing else; the storage suite runs on every upgrade.
+
+pub mod placement;
+pub mod settings;
+pub mod state_machine;
+pub mod storage;
+pub mod transport;
+pub mod types;
+
+pub use settings::{ClusterSettings, SettingsError};
+pub use state_machine::CommitNotifier;
+pub use storage::{CompactionFloor, JournalLogReader, JournalLogStore, MetaDir};
+pub use types::{Batch, NodeId, TypeConfig};

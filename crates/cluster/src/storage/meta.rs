@@ -1,0 +1,218 @@
+//! Small files beside a partition's journal that Raft needs durable: the vote, the last purged
+//! log id and the last committed log id.
+//!
+//! Each is one checksummed record written whole to a temporary file, synced, and renamed over
+//! the old one (then the directory is synced), so a crash leaves the old record or the new one,
+//! never a mix. The vote and the purge mark are synced before the call returns (Raft's safety
+//! rests on the vote; the purge mark says where a journal emptied by a snapshot continues). The
+//! committed id is written without a sync: losing it only delays re-applying committed entries
+//! after a restart until the leader says again what is committed.
+//!
+//! ```text
+//! 0 magic "BEELRAFT"  8 kind u32 (1 vote, 2 purged, 3 committed)  12 format version u32 (1)
+//! 16 term u64  24 node id or index u64  32 flags u8 (bit 0: committed vote)  33..36 zero
+//! 36 crc32c of bytes 0..36 (u32)
+//! ```
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use crate::types::{LogId, Vote, log_id, term_of};
+
+const MAGIC: [u8; 8] = *b"BEELRAFT";
+const VERSION: u32 = 1;
+const LEN: usize = 40;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u32)]
+enum Kind {
+    Vote = 1,
+    Purged = 2,
+    Committed = 3,
+}
+
+impl Kind {
+    fn file_name(self) -> &'static str {
+        match self {
+            Kind::Vote => "raft-vote",
+            Kind::Purged => "raft-purged",
+            Kind::Committed => "raft-committed",
+        }
+    }
+}
+
+/// The directory holding a partition's Raft records.
+#[derive(Debug, Clone)]
+pub struct MetaDir {
+    dir: PathBuf,
+}
+
+impl MetaDir {
+    pub fn new(dir: impl Into<PathBuf>) -> io::Result<Self> {
+        let dir = dir.into();
+        std::fs::create_dir_all(&dir)?;
+        Ok(Self { dir })
+    }
+
+    pub fn read_vote(&self) -> io::Result<Option<Vote>> {
+        Ok(self.read(Kind::Vote)?.map(|(term, node, flags)| {
+            if flags & 1 == 1 {
+                Vote::new_committed(term, node)
+            } else {
+                Vote::new(term, node)
+            }
+        }))
+    }
+
+    pub fn save_vote(&self, vote: &Vote) -> io::Result<()> {
+        let leader = vote.leader_id();
+        let flags = u8::from(vote.is_committed());
+        self.write(Kind::Vote, leader.term, leader.voted_for, flags, true)
+    }
+
+    pub fn read_purged(&self) -> io::Result<Option<LogId>> {
+        Ok(self
+            .read(Kind::Purged)?
+            .map(|(term, index, _)| log_id(term, index)))
+    }
+
+    pub fn save_purged(&self, purged: &LogId) -> io::Result<()> {
+        self.write(Kind::Purged, term_of(purged), purged.index, 0, true)
+    }
+
+    pub fn read_committed(&self) -> io::Result<Option<LogId>> {
+        Ok(self
+            .read(Kind::Committed)?
+            .map(|(term, index, _)| log_id(term, index)))
+    }
+
+    pub fn save_committed(&self, committed: Option<&LogId>) -> io::Result<()> {
+        match committed {
+            Some(id) => self.write(Kind::Committed, term_of(id), id.index, 0, false),
+            None => match std::fs::remove_file(self.dir.join(Kind::Committed.file_name())) {
+                Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
+                _ => Ok(()),
+            },
+        }
+    }
+
+    fn path(&self, kind: Kind) -> PathBuf {
+        self.dir.join(kind.file_name())
+    }
+
+    fn read(&self, kind: Kind) -> io::Result<Option<(u64, u64, u8)>> {
+        let path = self.path(kind);
+        let bytes = match std::fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        decode(kind, &bytes).map(Some).map_err(|reason| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "{} is damaged ({reason}); this replica cannot vouch for its Raft state: \
+                     wipe the partition's directory so that it rejoins from its peers",
+                    path.display()
+                ),
+            )
+        })
+    }
+
+    fn write(&self, kind: Kind, term: u64, value: u64, flags: u8, sync: bool) -> io::Result<()> {
+        let record = encode(kind, term, value, flags);
+        let path = self.path(kind);
+        let tmp = path.with_extension("tmp");
+        let mut file = File::create(&tmp)?;
+        file.write_all(&record)?;
+        if sync {
+            file.sync_data()?;
+        }
+        drop(file);
+        std::fs::rename(&tmp, &path)?;
+        if sync {
+            sync_dir(&self.dir)?;
+        }
+        Ok(())
+    }
+}
+
+fn sync_dir(dir: &Path) -> io::Result<()> {
+    File::open(dir)?.sync_all()
+}
+
+fn encode(kind: Kind, term: u64, value: u64, flags: u8) -> [u8; LEN] {
+    let mut buf = [0u8; LEN];
+    buf[0..8].copy_from_slice(&MAGIC);
+    buf[8..12].copy_from_slice(&(kind as u32).to_le_bytes());
+    buf[12..16].copy_from_slice(&VERSION.to_le_bytes());
+    buf[16..24].copy_from_slice(&term.to_le_bytes());
+    buf[24..32].copy_from_slice(&value.to_le_bytes());
+    buf[32] = flags;
+    let crc = crc32c::crc32c(&buf[0..36]);
+    buf[36..40].copy_from_slice(&crc.to_le_bytes());
+    buf
+}
+
+fn decode(kind: Kind, buf: &[u8]) -> Result<(u64, u64, u8), String> {
+    if buf.len() != LEN {
+        return Err(format!("{} bytes instead of {LEN}", buf.len()));
+    }
+    if buf[0..8] != MAGIC {
+        return Err("bad magic".into());
+    }
+    if u32_at(buf, 36) != crc32c::crc32c(&buf[0..36]) {
+        return Err("checksum mismatch".into());
+    }
+    if u32_at(buf, 8) != kind as u32 {
+        return Err(format!("holds record kind {}", u32_at(buf, 8)));
+    }
+    if u32_at(buf, 12) != VERSION {
+        return Err(format!("unknown format version {}", u32_at(buf, 12)));
+    }
+    Ok((u64_at(buf, 16), u64_at(buf, 24), buf[32]))
+}
+
+fn u32_at(buf: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(buf[at..at + 4].try_into().unwrap_or_default())
+}
+
+fn u64_at(buf: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(buf[at..at + 8].try_into().unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_round_trip_and_damage_is_refused_with_what_to_do() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let meta = MetaDir::new(dir.path()).expect("dir");
+        assert_eq!(meta.read_vote().expect("read"), None);
+        let vote = Vote::new(7, 3);
+        meta.save_vote(&vote).expect("save");
+        assert_eq!(meta.read_vote().expect("read"), Some(vote));
+        let vote = Vote::new_committed(7, 3);
+        meta.save_vote(&vote).expect("save");
+        assert_eq!(meta.read_vote().expect("read"), Some(vote));
+        meta.save_purged(&log_id(4, 99)).expect("save");
+        assert_eq!(meta.read_purged().expect("read"), Some(log_id(4, 99)));
+        meta.save_committed(Some(&log_id(5, 120))).expect("save");
+        assert_eq!(meta.read_committed().expect("read"), Some(log_id(5, 120)));
+        meta.save_committed(None).expect("clear");
+        assert_eq!(meta.read_committed().expect("read"), None);
+
+        let path = dir.path().join("raft-vote");
+        let mut bytes = std::fs::read(&path).expect("read");
+        bytes[17] ^= 1;
+        std::fs::write(&path, bytes).expect("damage");
+        let refused = meta.read_vote().expect_err("damage is refused");
+        assert!(refused.to_string().contains("checksum"), "{refused}");
+        assert!(
+            refused.to_string().contains("wipe the partition"),
+            "{refused}"
+        );
+    }
+}

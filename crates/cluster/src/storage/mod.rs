@@ -1,0 +1,360 @@
+//! The partition journal as openraft's log storage.
+//!
+//! - **Appends** write the entries into the journal at once (readable by the replication
+//!   reader, not yet durable) and queue openraft's callback; a flush task per partition syncs
+//!   everything queued meanwhile with one `fdatasync` and completes the callbacks in order
+//!   (group commit, as the single node does).
+//! - **Ordering**: a vote, a truncation and a purge first drain the flush queue, so what
+//!   reaches the disk is in the order openraft issued it (`docs/protocol/io_ordering.md` in
+//!   openraft shows how a vote overtaking an append loses a committed entry).
+//! - **Truncation** of a conflicting tail is the journal's `truncate_after`; an append past
+//!   the end of an empty journal (a snapshot covered everything before it) is the journal's
+//!   `reset`.
+//! - **Purge** is logical first: the purge mark is synced and entries at or below it are no
+//!   longer served. Segment files are freed only below the compaction floor as well, which the
+//!   partition keeps at its snapshot and its slowest exporter (design.md: the log is compacted
+//!   below min(snapshot position, slowest exporter position)), so exporters keep what they
+//!   still need even after Raft has purged it.
+//! - **Reads** for replication go through the journal's log reader, which sees entries
+//!   appended but neither flushed nor committed.
+
+mod meta;
+
+use std::fmt::Debug;
+use std::io;
+use std::ops::{Bound, RangeBounds};
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use beeline_log::{Flusher, Journal, JournalReader};
+use openraft::entry::RaftEntry;
+use openraft::storage::{IOFlushed, RaftLogStorage};
+use openraft::{LogState, RaftLogReader};
+use tokio::sync::{mpsc, oneshot};
+
+pub use meta::MetaDir;
+
+use crate::types::{Entry, LogId, TypeConfig, Vote, from_journal, log_id, to_journal};
+
+/// The journal index below which segment files may be freed, kept by the partition at
+/// min(snapshot, slowest exporter). `u64::MAX`: nothing holds compaction back.
+#[derive(Debug, Clone)]
+pub struct CompactionFloor(Arc<AtomicU64>);
+
+impl CompactionFloor {
+    pub fn new(index: u64) -> Self {
+        Self(Arc::new(AtomicU64::new(index)))
+    }
+
+    pub fn set(&self, index: u64) {
+        self.0.store(index, Ordering::Release);
+    }
+
+    pub fn get(&self) -> u64 {
+        self.0.load(Ordering::Acquire)
+    }
+}
+
+/// What the store and its readers share.
+#[derive(Debug, Default)]
+struct Shared {
+    vote: Mutex<Option<Vote>>,
+    purged: Mutex<Option<LogId>>,
+}
+
+impl Shared {
+    fn purged(&self) -> Option<LogId> {
+        *self.purged.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn vote(&self) -> Option<Vote> {
+        *self.vote.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+enum FlushRequest {
+    /// Complete this append's callback once everything written before it is durable.
+    Append(IOFlushed<TypeConfig>),
+    /// Answer once every request before it is done.
+    Barrier(oneshot::Sender<io::Result<()>>),
+}
+
+/// A partition journal as openraft's [`RaftLogStorage`].
+pub struct JournalLogStore<J: Journal> {
+    journal: J,
+    meta: MetaDir,
+    shared: Arc<Shared>,
+    flushes: mpsc::UnboundedSender<FlushRequest>,
+    floor: CompactionFloor,
+}
+
+impl<J: Journal + Sync> JournalLogStore<J>
+where
+    J::Reader: Sync,
+{
+    /// Wraps `journal` (opened with `commit_recovered: false` for a file journal), with its Raft
+    /// records in `meta_dir`. Call inside a tokio runtime: it starts the partition's flush
+    /// task.
+    pub fn open(mut journal: J, meta_dir: &Path, floor: CompactionFloor) -> io::Result<Self> {
+        let meta = MetaDir::new(meta_dir)?;
+        let vote = meta.read_vote()?;
+        let purged = meta.read_purged()?;
+        if let Some(purged) = purged {
+            // Journal index of the first entry after the purge mark.
+            let next = purged.index + 2;
+            let empty = journal.last_index() < journal.first_index();
+            if journal.first_index() > next {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!(
+                        "the journal starts at entry {} but Raft purged only up to {}: entries \
+                         are missing; wipe the partition's directory so that it rejoins from \
+                         its peers",
+                        journal.first_index(),
+                        purged.index + 1
+                    ),
+                ));
+            }
+            // A snapshot covered everything held: continue after it (also after a crash
+            // between a reset's removal of the old segments and its new one).
+            let covered = journal.last_index() < next - 1;
+            if covered && !(empty && journal.first_index() == next) {
+                journal.reset(next).map_err(io::Error::other)?;
+            }
+        }
+        let flusher = journal.flusher();
+        let (flushes, requests) = mpsc::unbounded_channel();
+        tokio::runtime::Handle::try_current()
+            .map_err(|e| io::Error::other(format!("the Raft log store needs a runtime: {e}")))?
+            .spawn(flush_loop(flusher, requests));
+        Ok(Self {
+            journal,
+            meta,
+            shared: Arc::new(Shared {
+                vote: Mutex::new(vote),
+                purged: Mutex::new(purged),
+            }),
+            flushes,
+            floor,
+        })
+    }
+
+    /// The journal (for the partition: its commit index and committed reader).
+    pub fn journal(&self) -> &J {
+        &self.journal
+    }
+
+    async fn barrier(&self) -> io::Result<()> {
+        let (done, wait) = oneshot::channel();
+        self.flushes
+            .send(FlushRequest::Barrier(done))
+            .map_err(|_| io::Error::other("the journal's flush task is gone"))?;
+        wait.await
+            .map_err(|_| io::Error::other("the journal's flush task is gone"))?
+    }
+
+    fn last_log_id(&self) -> io::Result<Option<LogId>> {
+        if self.journal.last_index() < self.journal.first_index() {
+            return Ok(None);
+        }
+        Ok(Some(log_id(
+            self.journal.last_term(),
+            self.journal.last_index() - 1,
+        )))
+    }
+}
+
+/// Syncs the journal for every batch of queued appends, then completes their callbacks in
+/// order. Ends when the store is dropped.
+async fn flush_loop<F: Flusher>(flusher: F, mut requests: mpsc::UnboundedReceiver<FlushRequest>) {
+    let mut batch = Vec::new();
+    while requests.recv_many(&mut batch, 1024).await > 0 {
+        let flusher = flusher.clone();
+        let result = tokio::task::spawn_blocking(move || flusher.flush())
+            .await
+            .map_err(io::Error::other)
+            .and_then(|flushed| flushed.map(|_| ()).map_err(io::Error::other));
+        for request in batch.drain(..) {
+            let result = match &result {
+                Ok(()) => Ok(()),
+                Err(e) => Err(io::Error::new(e.kind(), e.to_string())),
+            };
+            match request {
+                FlushRequest::Append(callback) => callback.io_completed(result),
+                FlushRequest::Barrier(done) => {
+                    let _ = done.send(result);
+                }
+            }
+        }
+    }
+}
+
+impl<J: Journal + Sync> RaftLogStorage<TypeConfig> for JournalLogStore<J>
+where
+    J::Reader: Sync,
+{
+    type LogReader = JournalLogReader<J::Reader>;
+
+    async fn get_log_state(&mut self) -> Result<LogState<TypeConfig>, io::Error> {
+        let purged = self.shared.purged();
+        let last = match (self.last_log_id()?, purged) {
+            (Some(last), Some(purged)) if last.index < purged.index => Some(purged),
+            (None, purged) => purged,
+            (last, _) => last,
+        };
+        Ok(LogState {
+            last_purged_log_id: purged,
+            last_log_id: last,
+        })
+    }
+
+    async fn get_log_reader(&mut self) -> Self::LogReader {
+        JournalLogReader {
+            reader: self.journal.log_reader(),
+            shared: self.shared.clone(),
+        }
+    }
+
+    async fn save_vote(&mut self, vote: &Vote) -> Result<(), io::Error> {
+        self.barrier().await?;
+        self.meta.save_vote(vote)?;
+        *self.shared.vote.lock().unwrap_or_else(|e| e.into_inner()) = Some(*vote);
+        Ok(())
+    }
+
+    async fn save_committed(&mut self, committed: Option<LogId>) -> Result<(), io::Error> {
+        self.meta.save_committed(committed.as_ref())
+    }
+
+    async fn read_committed(&mut self) -> Result<Option<LogId>, io::Error> {
+        self.meta.read_committed()
+    }
+
+    async fn append<I>(
+        &mut self,
+        entries: I,
+        callback: IOFlushed<TypeConfig>,
+    ) -> Result<(), io::Error>
+    where
+        I: IntoIterator<Item = Entry> + Send,
+        I::IntoIter: Send,
+    {
+        for entry in entries {
+            let index = entry.index() + 1;
+            let next = self.journal.last_index() + 1;
+            if index != next {
+                let empty = self.journal.last_index() < self.journal.first_index();
+                if !(empty && index > next) {
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidInput,
+                        format!(
+                            "Raft entry {} does not follow the log's last entry {}",
+                            entry.index(),
+                            next.saturating_sub(2)
+                        ),
+                    ));
+                }
+                self.journal.reset(index).map_err(io::Error::other)?;
+            }
+            let (term, kind, asqn, data) = to_journal(&entry)?;
+            self.journal
+                .append_entry(term, kind, asqn, &data)
+                .map_err(io::Error::other)?;
+        }
+        self.flushes
+            .send(FlushRequest::Append(callback))
+            .map_err(|_| io::Error::other("the journal's flush task is gone"))
+    }
+
+    async fn truncate_after(&mut self, last_log_id: Option<LogId>) -> Result<(), io::Error> {
+        self.barrier().await?;
+        let keep = last_log_id.map_or(0, |id| id.index + 1);
+        if keep >= self.journal.last_index() {
+            return Ok(());
+        }
+        let first = self.journal.first_index();
+        if keep + 1 < first {
+            // Everything held goes (the journal keeps its starting index).
+            self.journal.reset(first).map_err(io::Error::other)
+        } else {
+            self.journal.truncate_after(keep).map_err(io::Error::other)
+        }
+    }
+
+    async fn purge(&mut self, log_id: LogId) -> Result<(), io::Error> {
+        self.barrier().await?;
+        if self
+            .shared
+            .purged()
+            .is_some_and(|p| p.index >= log_id.index)
+        {
+            return Ok(());
+        }
+        self.meta.save_purged(&log_id)?;
+        *self.shared.purged.lock().unwrap_or_else(|e| e.into_inner()) = Some(log_id);
+        let next = log_id.index + 2;
+        if self.journal.last_index() < next - 1 {
+            // The purge passes the log's end (a snapshot from the leader): continue after it.
+            return self.journal.reset(next).map_err(io::Error::other);
+        }
+        let compaction = self
+            .journal
+            .compact(next.min(self.floor.get()))
+            .map_err(io::Error::other)?;
+        if !compaction.is_empty() {
+            tokio::task::spawn_blocking(move || {
+                if let Err(error) = compaction.finish() {
+                    tracing::warn!(%error, "cannot delete purged journal segments");
+                }
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Reads a partition's Raft log for replication: every appended entry above the purge mark.
+pub struct JournalLogReader<R: JournalReader> {
+    reader: R,
+    shared: Arc<Shared>,
+}
+
+impl<R: JournalReader + Sync> RaftLogReader<TypeConfig> for JournalLogReader<R> {
+    async fn try_get_log_entries<RB: RangeBounds<u64> + Clone + Debug + Send>(
+        &mut self,
+        range: RB,
+    ) -> Result<Vec<Entry>, io::Error> {
+        let mut start = match range.start_bound() {
+            Bound::Included(&i) => i,
+            Bound::Excluded(&i) => i + 1,
+            Bound::Unbounded => 0,
+        };
+        let end = match range.end_bound() {
+            Bound::Included(&i) => i.saturating_add(1),
+            Bound::Excluded(&i) => i,
+            Bound::Unbounded => u64::MAX,
+        };
+        if let Some(purged) = self.shared.purged() {
+            start = start.max(purged.index + 1);
+        }
+        let mut entries = Vec::new();
+        if start >= end {
+            return Ok(entries);
+        }
+        self.reader.seek(start + 1).map_err(io::Error::other)?;
+        while let Some(entry) = self.reader.next_entry() {
+            let entry = from_journal(entry.map_err(io::Error::other)?)?;
+            if entry.index() >= end {
+                break;
+            }
+            if entry.index() >= start {
+                entries.push(entry);
+            }
+        }
+        Ok(entries)
+    }
+
+    async fn read_vote(&mut self) -> Result<Option<Vote>, io::Error> {
+        Ok(self.shared.vote())
+    }
+}

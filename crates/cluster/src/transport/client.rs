@@ -1,0 +1,181 @@
+//! The sending side: a partition group's `RaftNetworkV2` over the broker's shared channels.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+
+use openraft::error::{NetworkError, RPCError, ReplicationClosed, StreamingError, Unreachable};
+use openraft::network::{RPCOption, RaftNetworkFactory, v2::RaftNetworkV2};
+use openraft::raft::{
+    AppendEntriesRequest, AppendEntriesResponse, SnapshotResponse, VoteRequest, VoteResponse,
+};
+use tonic::transport::{Channel, Endpoint};
+
+use super::convert;
+use super::proto;
+use super::proto::internal_client::InternalClient;
+use crate::state_machine::{Snapshot, SnapshotData};
+use crate::types::{NodeId, TypeConfig, Vote};
+
+/// One channel (one HTTP/2 connection) per broker, shared by every partition group.
+#[derive(Clone, Default)]
+pub struct Peers {
+    channels: Arc<Mutex<HashMap<NodeId, (String, Channel)>>>,
+}
+
+impl Peers {
+    /// The channel to broker `node` at `addr` (`host:port` of its internal API), made on first
+    /// use and connected lazily (and again after a failure) by tonic.
+    fn channel(&self, node: NodeId, addr: &str) -> Result<Channel, String> {
+        let mut channels = self.channels.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((known, channel)) = channels.get(&node)
+            && known == addr
+        {
+            return Ok(channel.clone());
+        }
+        let channel = Endpoint::from_shared(format!("http://{addr}"))
+            .map_err(|e| format!("broker {node}'s internal address '{addr}': {e}"))?
+            .tcp_nodelay(true)
+            .http2_adaptive_window(true)
+            .connect_lazy();
+        channels.insert(node, (addr.to_string(), channel.clone()));
+        Ok(channel)
+    }
+}
+
+/// Makes a partition group's clients to its peers.
+#[derive(Clone)]
+pub struct GroupNetworkFactory {
+    partition_id: u32,
+    peers: Peers,
+}
+
+impl GroupNetworkFactory {
+    pub fn new(partition_id: u32, peers: Peers) -> Self {
+        Self {
+            partition_id,
+            peers,
+        }
+    }
+}
+
+impl RaftNetworkFactory<TypeConfig> for GroupNetworkFactory {
+    type Network = GroupNetwork;
+
+    async fn new_client(
+        &mut self,
+        target: NodeId,
+        node: &openraft::impls::BasicNode,
+    ) -> GroupNetwork {
+        GroupNetwork {
+            partition_id: self.partition_id,
+            target,
+            client: self.peers.channel(target, &node.addr).map(|channel| {
+                InternalClient::new(channel)
+                    .max_decoding_message_size(64 * 1024 * 1024)
+                    .max_encoding_message_size(64 * 1024 * 1024)
+            }),
+        }
+    }
+}
+
+/// A partition group's client to one peer.
+pub struct GroupNetwork {
+    partition_id: u32,
+    target: NodeId,
+    client: Result<InternalClient<Channel>, String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct TransportError(String);
+
+impl GroupNetwork {
+    fn client(&self) -> Result<InternalClient<Channel>, RPCError<TypeConfig>> {
+        self.client
+            .clone()
+            .map_err(|reason| RPCError::Unreachable(Unreachable::new(&TransportError(reason))))
+    }
+
+    fn failed(&self, status: tonic::Status) -> RPCError<TypeConfig> {
+        let error = TransportError(format!(
+            "broker {} (partition {}): {}",
+            self.target,
+            self.partition_id,
+            status.message()
+        ));
+        match status.code() {
+            tonic::Code::Unavailable | tonic::Code::Unknown => {
+                RPCError::Unreachable(Unreachable::new(&error))
+            }
+            _ => RPCError::Network(NetworkError::new(&error)),
+        }
+    }
+}
+
+fn with_deadline<T>(message: T, option: &RPCOption) -> tonic::Request<T> {
+    let mut request = tonic::Request::new(message);
+    request.set_timeout(option.hard_ttl());
+    request
+}
+
+fn malformed(e: convert::Malformed) -> RPCError<TypeConfig> {
+    RPCError::Network(NetworkError::new(&e))
+}
+
+impl RaftNetworkV2<TypeConfig> for GroupNetwork {
+    type SnapshotData = SnapshotData;
+
+    async fn append_entries(
+        &mut self,
+        rpc: AppendEntriesRequest<TypeConfig>,
+        option: RPCOption,
+    ) -> Result<AppendEntriesResponse<TypeConfig>, RPCError<TypeConfig>> {
+        let request = convert::append_to(self.partition_id, &rpc).map_err(malformed)?;
+        let response = self
+            .client()?
+            .append_entries(with_deadline(request, &option))
+            .await
+            .map_err(|status| self.failed(status))?;
+        convert::append_response_from(response.into_inner()).map_err(malformed)
+    }
+
+    async fn vote(
+        &mut self,
+        rpc: VoteRequest<TypeConfig>,
+        option: RPCOption,
+    ) -> Result<VoteResponse<TypeConfig>, RPCError<TypeConfig>> {
+        let request = convert::vote_request_to(self.partition_id, &rpc);
+        let response = self
+            .client()?
+            .vote(with_deadline(request, &option))
+            .await
+            .map_err(|status| self.failed(status))?;
+        convert::vote_response_from(response.into_inner()).map_err(malformed)
+    }
+
+    async fn full_snapshot(
+        &mut self,
+        vote: Vote,
+        snapshot: Snapshot,
+        _cancel: impl Future<Output = ReplicationClosed> + Send + 'static,
+        option: RPCOption,
+    ) -> Result<SnapshotResponse<TypeConfig>, StreamingError<TypeConfig>> {
+        let meta = convert::snapshot_meta_to(&snapshot.meta)
+            .map_err(|e| StreamingError::Network(NetworkError::new(&e)))?;
+        let request = proto::InstallSnapshotRequest {
+            partition_id: self.partition_id,
+            vote: Some(convert::vote_to(&vote)),
+            meta: Some(meta),
+            data: snapshot.snapshot,
+        };
+        let mut client = self.client().map_err(StreamingError::from)?;
+        let response = client
+            .install_snapshot(with_deadline(request, &option))
+            .await
+            .map_err(|status| StreamingError::from(self.failed(status)))?;
+        let vote = convert::vote_from(response.into_inner().vote)
+            .map_err(|e| StreamingError::Network(NetworkError::new(&e)))?;
+        Ok(SnapshotResponse::new(vote))
+    }
+}

@@ -1,0 +1,115 @@
+//! The receiving side: the internal API's server, handing each message to its partition.
+
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+
+use tonic::{Request, Response, Status};
+
+use super::PartitionRaft;
+use super::convert;
+use super::proto;
+use super::proto::internal_server::{Internal, InternalServer as Generated};
+
+/// The Raft groups of the partitions this broker holds a replica of.
+#[derive(Clone, Default)]
+pub struct Groups {
+    groups: Arc<RwLock<HashMap<u32, PartitionRaft>>>,
+}
+
+impl Groups {
+    pub fn insert(&self, partition_id: u32, raft: PartitionRaft) {
+        self.groups
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(partition_id, raft);
+    }
+
+    pub fn remove(&self, partition_id: u32) -> Option<PartitionRaft> {
+        self.groups
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&partition_id)
+    }
+
+    fn get(&self, partition_id: u32) -> Result<PartitionRaft, Status> {
+        self.groups
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&partition_id)
+            .cloned()
+            .ok_or_else(|| {
+                Status::unavailable(format!(
+                    "this broker holds no replica of partition {partition_id}"
+                ))
+            })
+    }
+}
+
+/// The internal API's service over a broker's [`Groups`].
+#[derive(Clone)]
+pub struct InternalServer {
+    groups: Groups,
+}
+
+impl InternalServer {
+    /// The tonic service to add to the internal port's server.
+    pub fn service(groups: Groups) -> Generated<Self> {
+        Generated::new(Self { groups })
+            .max_decoding_message_size(64 * 1024 * 1024)
+            .max_encoding_message_size(64 * 1024 * 1024)
+    }
+}
+
+fn malformed(e: convert::Malformed) -> Status {
+    Status::invalid_argument(e.to_string())
+}
+
+fn raft_failed(e: impl std::fmt::Display) -> Status {
+    Status::unavailable(format!("the partition's Raft group cannot answer: {e}"))
+}
+
+#[tonic::async_trait]
+impl Internal for InternalServer {
+    async fn append_entries(
+        &self,
+        request: Request<proto::AppendEntriesRequest>,
+    ) -> Result<Response<proto::AppendEntriesResponse>, Status> {
+        let request = request.into_inner();
+        let raft = self.groups.get(request.partition_id)?;
+        let rpc = convert::append_from(request).map_err(malformed)?;
+        let response = raft.append_entries(rpc).await.map_err(raft_failed)?;
+        Ok(Response::new(convert::append_response_to(&response)))
+    }
+
+    async fn vote(
+        &self,
+        request: Request<proto::VoteRequest>,
+    ) -> Result<Response<proto::VoteResponse>, Status> {
+        let request = request.into_inner();
+        let raft = self.groups.get(request.partition_id)?;
+        let rpc = convert::vote_request_from(request).map_err(malformed)?;
+        let response = raft.vote(rpc).await.map_err(raft_failed)?;
+        Ok(Response::new(convert::vote_response_to(&response)))
+    }
+
+    async fn install_snapshot(
+        &self,
+        request: Request<proto::InstallSnapshotRequest>,
+    ) -> Result<Response<proto::InstallSnapshotResponse>, Status> {
+        let request = request.into_inner();
+        let raft = self.groups.get(request.partition_id)?;
+        let vote = convert::vote_from(request.vote).map_err(malformed)?;
+        let meta = convert::snapshot_meta_from(request.meta).map_err(malformed)?;
+        let snapshot = crate::state_machine::Snapshot {
+            meta,
+            snapshot: request.data,
+        };
+        let response = raft
+            .install_full_snapshot(vote, snapshot)
+            .await
+            .map_err(raft_failed)?;
+        Ok(Response::new(proto::InstallSnapshotResponse {
+            vote: Some(convert::vote_to(&response.vote)),
+        }))
+    }
+}

@@ -1,0 +1,108 @@
+//! The Raft type configuration of a partition, and how a Raft entry maps onto a journal entry.
+//!
+//! Raft index `i` is journal index `i + 1`: openraft's first entry (the initial membership) has
+//! index 0, the journal's first has index 1. The term is the frame's term (standard Raft: one
+//! leader per term, so the committed leader id is the term alone); the kind is the frame's
+//! kind; a normal entry's data is the batch of records with its asqn, as a single node writes
+//! it; a membership entry's data is the membership as JSON.
+
+use std::fmt;
+use std::io;
+
+use beeline_log::EntryKind;
+use openraft::EntryPayload;
+use openraft::entry::RaftEntry;
+use serde::{Deserialize, Serialize};
+
+openraft::declare_raft_types!(
+    /// One partition's Raft group.
+    pub TypeConfig:
+        D = Batch,
+        R = (),
+        NodeId = NodeId,
+        Node = openraft::impls::BasicNode,
+        Term = u64,
+        LeaderId = openraft::impls::leader_id_std::LeaderId<u64, NodeId>,
+);
+
+/// A broker's id in the cluster (Zeebe's `nodeId`).
+pub type NodeId = u64;
+pub type Entry = <TypeConfig as openraft::RaftTypeConfig>::Entry;
+pub type LogId = openraft::LogId<openraft::vote::leader_id_std::CommittedLeaderId<u64>>;
+pub type Vote = openraft::impls::Vote<openraft::impls::leader_id_std::LeaderId<u64, NodeId>>;
+pub type Membership = openraft::Membership<NodeId, openraft::impls::BasicNode>;
+pub type StoredMembership = openraft::StoredMembership<
+    openraft::vote::leader_id_std::CommittedLeaderId<u64>,
+    NodeId,
+    openraft::impls::BasicNode,
+>;
+pub type SnapshotMeta = openraft::SnapshotMeta<
+    openraft::vote::leader_id_std::CommittedLeaderId<u64>,
+    NodeId,
+    openraft::impls::BasicNode,
+>;
+
+/// What a partition leader proposes: one journal entry's batch of records, with the position
+/// of its first record (the journal's asqn).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Batch {
+    pub asqn: u64,
+    pub data: Vec<u8>,
+}
+
+impl fmt::Display for Batch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "batch at {} ({} bytes)", self.asqn, self.data.len())
+    }
+}
+
+/// The log id of Raft index `index` written in `term`.
+pub fn log_id(term: u64, index: u64) -> LogId {
+    LogId::new_term_index(term, index)
+}
+
+/// The term of a log id.
+pub fn term_of(log_id: &LogId) -> u64 {
+    log_id.committed_leader_id().term
+}
+
+/// A Raft entry as the journal stores it: term, kind, asqn (normal entries only) and data.
+pub(crate) fn to_journal(entry: &Entry) -> io::Result<(u64, EntryKind, u64, Vec<u8>)> {
+    let term = term_of(&entry.log_id());
+    Ok(match &entry.payload {
+        EntryPayload::Blank => (term, EntryKind::Blank, 0, Vec::new()),
+        EntryPayload::Normal(batch) => (term, EntryKind::Normal, batch.asqn, batch.data.clone()),
+        EntryPayload::Membership(membership) => {
+            let data = serde_json::to_vec(membership).map_err(io::Error::other)?;
+            (term, EntryKind::Membership, 0, data)
+        }
+    })
+}
+
+/// The Raft entry a journal entry holds.
+pub(crate) fn from_journal(entry: beeline_log::Entry) -> io::Result<Entry> {
+    let Some(index) = entry.index.checked_sub(1) else {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "journal entry 0 does not exist",
+        ));
+    };
+    let log_id = log_id(entry.term, index);
+    let payload = match entry.kind {
+        EntryKind::Blank => EntryPayload::Blank,
+        EntryKind::Normal => EntryPayload::Normal(Batch {
+            asqn: entry.asqn,
+            data: entry.data,
+        }),
+        EntryKind::Membership => {
+            let membership: Membership = serde_json::from_slice(&entry.data).map_err(|e| {
+                io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("membership entry {index} is undecodable: {e}"),
+                )
+            })?;
+            EntryPayload::Membership(membership)
+        }
+    };
+    Ok(Entry::new(log_id, payload))
+}

@@ -1,0 +1,502 @@
+//! A partition's Raft group on the journal: openraft's storage conformance suite on the file
+//! journal (what a broker runs) and the in-memory twin, each with the commit notifier as state
+//! machine; restarts, truncation and purge; and three brokers in one process, connected by the
+//! internal transport over TCP, electing, replicating and failing over.
+//!
+//! The suite drives the log store and the state machine as independent parts (it applies
+//! entries that are not in the log), so here the notifier publishes to a commit index of its
+//! own; in a partition it publishes to the journal's, which `commits_reach_the_journal` shows.
+
+use std::io;
+
+use std::collections::BTreeSet;
+
+use beeline_cluster::transport::{
+    GroupNetworkFactory, Groups, InternalServer, PartitionRaft, Peers,
+};
+use beeline_cluster::types::{Entry, LogId, Membership, Vote, log_id};
+use beeline_cluster::{Batch, CommitNotifier, CompactionFloor, JournalLogStore, TypeConfig};
+use beeline_log::{
+    CommitIndex, EntryKind, FileJournal, FileJournalConfig, Journal, JournalReader, MemJournal,
+};
+use openraft::RaftLogReader;
+use openraft::StorageError;
+use openraft::entry::RaftEntry;
+use openraft::error::{ClientWriteError, RaftError};
+use openraft::storage::{IOFlushed, RaftLogStorage, RaftStateMachine};
+use openraft::testing::log::{StoreBuilder, Suite};
+use openraft::type_config::TypeConfigExt;
+use openraft::type_config::async_runtime::watch::WatchReceiver;
+
+struct FileJournals;
+
+impl StoreBuilder<TypeConfig, JournalLogStore<FileJournal>, CommitNotifier, tempfile::TempDir>
+    for FileJournals
+{
+    async fn build(
+        &self,
+    ) -> Result<
+        (
+            tempfile::TempDir,
+            JournalLogStore<FileJournal>,
+            CommitNotifier,
+        ),
+        StorageError<TypeConfig>,
+    > {
+        let io = |e: io::Error| StorageError::read(TypeConfig::err_from_error(&e));
+        let dir = tempfile::tempdir().map_err(io)?;
+        let config = FileJournalConfig {
+            segment_size: 64 * 1024,
+            max_entry_size: 16 * 1024,
+            commit_recovered: false,
+            ..FileJournalConfig::default()
+        };
+        let journal = FileJournal::open(dir.path().join("log"), config)
+            .map_err(|e| io(io::Error::other(e)))?;
+        let notifier = CommitNotifier::new(CommitIndex::new(0));
+        let store = JournalLogStore::open(journal, dir.path(), CompactionFloor::new(u64::MAX))
+            .map_err(io)?;
+        Ok((dir, store, notifier))
+    }
+}
+
+struct MemJournals;
+
+impl StoreBuilder<TypeConfig, JournalLogStore<MemJournal>, CommitNotifier, tempfile::TempDir>
+    for MemJournals
+{
+    async fn build(
+        &self,
+    ) -> Result<
+        (
+            tempfile::TempDir,
+            JournalLogStore<MemJournal>,
+            CommitNotifier,
+        ),
+        StorageError<TypeConfig>,
+    > {
+        let io = |e: io::Error| StorageError::read(TypeConfig::err_from_error(&e));
+        let dir = tempfile::tempdir().map_err(io)?;
+        let journal = MemJournal::new();
+        let notifier = CommitNotifier::new(CommitIndex::new(0));
+        let store = JournalLogStore::open(journal, dir.path(), CompactionFloor::new(u64::MAX))
+            .map_err(io)?;
+        Ok((dir, store, notifier))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn openraft_suite_passes_on_the_file_journal() {
+    Suite::test_all(FileJournals)
+        .await
+        .expect("openraft storage suite");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn openraft_suite_passes_on_the_memory_journal() {
+    Suite::test_all(MemJournals)
+        .await
+        .expect("openraft storage suite");
+}
+
+fn file_config() -> FileJournalConfig {
+    FileJournalConfig {
+        segment_size: 64 * 1024,
+        max_entry_size: 16 * 1024,
+        commit_recovered: false,
+        ..FileJournalConfig::default()
+    }
+}
+
+async fn append(store: &mut JournalLogStore<FileJournal>, entries: Vec<Entry>) {
+    let (done, flushed) = TypeConfig::oneshot();
+    store
+        .append(entries, IOFlushed::signal(done))
+        .await
+        .expect("append");
+    flushed.await.expect("callback").expect("durable");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn commits_reach_the_journal_and_raft_state_survives_a_restart() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let open = || async {
+        let journal = FileJournal::open(dir.path().join("log"), file_config()).expect("journal");
+        let notifier = CommitNotifier::new(journal.commit_index());
+        let store = JournalLogStore::open(journal, dir.path(), CompactionFloor::new(u64::MAX))
+            .expect("store");
+        (store, notifier)
+    };
+    let (mut store, mut notifier) = open().await;
+    let members = Membership::new_with_defaults(vec![BTreeSet::from([0, 1, 2])], []);
+    let batch = |asqn: u64, text: &str| Batch {
+        asqn,
+        data: text.as_bytes().to_vec(),
+    };
+    let entries = vec![
+        Entry::new_membership(log_id(1, 0), members.clone()),
+        Entry::new_blank(log_id(1, 1)),
+        Entry::new_normal(log_id(1, 2), batch(1, "records 1-4")),
+        Entry::new_normal(log_id(1, 3), batch(5, "records 5-6")),
+    ];
+    append(&mut store, entries.clone()).await;
+
+    // Appended entries are readable for replication before anything is committed.
+    let mut reader = store.get_log_reader().await;
+    assert_eq!(
+        reader.try_get_log_entries(0..10).await.expect("read"),
+        entries
+    );
+    assert!(
+        store.journal().reader().next_entry().is_none(),
+        "nothing committed"
+    );
+
+    // Applying is committing: the partition's readers see the committed records.
+    let applied = entries[..3].to_vec();
+    notifier
+        .apply(futures_util::stream::iter(
+            applied.into_iter().map(|e| Ok((e, None))),
+        ))
+        .await
+        .expect("apply");
+    assert_eq!(
+        store.journal().commit_index().get(),
+        3,
+        "Raft index 2 is journal entry 3"
+    );
+    let mut committed = store.journal().reader();
+    committed.seek_to_asqn(1).expect("seek");
+    let first = committed.next_entry().expect("an entry").expect("read");
+    assert_eq!(
+        (first.index, first.asqn, first.data),
+        (3, 1, b"records 1-4".to_vec())
+    );
+
+    // A new leader of term 2 replaces the uncommitted tail.
+    store
+        .save_vote(&Vote::new_committed(2, 1))
+        .await
+        .expect("vote");
+    store
+        .truncate_after(Some(log_id(1, 2)))
+        .await
+        .expect("truncate");
+    append(&mut store, vec![Entry::new_blank(log_id(2, 3))]).await;
+    store
+        .save_committed(Some(log_id(1, 2)))
+        .await
+        .expect("committed");
+    store.purge(log_id(1, 0)).await.expect("purge");
+    drop((store, notifier));
+
+    let (mut store, _notifier) = open().await;
+    let state = store.get_log_state().await.expect("state");
+    assert_eq!(state.last_purged_log_id, Some(log_id(1, 0)));
+    assert_eq!(state.last_log_id, Some(log_id(2, 3)));
+    let mut reader = store.get_log_reader().await;
+    assert_eq!(
+        reader.read_vote().await.expect("vote"),
+        Some(Vote::new_committed(2, 1))
+    );
+    assert_eq!(
+        store.read_committed().await.expect("committed"),
+        Some(log_id(1, 2))
+    );
+    let read = reader.try_get_log_entries(0..10).await.expect("read");
+    assert_eq!(
+        read,
+        vec![
+            Entry::new_blank(log_id(1, 1)),
+            Entry::new_normal(log_id(1, 2), batch(1, "records 1-4")),
+            Entry::new_blank(log_id(2, 3)),
+        ],
+        "the purged entry is not served, the truncated one is replaced, terms survive"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn purging_frees_segments_only_below_the_compaction_floor() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let journal = FileJournal::open(dir.path().join("log"), file_config()).expect("journal");
+    let floor = CompactionFloor::new(1);
+    let mut store = JournalLogStore::open(journal, dir.path(), floor.clone()).expect("store");
+    let data = vec![7u8; 8 * 1024];
+    let entries: Vec<Entry> = (0..40)
+        .map(|i| {
+            Entry::new_normal(
+                log_id(1, i),
+                Batch {
+                    asqn: i + 1,
+                    data: data.clone(),
+                },
+            )
+        })
+        .collect();
+    append(&mut store, entries).await;
+    let segments = || {
+        std::fs::read_dir(dir.path().join("log"))
+            .expect("list")
+            .filter(|f| {
+                f.as_ref()
+                    .is_ok_and(|f| f.file_name().to_string_lossy().starts_with("segment-"))
+            })
+            .count()
+    };
+    let before = segments();
+    assert!(
+        before >= 4,
+        "40 entries of 8 KiB span several 64 KiB segments"
+    );
+    store.purge(log_id(1, 30)).await.expect("purge");
+    assert_eq!(
+        segments(),
+        before,
+        "an exporter still needs entry 1: nothing is freed"
+    );
+    let mut reader = store.get_log_reader().await;
+    let served = reader.try_get_log_entries(0..100).await.expect("read");
+    assert_eq!(
+        served.first().map(|e| e.log_id().index),
+        Some(31),
+        "but Raft is served no purged entry"
+    );
+
+    floor.set(25);
+    store.purge(log_id(1, 35)).await.expect("purge");
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let after = segments();
+    assert!(
+        after < before,
+        "segments below the floor are freed: {after} of {before}"
+    );
+    let mut all = store.journal().log_reader();
+    all.seek(1).expect("seek");
+    let first_kept = all.next_entry().expect("entry").expect("read").index;
+    assert!(
+        first_kept <= 25,
+        "entry 25 and later stay on disk for the exporter: {first_kept}"
+    );
+}
+
+/// One broker of an in-process cluster: partition 1's Raft group over a file journal, served
+/// on its own internal port.
+struct Broker {
+    raft: PartitionRaft,
+    groups: Groups,
+    committed: <FileJournal as Journal>::Reader,
+    commit: std::sync::Arc<CommitIndex>,
+    server: tokio::task::JoinHandle<()>,
+    _dir: tempfile::TempDir,
+}
+
+async fn start_broker(
+    node: u64,
+    listener: tokio::net::TcpListener,
+    peers: Peers,
+    config: std::sync::Arc<openraft::Config>,
+) -> Broker {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let journal = FileJournal::open(dir.path().join("log"), file_config()).expect("journal");
+    let commit = journal.commit_index();
+    let committed = journal.reader();
+    let notifier = CommitNotifier::new(commit.clone());
+    let store =
+        JournalLogStore::open(journal, dir.path(), CompactionFloor::new(u64::MAX)).expect("store");
+    let network = GroupNetworkFactory::new(1, peers);
+    let raft = PartitionRaft::new(node, config, network, store, notifier)
+        .await
+        .expect("raft");
+    let groups = Groups::default();
+    groups.insert(1, raft.clone());
+    let service = InternalServer::service(groups.clone());
+    let server = tokio::spawn(async move {
+        let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+        let _ = tonic::transport::Server::builder()
+            .add_service(service)
+            .serve_with_incoming(incoming)
+            .await;
+    });
+    Broker {
+        raft,
+        groups,
+        committed,
+        commit,
+        server,
+        _dir: dir,
+    }
+}
+
+async fn leader_among(brokers: &[&Broker], timeout: std::time::Duration) -> u64 {
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        for broker in brokers {
+            let metrics = broker.raft.metrics().borrow_watched().clone();
+            if metrics.current_leader == Some(metrics.id)
+                && metrics.state == openraft::ServerState::Leader
+            {
+                return metrics.id;
+            }
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no leader elected within {timeout:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+async fn committed_up_to(broker: &Broker, index: u64, timeout: std::time::Duration) {
+    let deadline = tokio::time::Instant::now() + timeout;
+    while broker.commit.get() < index {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "journal commit index {} did not reach {index} within {timeout:?}",
+            broker.commit.get()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+}
+
+/// Writes `batch` through whichever broker leads, as a gateway would: a refusal because the
+/// broker is not (or not yet, or no longer) a leader with a quorum behind it is retried on the
+/// leader of the moment. Returns the leader that took it and the entry's log id.
+async fn write(brokers: &[Broker], batch: Batch, timeout: std::time::Duration) -> (u64, LogId) {
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        let leader = leader_among(&brokers.iter().collect::<Vec<_>>(), timeout).await;
+        let broker = brokers
+            .iter()
+            .find(|b| b.raft.metrics().borrow_watched().id == leader)
+            .expect("the leader is one of the brokers");
+        match broker.raft.client_write(batch.clone()).await {
+            Ok(written) => return (leader, written.log_id),
+            Err(RaftError::APIError(ClientWriteError::ForwardToLeader(_))) => {
+                assert!(
+                    tokio::time::Instant::now() < deadline,
+                    "no leader took a write within {timeout:?}"
+                );
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            }
+            Err(error) => panic!("write on the leader: {error}"),
+        }
+    }
+}
+
+fn committed_entries(broker: &mut Broker) -> Vec<(u64, u64, EntryKind, u64, Vec<u8>)> {
+    broker.committed.seek(1).expect("seek");
+    let mut entries = Vec::new();
+    while let Some(entry) = broker.committed.next_entry() {
+        let entry = entry.expect("read");
+        entries.push((entry.index, entry.term, entry.kind, entry.asqn, entry.data));
+    }
+    entries
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_brokers_elect_a_leader_replicate_and_fail_over() {
+    let mut listeners = Vec::new();
+    let mut members = std::collections::BTreeMap::new();
+    for node in 0..3u64 {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr").to_string();
+        members.insert(node, openraft::impls::BasicNode { addr });
+        listeners.push(listener);
+    }
+    // Timeouts for a shared 2-core machine, not for speed.
+    let config = std::sync::Arc::new(
+        openraft::Config {
+            cluster_name: "partition-1".into(),
+            heartbeat_interval: 100,
+            election_timeout_min: 500,
+            election_timeout_max: 1000,
+            ..Default::default()
+        }
+        .validate()
+        .expect("config"),
+    );
+    let peers = Peers::default();
+    let mut brokers = Vec::new();
+    for (node, listener) in listeners.into_iter().enumerate() {
+        brokers.push(start_broker(node as u64, listener, peers.clone(), config.clone()).await);
+    }
+    // Every broker starts the group with the same members, as the placement gives them.
+    for broker in &brokers {
+        let _ = broker.raft.initialize(members.clone()).await;
+    }
+    let timeout = std::time::Duration::from_secs(20);
+    let mut asqn = 1;
+    let mut leader = 0;
+    for i in 0..20 {
+        let data = format!("batch {i}").into_bytes();
+        let (by, written) = write(&brokers, Batch { asqn, data }, timeout).await;
+        leader = by;
+        asqn += 5;
+        assert!(written.index > 0);
+    }
+    let last = brokers[leader as usize].commit.get();
+    for broker in &brokers {
+        committed_up_to(broker, last, timeout).await;
+    }
+    let reference = committed_entries(&mut brokers[leader as usize]);
+    assert!(
+        reference.len() as u64 >= 22,
+        "membership, blank, 20 batches"
+    );
+    assert_eq!(reference[0].2, EntryKind::Membership);
+    assert_eq!(
+        reference
+            .iter()
+            .filter(|e| e.2 == EntryKind::Normal)
+            .count(),
+        20
+    );
+    for broker in brokers.iter_mut() {
+        let entries = committed_entries(broker);
+        assert_eq!(
+            entries[..reference.len()],
+            reference[..],
+            "replicas agree on the committed log"
+        );
+    }
+
+    // The leader goes away: the other two elect a new one in a higher term and go on.
+    let old = brokers.remove(leader as usize);
+    old.groups.remove(1);
+    old.server.abort();
+    old.raft.shutdown().await.expect("shutdown");
+    let old_term = reference.last().map_or(0, |e| e.1);
+    let batch = Batch {
+        asqn,
+        data: b"after the failover".to_vec(),
+    };
+    let (new_leader, written) = write(&brokers, batch, timeout).await;
+    assert_ne!(new_leader, leader);
+    let new = brokers
+        .iter()
+        .position(|b| b.raft.metrics().borrow_watched().id == new_leader)
+        .expect("new leader");
+    assert!(written.leader_id.term > old_term, "a new term");
+    let last = brokers[new].commit.get();
+    for broker in &brokers {
+        committed_up_to(broker, last, timeout).await;
+    }
+    let a = committed_entries(&mut brokers[0]);
+    let b = committed_entries(&mut brokers[1]);
+    assert_eq!(a, b, "the two remaining replicas agree");
+    assert_eq!(
+        a[..reference.len()],
+        reference[..],
+        "nothing committed before is lost"
+    );
+    assert_eq!(
+        a.last().map(|e| e.4.clone()),
+        Some(b"after the failover".to_vec())
+    );
+    for broker in brokers {
+        broker.server.abort();
+        broker.raft.shutdown().await.expect("shutdown");
+    }
+}
