@@ -117,7 +117,10 @@ impl<W: Writer> Exporter for StoreExporter<W> {
         }
         self.batch = Batch::new();
         self.controller = Some(controller);
-        Ok(position)
+        // An empty store (new, deleted, or moved aside when damaged) holds nothing: the
+        // director rebuilds it from the start of the log, and reports what the log no longer
+        // holds, rather than going on after the partition's acknowledged position.
+        Ok(Some(position.unwrap_or(-1)))
     }
 
     async fn export(&mut self, record: &Record) -> Result<(), ExportError> {
