@@ -30,8 +30,7 @@ pub struct BrokerConfig {
     #[arg(long, env = "BEELINE_NODE_ID", default_value_t = 0)]
     pub node_id: u64,
 
-    /// Number of brokers in the cluster. This build runs a single broker: a larger cluster is
-    /// refused at start, until partitions replicate between brokers.
+    /// Number of brokers in the cluster. Partitions are placed on them round-robin.
     #[arg(long, env = "BEELINE_CLUSTER_SIZE", default_value_t = 1)]
     pub cluster_size: u32,
 
@@ -47,6 +46,16 @@ pub struct BrokerConfig {
     /// Port of the internal API: Raft and broker-to-broker traffic.
     #[arg(long, env = "BEELINE_INTERNAL_PORT", default_value_t = beeline_cluster::settings::DEFAULT_INTERNAL_PORT)]
     pub internal_port: u16,
+
+    /// The cluster's name: brokers configured with different names do not join each other.
+    #[arg(long, env = "BEELINE_CLUSTER_NAME", default_value = beeline_cluster::settings::DEFAULT_CLUSTER_NAME)]
+    pub cluster_name: String,
+
+    /// The host other brokers and clients reach this broker at (the topology reports it, and
+    /// the other brokers connect to its internal port there). Default: --host, or this
+    /// machine's name when --host is 0.0.0.0.
+    #[arg(long, env = "BEELINE_ADVERTISED_HOST")]
+    pub advertised_host: Option<String>,
 
     /// Address the node's servers listen on.
     #[arg(long, env = "BEELINE_HOST", default_value = "0.0.0.0")]
@@ -263,6 +272,7 @@ impl BrokerConfig {
                 .filter(|p| !p.is_empty())
                 .collect(),
             internal_port: self.internal_port,
+            cluster_name: self.cluster_name.clone(),
         };
         for (port, setting) in [
             (self.grpc_port, "grpc-port"),

@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
+mod cluster;
 mod config;
 mod config_file;
 mod monitoring;

@@ -53,11 +53,14 @@ fn json_body(ok: bool, mut body: serde_json::Map<String, serde_json::Value>) -> 
     (code, [(header::CONTENT_TYPE, "application/json")], text).into_response()
 }
 
-/// `{"partitions":{"1":{"status":"UP"},"2":{"status":"DOWN","reason":"..."}}}`
+/// `{"partitions":{"1":{"status":"UP"},"2":{"status":"DOWN","reason":"..."}}}`, this
+/// broker's own partitions; in a cluster also `"cluster"`: the brokers it hears from and each
+/// partition's leader as it sees them.
 fn partition_details(state: &NodeState) -> serde_json::Map<String, serde_json::Value> {
     let mut partitions = serde_json::Map::new();
     for (index, slot) in state.slots().iter().enumerate() {
         let (status, reason) = match slot {
+            PartitionSlot::Elsewhere => continue,
             PartitionSlot::Opening => ("DOWN", Some("opening".to_string())),
             PartitionSlot::Failed(reason) => ("DOWN", Some(reason.clone())),
             PartitionSlot::Open(handle) => match handle.status() {
@@ -75,7 +78,82 @@ fn partition_details(state: &NodeState) -> serde_json::Map<String, serde_json::V
     }
     let mut body = serde_json::Map::new();
     body.insert("partitions".into(), partitions.into());
+    if let Some(membership) = state.membership.get() {
+        body.insert("cluster".into(), cluster_details(&membership.view()));
+    }
     body
+}
+
+/// `{"brokers":[0,1,2],"leaders":{"1":0,"2":null,...}}`
+fn cluster_details(view: &beeline_cluster::ClusterView) -> serde_json::Value {
+    let brokers: Vec<serde_json::Value> = view.brokers.iter().map(|b| b.node_id.into()).collect();
+    let mut leaders = serde_json::Map::new();
+    for partition in 1..=view.partitions_count {
+        let leader = view
+            .leader(partition)
+            .map_or(serde_json::Value::Null, |l| l.node.into());
+        leaders.insert(partition.to_string(), leader);
+    }
+    serde_json::json!({
+        "brokers": brokers,
+        "clusterSize": view.cluster_size,
+        "leaders": leaders,
+    })
+}
+
+/// This broker's partitions' roles and terms, and what it sees of the cluster.
+fn cluster_metrics(out: &mut String, state: &NodeState) {
+    let Some(membership) = state.membership.get() else {
+        return;
+    };
+    let view = membership.view();
+    let local = view.broker(membership.local_id());
+    let _ = writeln!(
+        out,
+        "# HELP beeline_partition_role This broker's role for the partition (1 on the role it \
+         has).\n# TYPE beeline_partition_role gauge"
+    );
+    for p in local.map(|b| b.partitions.as_slice()).unwrap_or_default() {
+        for (name, role) in [
+            ("leader", beeline_cluster::Role::Leader),
+            ("follower", beeline_cluster::Role::Follower),
+            ("inactive", beeline_cluster::Role::Inactive),
+        ] {
+            let _ = writeln!(
+                out,
+                "beeline_partition_role{{partition=\"{}\",role=\"{name}\"}} {}",
+                p.partition_id,
+                u8::from(p.role == role)
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
+        "# HELP beeline_partition_term The Raft term of this broker's role for the partition.\n\
+         # TYPE beeline_partition_term gauge"
+    );
+    for p in local.map(|b| b.partitions.as_slice()).unwrap_or_default() {
+        let _ = writeln!(
+            out,
+            "beeline_partition_term{{partition=\"{}\"}} {}",
+            p.partition_id, p.term
+        );
+    }
+    let _ = writeln!(
+        out,
+        "# HELP beeline_cluster_brokers Brokers this one hears from, itself included.\n\
+         # TYPE beeline_cluster_brokers gauge\nbeeline_cluster_brokers {}",
+        view.brokers.len()
+    );
+    let without = (1..=view.partitions_count)
+        .filter(|p| view.leader(*p).is_none())
+        .count();
+    let _ = writeln!(
+        out,
+        "# HELP beeline_cluster_partitions_without_leader Partitions of the cluster with no \
+         known leader.\n# TYPE beeline_cluster_partitions_without_leader gauge\n\
+         beeline_cluster_partitions_without_leader {without}"
+    );
 }
 
 async fn health(State(state): State<Arc<NodeState>>) -> StatusCode {
@@ -178,6 +256,9 @@ async fn metrics(State(state): State<Arc<NodeState>>) -> Response {
     );
     let _ = writeln!(out, "# TYPE beeline_partition_healthy gauge");
     for (index, slot) in slots.iter().enumerate() {
+        if matches!(slot, PartitionSlot::Elsewhere) {
+            continue;
+        }
         let healthy =
             matches!(slot, PartitionSlot::Open(h) if h.status() == PartitionStatus::Healthy);
         let _ = writeln!(
@@ -187,6 +268,7 @@ async fn metrics(State(state): State<Arc<NodeState>>) -> Response {
             u8::from(healthy)
         );
     }
+    cluster_metrics(&mut out, &state);
     let allocator = allocator_stats();
     let gauges = [
         (

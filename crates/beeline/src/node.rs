@@ -14,8 +14,8 @@ use beeline_state::Store;
 use beeline_state::snapshot::SnapshotStore;
 use beeline_stream::disk::{self, DiskSpace};
 use beeline_stream::{
-    JobStreams, LocalRouter, Partition, PartitionConfig, PartitionHandle, PartitionStatus,
-    SystemClock,
+    CommandRouter, JobStreams, LocalRouter, Partition, PartitionConfig, PartitionHandle,
+    PartitionStatus, SystemClock,
 };
 
 use crate::config::BrokerConfig;
@@ -43,6 +43,8 @@ pub enum NodeError {
     Tls(beeline_gateway::TlsError),
     #[error("{0} (--auth-oidc-jwks)")]
     Auth(beeline_gateway::AuthError),
+    #[error("this broker does not join the cluster: {0}")]
+    Cluster(beeline_cluster::SettingsError),
     #[error("cannot create the data directory {path}: {source}")]
     DataDir {
         path: String,
@@ -58,6 +60,8 @@ pub enum PartitionSlot {
     Open(PartitionHandle),
     /// Refused to open (e.g. a corrupt log or snapshot): the node does not serve it.
     Failed(String),
+    /// Placed on another broker of the cluster.
+    Elsewhere,
 }
 
 /// What the monitoring endpoints report on.
@@ -71,6 +75,8 @@ pub struct NodeState {
     pub read_side: std::sync::OnceLock<ReadSideMetrics>,
     /// The free-disk watermark, unless `--disk-free-min off`.
     pub disk: Option<Arc<DiskSpace>>,
+    /// The cluster as this broker sees it, in a cluster of several brokers.
+    pub membership: std::sync::OnceLock<Arc<beeline_cluster::Membership>>,
 }
 
 impl NodeState {
@@ -81,10 +87,11 @@ impl NodeState {
             .clone()
     }
 
-    /// Every partition open and healthy.
+    /// Every partition of this broker open and healthy.
     pub fn is_healthy(&self) -> bool {
         self.slots().iter().all(|slot| match slot {
             PartitionSlot::Open(handle) => handle.status() == PartitionStatus::Healthy,
+            PartitionSlot::Elsewhere => true,
             _ => false,
         })
     }
@@ -127,6 +134,7 @@ pub async fn run(config: BrokerConfig) -> Result<(), NodeError> {
         gateway: std::sync::OnceLock::new(),
         read_side: std::sync::OnceLock::new(),
         disk: disk.clone(),
+        membership: std::sync::OnceLock::new(),
     });
     let address = std::net::SocketAddr::new(config.host, config.monitoring_port);
     let listener = tokio::net::TcpListener::bind(address)
@@ -169,18 +177,49 @@ pub async fn run(config: BrokerConfig) -> Result<(), NodeError> {
     // jobs to the gateway's job streams through the registry.
     let router = LocalRouter::new();
     let job_streams = JobStreams::new();
+    // In a cluster of several brokers: this broker's partitions, and the way to the others.
+    let settings = config.cluster().map_err(NodeError::Cluster)?;
+    let broker = if settings.cluster_size > 1 {
+        let broker =
+            crate::cluster::join(&config, &settings, router.clone(), job_streams.clone()).await?;
+        let local = settings.local_partitions();
+        let mut slots = state.partitions.write().unwrap_or_else(|e| e.into_inner());
+        for (index, slot) in slots.iter_mut().enumerate() {
+            if !local.contains(&(index as u32 + 1)) {
+                *slot = PartitionSlot::Elsewhere;
+            }
+        }
+        drop(slots);
+        crate::cluster::publish_partitions(broker.membership.clone(), state.clone());
+        let _ = state.membership.set(broker.membership.clone());
+        Some(broker)
+    } else {
+        None
+    };
+    let routes: Arc<dyn CommandRouter> = match &broker {
+        Some(broker) => broker.router.clone(),
+        None => router.clone(),
+    };
     let mut opening = Vec::new();
     for partition in 1..=config.partitions {
+        if matches!(
+            state.slots()[usize::from(partition) - 1],
+            PartitionSlot::Elsewhere
+        ) {
+            opening.push(None);
+            continue;
+        }
         let config = config.clone();
         let budget = state.budget.clone();
-        let router = router.clone();
+        let router = routes.clone();
         let job_streams = job_streams.clone();
         let disk = disk.clone();
-        opening.push(tokio::task::spawn_blocking(move || {
+        opening.push(Some(tokio::task::spawn_blocking(move || {
             open_partition(&config, partition, budget, router, job_streams, disk)
-        }));
+        })));
     }
     for (index, task) in opening.into_iter().enumerate() {
+        let Some(task) = task else { continue };
         let slot = match task.await {
             Ok(Ok(handle)) => {
                 router.set_partition(handle.clone());
@@ -209,8 +248,19 @@ pub async fn run(config: BrokerConfig) -> Result<(), NodeError> {
         &state.slots(),
         job_streams,
         read_side.as_ref().map(ReadSide::search),
+        broker.as_ref(),
     );
     let _ = state.gateway.set(gateway.metrics());
+    if let Some(broker) = &broker {
+        let _ = broker.services.executor.set(gateway.executor());
+        let handles = state.slots().into_iter().filter_map(|slot| match slot {
+            PartitionSlot::Open(handle) => Some(handle),
+            _ => None,
+        });
+        broker
+            .router
+            .exchange_job_notices(handles, gateway.jobs_available());
+    }
     let (stop_gateway, gateway_stopped) = tokio::sync::oneshot::channel::<()>();
     let serving = tokio::spawn(async move {
         let stopped = async {
@@ -235,7 +285,14 @@ pub async fn run(config: BrokerConfig) -> Result<(), NodeError> {
         "node started"
     );
 
-    shutdown_signal().await;
+    let mut refused = match &broker {
+        Some(broker) => broker.membership.refused(),
+        None => tokio::sync::watch::channel(None).1,
+    };
+    let refusal = tokio::select! {
+        () = shutdown_signal() => None,
+        Ok(refusal) = refused.wait_for(Option::is_some) => refusal.clone(),
+    };
     tracing::info!("shutting down");
     // The gateway first: it stops accepting and lets calls in flight finish (their commands
     // still need the partitions); then the partitions stop.
@@ -257,7 +314,10 @@ pub async fn run(config: BrokerConfig) -> Result<(), NodeError> {
         }
     }
     tracing::info!("stopped");
-    Ok(())
+    match refusal {
+        Some(error) => Err(NodeError::Cluster(error)),
+        None => Ok(()),
+    }
 }
 
 /// The gateway over the node's partitions: open ones are served, the others answered
@@ -267,6 +327,7 @@ fn gateway(
     slots: &[PartitionSlot],
     job_streams: Arc<JobStreams>,
     search: Option<Arc<dyn beeline_search::SearchStore>>,
+    broker: Option<&crate::cluster::Broker>,
 ) -> Gateway {
     let partitions = slots
         .iter()
@@ -278,20 +339,24 @@ fn gateway(
             PartitionSlot::Opening => {
                 beeline_gateway::PartitionSlot::Unavailable("still opening".into())
             }
+            PartitionSlot::Elsewhere => beeline_gateway::PartitionSlot::Elsewhere,
         })
         .collect();
-    let host = if config.host.is_unspecified() {
-        "localhost".to_owned()
-    } else {
-        config.host.to_string()
+    let host = match broker {
+        Some(_) => crate::cluster::advertised_host(config),
+        None if config.host.is_unspecified() => "localhost".to_owned(),
+        None => config.host.to_string(),
     };
     let node = NodeInfo {
-        node_id: 0,
+        node_id: i32::try_from(config.node_id).unwrap_or(i32::MAX),
         host,
         port: config.grpc_port,
         version: env!("CARGO_PKG_VERSION").to_owned(),
     };
     let mut cluster = Cluster::single_node(node, partitions).with_job_streams(job_streams);
+    if let Some(broker) = broker {
+        cluster = cluster.with_membership(broker.membership.clone());
+    }
     if let Some(search) = search {
         cluster = cluster.with_search(search);
     }
@@ -343,7 +408,7 @@ fn open_partition(
     config: &BrokerConfig,
     partition: u16,
     budget: MemoryBudget,
-    router: Arc<LocalRouter>,
+    router: Arc<dyn CommandRouter>,
     job_streams: Arc<JobStreams>,
     disk: Option<Arc<DiskSpace>>,
 ) -> Result<PartitionHandle, String> {

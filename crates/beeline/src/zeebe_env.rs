@@ -104,9 +104,13 @@ mod tests {
                     "b0:26502,b1:26502",
                 ),
                 ("ZEEBE_BROKER_NETWORK_INTERNALAPI_PORT", "26602"),
+                ("ZEEBE_BROKER_CLUSTER_CLUSTERNAME", "orders"),
+                ("ZEEBE_BROKER_NETWORK_ADVERTISEDHOST", "broker-2.internal"),
             ],
         )
         .expect("parse");
+        assert_eq!(config.cluster_name, "orders");
+        assert_eq!(config.advertised_host.as_deref(), Some("broker-2.internal"));
         assert_eq!(
             (config.node_id, config.cluster_size, config.partitions),
             (2, 3, 6)
@@ -159,7 +163,7 @@ mod tests {
     }
 
     #[test]
-    fn a_cluster_of_several_brokers_is_refused_saying_so() {
+    fn replicated_partitions_are_refused_saying_so() {
         let config = parse(
             &[
                 "--cluster-size",
@@ -173,8 +177,22 @@ mod tests {
         )
         .expect("parse");
         let error = config.cluster().unwrap_err().to_string();
-        assert!(error.starts_with("--cluster-size:"), "{error}");
-        assert!(error.contains("single broker only"), "{error}");
+        assert!(error.starts_with("--replication-factor:"), "{error}");
+        assert!(error.contains("does not replicate"), "{error}");
+        let config = parse(
+            &[
+                "--cluster-size",
+                "3",
+                "--contact-points",
+                "b0:26502,b1:26502",
+            ],
+            &[],
+        )
+        .expect("parse");
+        assert!(
+            config.cluster().is_ok(),
+            "three brokers without replication run"
+        );
         let config = parse(&["--replication-factor", "2"], &[]).expect("parse");
         let error = config.cluster().unwrap_err().to_string();
         assert!(error.starts_with("--replication-factor:"), "{error}");

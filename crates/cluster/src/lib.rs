@@ -12,19 +12,33 @@
 //!   committed entries as on a single node.
 //! - **The internal transport** ([`transport`]): Raft messages between brokers over tonic on the
 //!   internal port, one HTTP/2 connection per pair of brokers for every partition group.
+//! - **Membership and topology** ([`membership`], [`topology`]): brokers push their info
+//!   (partitions with role, term and health, addresses, settings) to each other over the
+//!   internal port; the leader of a partition is the live broker leading it in the highest
+//!   term. Commands between partitions ([`router`]), forwarded client commands and job streams
+//!   ([`job_streams`]) cross brokers on the same connections.
 //! - **Placement** ([`placement`]) is Zeebe's round-robin with priorities, a pure function of
 //!   the settings ([`settings`]), so every broker computes the same replica sets.
 //! - **Everything openraft-specific stays in this crate**, so that an openraft upgrade (the
 //!   0.10 line is alpha) touches nothing else; the storage suite runs on every upgrade.
 
+pub mod job_streams;
+pub mod membership;
 pub mod placement;
+pub mod records;
+pub mod router;
 pub mod settings;
 pub mod state_machine;
 pub mod storage;
+pub mod topology;
 pub mod transport;
 pub mod types;
 
+pub use membership::{Membership, MembershipConfig};
+pub use router::ClusterRouter;
 pub use settings::{ClusterSettings, SettingsError};
 pub use state_machine::CommitNotifier;
 pub use storage::{CompactionFloor, JournalLogReader, JournalLogStore, MetaDir};
+pub use topology::{BrokerInfo, ClusterView, Health, Leader, PartitionState, Role};
+pub use transport::{BrokerServices, Executor};
 pub use types::{Batch, NodeId, TypeConfig};

@@ -35,6 +35,16 @@ pub const ZEEBE_ENVIRONMENT: &[(&str, &str, &str)] = &[
         "BEELINE_CONTACT_POINTS",
     ),
     (
+        "ZEEBE_BROKER_CLUSTER_CLUSTERNAME",
+        "cluster-name",
+        "BEELINE_CLUSTER_NAME",
+    ),
+    (
+        "ZEEBE_BROKER_NETWORK_ADVERTISEDHOST",
+        "advertised-host",
+        "BEELINE_ADVERTISED_HOST",
+    ),
+    (
         "ZEEBE_BROKER_NETWORK_INTERNALAPI_PORT",
         "internal-port",
         "BEELINE_INTERNAL_PORT",
@@ -56,7 +66,12 @@ pub struct ClusterSettings {
     pub contact_points: Vec<String>,
     /// Port of this broker's internal API.
     pub internal_port: u16,
+    /// The cluster's name: brokers of differently named clusters do not join each other.
+    pub cluster_name: String,
 }
+
+/// The default cluster name, as Zeebe's.
+pub const DEFAULT_CLUSTER_NAME: &str = "zeebe-cluster";
 
 impl Default for ClusterSettings {
     fn default() -> Self {
@@ -67,6 +82,7 @@ impl Default for ClusterSettings {
             replication_factor: 1,
             contact_points: Vec::new(),
             internal_port: DEFAULT_INTERNAL_PORT,
+            cluster_name: DEFAULT_CLUSTER_NAME.into(),
         }
     }
 }
@@ -141,21 +157,25 @@ impl ClusterSettings {
         if self.internal_port == 0 {
             return refuse("internal-port", "must be a port from 1 to 65535".into());
         }
+        if self.cluster_name.trim().is_empty() {
+            return refuse("cluster-name", "must not be empty".into());
+        }
         Ok(())
     }
 
-    /// Checks what this build can run: until partitions replicate between brokers end to end,
-    /// only a cluster of one broker. Refusing is better than pretending to be replicated.
+    /// Checks what this build can run: brokers whose partitions are not replicated (a
+    /// replication factor of 1, each partition on one broker); replicated partitions are
+    /// refused at start, saying so, until they run end to end.
     pub fn check_supported(&self) -> Result<(), SettingsError> {
         self.validate()?;
-        if self.cluster_size > 1 {
+        if self.replication_factor > 1 {
             return refuse(
-                "cluster-size",
+                "replication-factor",
                 format!(
-                    "{} brokers requested, but this build runs a single broker only: \
-                     replication between brokers is not finished; use --cluster-size 1 \
-                     (and --replication-factor 1)",
-                    self.cluster_size
+                    "{} replicas per partition requested, but this build does not replicate \
+                     partitions between brokers yet: use --replication-factor 1 (each \
+                     partition then lives on one broker)",
+                    self.replication_factor
                 ),
             );
         }
@@ -216,6 +236,7 @@ mod tests {
             replication_factor: 3,
             contact_points: split_contact_points("b0:26502, b1:26502,b2:26502"),
             internal_port: 26502,
+            cluster_name: DEFAULT_CLUSTER_NAME.into(),
         }
     }
 
@@ -316,13 +337,27 @@ mod tests {
     }
 
     #[test]
-    fn a_multi_broker_cluster_is_valid_but_refused_until_replication_runs() {
+    fn brokers_without_replication_run_and_replicated_partitions_are_refused() {
         let settings = three();
         assert_eq!(settings.validate(), Ok(()));
         let refused = settings.check_supported().expect_err("refused");
-        assert_eq!(refused.setting, "cluster-size");
-        assert!(refused.reason.contains("single broker only"), "{refused}");
+        assert_eq!(refused.setting, "replication-factor");
+        assert!(
+            refused.reason.contains("--replication-factor 1"),
+            "{refused}"
+        );
         assert_eq!(settings.local_partitions(), vec![1, 2, 3]);
+        let unreplicated = ClusterSettings {
+            replication_factor: 1,
+            ..three()
+        };
+        assert_eq!(unreplicated.check_supported(), Ok(()));
+        // Round-robin: broker 1 of 3 holds partitions 2 and 5 of 6.
+        let six = ClusterSettings {
+            partitions: 6,
+            ..unreplicated
+        };
+        assert_eq!(six.local_partitions(), vec![2, 5]);
     }
 
     #[test]

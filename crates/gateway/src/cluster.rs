@@ -1,8 +1,9 @@
-//! What the gateway knows of the cluster: this node and its partitions. A single node for now
-//! (every partition led here, replication factor 1); the cluster crate will feed it a topology.
+//! What the gateway knows of the cluster: this node, its partitions, and, in a cluster of
+//! several brokers, the membership that says which broker leads the others.
 
 use std::sync::Arc;
 
+use beeline_cluster::Membership;
 use beeline_stream::{JobStreams, PartitionHandle, PartitionStatus};
 
 /// The node as the topology reports it.
@@ -23,13 +24,15 @@ pub enum PartitionSlot {
     /// Not served (it refused to open: a corrupt log or snapshot); requests to it are
     /// answered UNAVAILABLE with this reason.
     Unavailable(String),
+    /// No replica on this broker: requests go to the broker that leads it.
+    Elsewhere,
 }
 
 impl PartitionSlot {
     pub fn handle(&self) -> Option<&PartitionHandle> {
         match self {
             Self::Open(handle) => Some(handle),
-            Self::Unavailable(_) => None,
+            Self::Unavailable(_) | Self::Elsewhere => None,
         }
     }
 
@@ -51,6 +54,9 @@ pub struct Cluster {
     /// Secondary storage, which the REST API's searches and reads by key are answered from;
     /// without it they answer 503 naming the setting.
     pub search: Option<Arc<dyn beeline_search::SearchStore>>,
+    /// The brokers of a cluster: who leads which partition, and the connections to them.
+    /// Without it, this node is the whole cluster.
+    pub membership: Option<Arc<Membership>>,
 }
 
 impl Cluster {
@@ -61,7 +67,15 @@ impl Cluster {
             partitions,
             job_streams: None,
             search: None,
+            membership: None,
         }
+    }
+
+    /// A broker of a cluster: `partitions` are every partition of the cluster, those on
+    /// other brokers [`PartitionSlot::Elsewhere`].
+    pub fn with_membership(mut self, membership: Arc<Membership>) -> Self {
+        self.membership = Some(membership);
+        self
     }
 
     /// Job streams register in `streams`, which the partitions push new jobs to.

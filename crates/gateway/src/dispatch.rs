@@ -5,10 +5,13 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
+use beeline_cluster::{Health, Membership, NodeId};
 use beeline_engine::Engine;
 use beeline_protocol::{Intent, Record, RecordType};
-use beeline_stream::{JobStreams, PartitionError, PartitionStatus};
+use beeline_stream::{JobStreams, PartitionError, PartitionHandle, PartitionStatus};
 use tokio::sync::{broadcast, watch};
+use tokio::time::Instant;
+use tonic::transport::Channel;
 
 use crate::backpressure::PartitionLimiter;
 use crate::cluster::{Cluster, NodeInfo, PartitionSlot};
@@ -21,6 +24,19 @@ pub(crate) struct Partition {
     pub slot: PartitionSlot,
     pub limiter: Arc<PartitionLimiter>,
 }
+
+/// Where a command for a partition goes now.
+pub(crate) enum PartitionRoute<'a> {
+    /// Led here.
+    Local(&'a PartitionHandle),
+    /// Led by another broker.
+    Remote(NodeId, Channel),
+    /// No leader is known (or it cannot take commands): why.
+    NoLeader(GatewayError),
+}
+
+/// How long a request waits for news of a partition's leader before it looks again.
+const LEADER_POLL: Duration = Duration::from_millis(100);
 
 /// Everything an RPC needs: the partitions, their limiters, what the engine supports.
 pub(crate) struct Dispatcher {
@@ -41,6 +57,8 @@ pub(crate) struct Dispatcher {
     pub metrics: RequestMetrics,
     /// Secondary storage for the REST API's searches (`Cluster::search`).
     pub search: Option<Arc<dyn beeline_search::SearchStore>>,
+    /// The other brokers, in a cluster (`Cluster::membership`).
+    pub membership: Option<Arc<Membership>>,
 }
 
 impl Dispatcher {
@@ -74,6 +92,7 @@ impl Dispatcher {
             stopping,
             metrics: RequestMetrics::default(),
             search: cluster.search,
+            membership: cluster.membership,
         }
     }
 
@@ -119,27 +138,139 @@ impl Dispatcher {
             .await
     }
 
-    pub async fn execute_within(
-        &self,
-        partition_id: u16,
-        command: Record,
-        timeout: Duration,
-    ) -> Result<Record, GatewayError> {
-        let partition = self
-            .partitions
+    fn partition(&self, partition_id: u16) -> Result<&Partition, GatewayError> {
+        self.partitions
             .get(usize::from(partition_id).wrapping_sub(1))
             .ok_or_else(|| {
                 GatewayError::NotFound(format!(
                     "Expected to send a command to partition {partition_id}, but this cluster has {} partitions",
                     self.partitions.len()
                 ))
-            })?;
+            })
+    }
+
+    /// Where a command for `partition_id` goes now: here when this broker leads it, else to
+    /// the broker the topology names its leader.
+    pub(crate) fn route(&self, partition_id: u16) -> Result<PartitionRoute<'_>, GatewayError> {
+        let partition = self.partition(partition_id)?;
+        let local = || match &partition.slot {
+            PartitionSlot::Open(handle) => PartitionRoute::Local(handle),
+            PartitionSlot::Unavailable(reason) => {
+                PartitionRoute::NoLeader(GatewayError::Refused(PartitionError::Unavailable {
+                    partition: partition_id,
+                    reason: reason.clone(),
+                }))
+            }
+            PartitionSlot::Elsewhere => {
+                PartitionRoute::NoLeader(GatewayError::Refused(PartitionError::Unavailable {
+                    partition: partition_id,
+                    reason: "no broker leading it is known".into(),
+                }))
+            }
+        };
+        let Some(membership) = &self.membership else {
+            return Ok(local());
+        };
+        Ok(match membership.leader(u32::from(partition_id)) {
+            Some(leader) if leader.node != membership.local_id() => {
+                match membership.channel(leader.node) {
+                    Some(channel) => PartitionRoute::Remote(leader.node, channel),
+                    None => local(),
+                }
+            }
+            // Led here, or no leader known: a replica here answers (or says it does not
+            // lead).
+            _ => local(),
+        })
+    }
+
+    /// Whether `partition_id` has a healthy leader to take commands.
+    pub(crate) fn has_healthy_leader(&self, partition_id: u16) -> bool {
+        match self.route(partition_id) {
+            Ok(PartitionRoute::Local(handle)) => handle.status() == PartitionStatus::Healthy,
+            Ok(PartitionRoute::Remote(..)) => self.membership.as_ref().is_some_and(|m| {
+                m.leader(u32::from(partition_id))
+                    .is_some_and(|leader| leader.health == Health::Healthy)
+            }),
+            _ => false,
+        }
+    }
+
+    /// Sends `command` to the leader of `partition_id`, wherever it is; when the leader is
+    /// unknown or moved, looks again as the topology changes, until `timeout`.
+    pub async fn execute_within(
+        &self,
+        partition_id: u16,
+        command: Record,
+        timeout: Duration,
+    ) -> Result<Record, GatewayError> {
+        let deadline = Instant::now() + timeout;
+        let mut changes = self.membership.as_ref().map(|m| m.changes());
+        loop {
+            let remaining = deadline.saturating_duration_since(Instant::now());
+            let result = match self.execute_once(partition_id, &command, remaining).await {
+                // The request's own time-out, whatever was left of it on the last attempt.
+                Err(GatewayError::Timeout { partition, .. }) => Err(GatewayError::Timeout {
+                    partition,
+                    after: timeout,
+                }),
+                other => other,
+            };
+            match (&result, &mut changes) {
+                (Err(error), Some(changes)) if error.is_leader_unknown() => {
+                    let remaining = deadline.saturating_duration_since(Instant::now());
+                    if remaining.is_zero() || self.is_stopping() {
+                        return result;
+                    }
+                    tracing::debug!(partition = partition_id, %error, "leader unknown; looking again");
+                    let _ =
+                        tokio::time::timeout(remaining.min(LEADER_POLL), changes.changed()).await;
+                }
+                _ => return result,
+            }
+        }
+    }
+
+    /// One attempt: to the leader the topology names now.
+    async fn execute_once(
+        &self,
+        partition_id: u16,
+        command: &Record,
+        timeout: Duration,
+    ) -> Result<Record, GatewayError> {
+        match self.route(partition_id)? {
+            PartitionRoute::Local(_) => {
+                self.execute_here(partition_id, command.clone(), timeout)
+                    .await
+            }
+            PartitionRoute::Remote(node, channel) => {
+                tracing::debug!(partition = partition_id, node, intent = %intent_name(command.intent), "forwarding command");
+                crate::remote::forward(node, channel, partition_id, command, timeout).await
+            }
+            PartitionRoute::NoLeader(error) => Err(error),
+        }
+    }
+
+    /// Runs `command` on the replica of `partition_id` on this broker, under this broker's
+    /// in-flight limit for it (also for commands other brokers forward here).
+    pub async fn execute_here(
+        &self,
+        partition_id: u16,
+        command: Record,
+        timeout: Duration,
+    ) -> Result<Record, GatewayError> {
+        let partition = self.partition(partition_id)?;
         let handle = match &partition.slot {
             PartitionSlot::Open(handle) => handle,
             PartitionSlot::Unavailable(reason) => {
                 return Err(GatewayError::Refused(PartitionError::Unavailable {
                     partition: partition_id,
                     reason: reason.clone(),
+                }));
+            }
+            PartitionSlot::Elsewhere => {
+                return Err(GatewayError::Refused(PartitionError::NotLeader {
+                    partition: partition_id,
                 }));
             }
         };
@@ -173,6 +304,10 @@ impl Dispatcher {
                 },
             }
             .into()),
+            // Not written: the replica here does not lead (any more).
+            Ok(Ok(Err(error @ PartitionError::NotLeader { .. }))) => {
+                Err(GatewayError::Refused(error))
+            }
             Ok(Ok(Err(error))) => Err(error.into()),
             Ok(Ok(Ok(record))) => {
                 permit.success();
@@ -193,27 +328,23 @@ impl Dispatcher {
     }
 
     /// Sends a command that any partition may take (a new instance, an evaluation): to the
-    /// next partition in turn, and to the others while partitions shed it.
+    /// next partition in turn that has a leader, and to the others while partitions shed it
+    /// or refuse it unwritten.
     pub async fn execute_anywhere(
         &self,
         order: &RoundRobin,
         command: Record,
         timeout: Duration,
     ) -> Result<Record, GatewayError> {
+        let deadline = Instant::now() + timeout;
         let mut exhausted = false;
         let mut last_error = None;
         for partition in order.order(self.partition_count()) {
-            let healthy = self
-                .partitions
-                .get(usize::from(partition) - 1)
-                .is_some_and(|p| p.slot.is_healthy());
-            if !healthy {
+            if !self.has_healthy_leader(partition) {
                 continue;
             }
-            match self
-                .execute_within(partition, command.clone(), timeout)
-                .await
-            {
+            let remaining = deadline.saturating_duration_since(Instant::now());
+            match self.execute_once(partition, &command, remaining).await {
                 Err(error) if error.is_retriable_elsewhere() => {
                     exhausted |= error.is_resource_exhausted();
                     last_error = Some(error);
@@ -225,7 +356,9 @@ impl Dispatcher {
             _ if exhausted => GatewayError::AllPartitionsExhausted,
             Some(error) => error,
             None => GatewayError::Unavailable(
-                "No partition of this node is healthy; see the node's log and /health".into(),
+                "No partition of the cluster has a healthy leader; see the brokers' logs and \
+                 /health"
+                    .into(),
             ),
         })
     }

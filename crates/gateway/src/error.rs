@@ -109,6 +109,16 @@ impl GatewayError {
         matches!(self, Self::Backpressure(_) | Self::Refused(_))
     }
 
+    /// Whether the command was certainly not written because its partition's leader is not
+    /// (or no longer) where the request went: worth sending again once the topology changes.
+    pub fn is_leader_unknown(&self) -> bool {
+        matches!(
+            self,
+            Self::Refused(PartitionError::NotLeader { .. } | PartitionError::Unavailable { .. })
+                | Self::Partition(PartitionError::NotLeader { .. })
+        )
+    }
+
     /// Whether the cause is load (a limit, a full queue, an oversized command): the client
     /// should retry later, with less.
     pub fn is_resource_exhausted(&self) -> bool {
@@ -146,6 +156,10 @@ fn partition_message(error: &PartitionError) -> String {
         PartitionError::Unavailable { partition, reason } => {
             format!("Cannot accept requests for partition {partition}: {reason}")
         }
+        PartitionError::NotLeader { partition } => format!(
+            "Expected to handle the request on partition {partition}, but no broker took it as \
+             its leader before the request timed out; retry after a short back-off"
+        ),
     }
 }
 

@@ -112,6 +112,11 @@ pub(crate) async fn activate_pass<S: JobSink>(
     let mut pass = Pass::default();
     let mut remaining = max;
     for partition in d.job_activation.order(d.partition_count()) {
+        // A partition without a leader has nothing to hand out now; waiting for one would
+        // hold back the jobs of the others.
+        if !d.has_healthy_leader(partition) {
+            continue;
+        }
         for _ in 0..MAX_POLLS_PER_PARTITION {
             if remaining <= 0 {
                 return Ok(pass);

@@ -30,6 +30,7 @@ mod grpc;
 mod jobs;
 mod metrics;
 mod operations;
+mod remote;
 mod rest;
 pub mod routing;
 mod tls;
@@ -95,6 +96,12 @@ impl Gateway {
     /// notifications of the open partitions here itself.
     pub fn jobs_available(&self) -> broadcast::Sender<String> {
         self.d.jobs_available.clone()
+    }
+
+    /// Runs the commands other brokers' gateways forward to partitions led here: hand it to
+    /// the internal API's server (`beeline_cluster::BrokerServices::executor`).
+    pub fn executor(&self) -> Arc<dyn beeline_cluster::Executor> {
+        Arc::new(remote::Forwarded { d: self.d.clone() })
     }
 
     /// Request counts and durations, and backpressure, for the node's metrics endpoint.

@@ -39,6 +39,8 @@ use tonic::transport::Channel;
 
 #[path = "gateway/auth.rs"]
 mod auth;
+#[path = "gateway/cluster.rs"]
+mod cluster;
 #[path = "gateway/fuzz.rs"]
 mod fuzz;
 #[path = "gateway/rest.rs"]
@@ -100,10 +102,7 @@ impl Node {
         let rest = rest_listener.local_addr().expect("local address");
         let partitions = slots
             .iter()
-            .filter_map(|slot| match slot {
-                PartitionSlot::Open(handle) => Some(handle.clone()),
-                PartitionSlot::Unavailable(_) => None,
-            })
+            .filter_map(|slot| slot.handle().cloned())
             .collect();
         let node = NodeInfo {
             node_id: 0,

@@ -18,6 +18,11 @@ pub enum PartitionError {
         free: u64,
         min_free: u64,
     },
+    /// This replica does not lead the partition (any more), so the command was not written:
+    /// a gateway looks up the leader and sends it there, until its request timeout
+    /// (UNAVAILABLE when no leader takes it).
+    #[error("partition {partition} is not led by this broker")]
+    NotLeader { partition: u16 },
     /// The partition is stopped or failed (UNAVAILABLE).
     #[error("partition {partition} is unavailable: {reason}")]
     Unavailable { partition: u16, reason: String },

@@ -56,7 +56,8 @@ impl LocalRouter {
         }
     }
 
-    fn handle(&self, partition: u16) -> Option<PartitionHandle> {
+    /// The handle of `partition`, when it is open here.
+    pub fn partition(&self, partition: u16) -> Option<PartitionHandle> {
         let partitions = self.partitions.read().unwrap_or_else(|e| e.into_inner());
         partitions
             .get(usize::from(partition).wrapping_sub(1))
@@ -76,7 +77,7 @@ impl CommandRouter for LocalRouter {
             tracing::debug!(partition, "route to a cut-off partition; command lost");
             return;
         }
-        let Some(handle) = self.handle(partition) else {
+        let Some(handle) = self.partition(partition) else {
             tracing::debug!(partition, "route to a partition that is not open");
             return;
         };

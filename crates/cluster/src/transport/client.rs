@@ -17,28 +17,35 @@ use super::proto::internal_client::InternalClient;
 use crate::state_machine::{Snapshot, SnapshotData};
 use crate::types::{NodeId, TypeConfig, Vote};
 
-/// One channel (one HTTP/2 connection) per broker, shared by every partition group.
+/// One channel (one HTTP/2 connection) per broker, shared by every partition group and by
+/// everything else that talks to that broker (membership, forwarded commands, commands between
+/// partitions, job streams). Channels are kept by the broker's internal address.
 #[derive(Clone, Default)]
 pub struct Peers {
-    channels: Arc<Mutex<HashMap<NodeId, (String, Channel)>>>,
+    channels: Arc<Mutex<HashMap<String, Channel>>>,
 }
 
 impl Peers {
-    /// The channel to broker `node` at `addr` (`host:port` of its internal API), made on first
-    /// use and connected lazily (and again after a failure) by tonic.
+    /// The channel to broker `node` at `addr` (`host:port` of its internal API).
     fn channel(&self, node: NodeId, addr: &str) -> Result<Channel, String> {
+        self.channel_to(addr)
+            .map_err(|e| format!("broker {node}'s internal address {e}"))
+    }
+
+    /// The channel to the broker whose internal API is at `addr`, made on first use and
+    /// connected lazily (and again after a failure) by tonic.
+    pub fn channel_to(&self, addr: &str) -> Result<Channel, String> {
         let mut channels = self.channels.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((known, channel)) = channels.get(&node)
-            && known == addr
-        {
+        if let Some(channel) = channels.get(addr) {
             return Ok(channel.clone());
         }
         let channel = Endpoint::from_shared(format!("http://{addr}"))
-            .map_err(|e| format!("broker {node}'s internal address '{addr}': {e}"))?
+            .map_err(|e| format!("'{addr}': {e}"))?
             .tcp_nodelay(true)
             .http2_adaptive_window(true)
+            .connect_timeout(std::time::Duration::from_secs(2))
             .connect_lazy();
-        channels.insert(node, (addr.to_string(), channel.clone()));
+        channels.insert(addr.to_string(), channel.clone());
         Ok(channel)
     }
 }

@@ -10,7 +10,7 @@ pub mod convert;
 mod server;
 
 pub use client::{GroupNetwork, GroupNetworkFactory, Peers};
-pub use server::{Groups, InternalServer};
+pub use server::{BrokerServices, Executor, Groups, InternalServer};
 
 /// The generated messages and service of `proto/internal.proto`.
 #[allow(clippy::all, missing_docs, unreachable_pub)]

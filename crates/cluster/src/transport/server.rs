@@ -1,8 +1,10 @@
 //! The receiving side: the internal API's server, handing each message to its partition.
 
 use std::collections::HashMap;
-use std::sync::{Arc, RwLock};
+use std::pin::Pin;
+use std::sync::{Arc, OnceLock, RwLock};
 
+use beeline_stream::JobStreams;
 use tonic::{Request, Response, Status};
 
 use super::PartitionRaft;
@@ -45,20 +47,61 @@ impl Groups {
     }
 }
 
-/// The internal API's service over a broker's [`Groups`].
+/// Runs a command another broker's gateway forwarded to a partition led here (the gateway
+/// implements it: backpressure and the answer stay with the leader).
+#[tonic::async_trait]
+pub trait Executor: Send + Sync + 'static {
+    async fn execute(&self, request: proto::ExecuteRequest) -> proto::ExecuteResponse;
+}
+
+/// What a broker serves beside Raft: membership, forwarded commands, commands between
+/// partitions, job streams.
+pub struct BrokerServices {
+    pub membership: Arc<crate::Membership>,
+    pub router: Arc<crate::ClusterRouter>,
+    pub job_streams: Arc<JobStreams>,
+    /// Set once the gateway runs; until then forwarded commands are refused (not written).
+    pub executor: OnceLock<Arc<dyn Executor>>,
+}
+
+/// The internal API's service over a broker's [`Groups`] (and its [`BrokerServices`]).
 #[derive(Clone)]
 pub struct InternalServer {
     groups: Groups,
+    broker: Option<Arc<BrokerServices>>,
 }
 
 impl InternalServer {
-    /// The tonic service to add to the internal port's server.
+    /// The tonic service to add to the internal port's server: Raft only.
     pub fn service(groups: Groups) -> Generated<Self> {
-        Generated::new(Self { groups })
+        Self::serve(Self {
+            groups,
+            broker: None,
+        })
+    }
+
+    /// The tonic service of a broker: Raft and everything between brokers.
+    pub fn broker(groups: Groups, broker: Arc<BrokerServices>) -> Generated<Self> {
+        Self::serve(Self {
+            groups,
+            broker: Some(broker),
+        })
+    }
+
+    fn serve(server: Self) -> Generated<Self> {
+        Generated::new(server)
             .max_decoding_message_size(64 * 1024 * 1024)
             .max_encoding_message_size(64 * 1024 * 1024)
     }
+
+    fn services(&self) -> Result<&Arc<BrokerServices>, Status> {
+        self.broker
+            .as_ref()
+            .ok_or_else(|| Status::unimplemented("this server takes Raft messages only"))
+    }
 }
+
+type JobStream = Pin<Box<dyn tokio_stream::Stream<Item = Result<proto::PushedJob, Status>> + Send>>;
 
 fn malformed(e: convert::Malformed) -> Status {
     Status::invalid_argument(e.to_string())
@@ -70,6 +113,58 @@ fn raft_failed(e: impl std::fmt::Display) -> Status {
 
 #[tonic::async_trait]
 impl Internal for InternalServer {
+    type OpenJobStreamStream = JobStream;
+
+    async fn gossip(
+        &self,
+        request: Request<proto::BrokerInfo>,
+    ) -> Result<Response<proto::BrokerInfo>, Status> {
+        let services = self.services()?;
+        Ok(Response::new(services.membership.answer(request.get_ref())))
+    }
+
+    async fn execute(
+        &self,
+        request: Request<proto::ExecuteRequest>,
+    ) -> Result<Response<proto::ExecuteResponse>, Status> {
+        let services = self.services()?;
+        let request = request.into_inner();
+        let Some(executor) = services.executor.get() else {
+            return Ok(Response::new(proto::ExecuteResponse {
+                result: Some(proto::execute_response::Result::Failure(proto::Failure {
+                    kind: proto::failure::Kind::Refused.into(),
+                    partition_id: request.partition_id,
+                    message: "the broker is starting".into(),
+                    a: 0,
+                    b: 0,
+                })),
+                position: -1,
+            }));
+        };
+        Ok(Response::new(executor.execute(request).await))
+    }
+
+    async fn route(
+        &self,
+        request: Request<proto::RouteRequest>,
+    ) -> Result<Response<proto::Empty>, Status> {
+        self.services()?.router.receive(request.into_inner());
+        Ok(Response::new(proto::Empty {}))
+    }
+
+    async fn open_job_stream(
+        &self,
+        request: Request<proto::JobStreamRequest>,
+    ) -> Result<Response<JobStream>, Status> {
+        let services = self.services()?;
+        let jobs = crate::job_streams::open(
+            &services.job_streams,
+            services.router.local().clone(),
+            request.into_inner(),
+        );
+        Ok(Response::new(Box::pin(jobs)))
+    }
+
     async fn append_entries(
         &self,
         request: Request<proto::AppendEntriesRequest>,

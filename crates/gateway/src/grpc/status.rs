@@ -44,7 +44,9 @@ pub fn code(error: &GatewayError) -> Code {
             PartitionError::ResourceExhausted(_)
             | PartitionError::CommandTooLarge { .. }
             | PartitionError::DiskFull { .. } => Code::ResourceExhausted,
-            PartitionError::Unavailable { .. } => Code::Unavailable,
+            PartitionError::Unavailable { .. } | PartitionError::NotLeader { .. } => {
+                Code::Unavailable
+            }
         },
         GatewayError::Unavailable(_) => Code::Unavailable,
         GatewayError::Timeout { .. } => Code::DeadlineExceeded,

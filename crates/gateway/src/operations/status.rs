@@ -3,5 +3,5 @@
 use crate::dispatch::Dispatcher;
 
 pub fn run(d: &Dispatcher) -> bool {
-    !d.is_stopping() && d.partitions().any(|(_, p)| p.slot.is_healthy())
+    !d.is_stopping() && d.partitions().any(|(id, _)| d.has_healthy_leader(id))
 }

@@ -9,15 +9,25 @@
 //! is. A job the client does not take is handed back (YIELD, or FAIL with unchanged retries),
 //! never failed for good.
 //!
+//! In a cluster the stream also registers with every other live broker (`OpenJobStream` on the
+//! internal port, again when a broker joins or comes back), whose partitions push to it as to
+//! a local stream; a job from there the client does not take is handed back the same way.
+//!
 //! [`JobStreams`]: beeline_stream::JobStreams
 
+use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Duration;
 
+use beeline_cluster::transport::proto;
+use beeline_cluster::transport::proto::internal_client::InternalClient;
+use beeline_cluster::{Membership, NodeId};
 use beeline_protocol::intent::JobBatchIntent;
 use beeline_protocol::value::JobBatchRecord;
 use beeline_stream::{JobStream, JobStreamProperties, PushedJob};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
+use tonic::transport::Channel;
 use tracing::Instrument;
 
 use crate::dispatch::Dispatcher;
@@ -91,8 +101,134 @@ pub fn open(d: Arc<Dispatcher>, request: StreamJobs) -> Result<Jobs, GatewayErro
             BUFFER,
         )
     });
+    let (remote_tx, remote) = mpsc::channel(BUFFER);
+    if let Some(membership) = d.membership.clone() {
+        let request = proto::JobStreamRequest {
+            job_type: batch.r#type.clone(),
+            worker: batch.worker.clone(),
+            timeout: batch.timeout,
+            fetch_variables: batch.fetch_variables.clone(),
+            tenant_ids: batch.tenant_ids.clone(),
+        };
+        tokio::spawn(
+            remote_streams(d.clone(), membership, request, remote_tx)
+                .instrument(tracing::Span::current()),
+        );
+    }
+    let pushed = Pushed {
+        local: pushed,
+        remote,
+    };
     tokio::spawn(serve(d, batch, pushed, tx).instrument(tracing::Span::current()));
     Ok(rx)
+}
+
+/// Jobs pushed to the stream: by this broker's partitions, and by the other brokers'.
+struct Pushed {
+    local: Option<JobStream>,
+    remote: mpsc::Receiver<PushedJob>,
+}
+
+impl Pushed {
+    /// The next pushed job, from wherever it comes.
+    async fn next(&mut self) -> Option<PushedJob> {
+        let local = async {
+            match &mut self.local {
+                Some(stream) => stream.recv().await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            Some(job) = local => Some(job),
+            Some(job) = self.remote.recv() => Some(job),
+            else => None,
+        }
+    }
+
+    /// Closes the stream everywhere; returns the jobs pushed and not yet read, to hand back.
+    fn close(mut self) -> Vec<PushedJob> {
+        let mut unread = self.local.take().map(JobStream::close).unwrap_or_default();
+        self.remote.close();
+        while let Ok(job) = self.remote.try_recv() {
+            unread.push(job);
+        }
+        unread
+    }
+}
+
+/// How long a broker that did not take the stream is left before it is asked again.
+const RECONNECT: Duration = Duration::from_secs(1);
+
+/// Keeps the stream registered with every other live broker while the client reads.
+async fn remote_streams(
+    d: Arc<Dispatcher>,
+    membership: Arc<Membership>,
+    request: proto::JobStreamRequest,
+    jobs: mpsc::Sender<PushedJob>,
+) {
+    let mut registered: HashMap<NodeId, JoinHandle<()>> = HashMap::new();
+    let mut changes = membership.changes();
+    loop {
+        for node in membership.alive_members() {
+            if registered
+                .get(&node)
+                .is_some_and(|task| !task.is_finished())
+            {
+                continue;
+            }
+            if let Some(channel) = membership.channel(node) {
+                let task = remote_stream(d.clone(), node, channel, request.clone(), jobs.clone());
+                registered.insert(node, tokio::spawn(task.in_current_span()));
+            }
+        }
+        tokio::select! {
+            () = jobs.closed() => return,
+            _ = changes.changed() => {}
+            () = tokio::time::sleep(RECONNECT) => {}
+        }
+    }
+}
+
+/// The stream registered with one broker: what its partitions push, until the client or the
+/// broker goes away.
+async fn remote_stream(
+    d: Arc<Dispatcher>,
+    node: NodeId,
+    channel: Channel,
+    request: proto::JobStreamRequest,
+    jobs: mpsc::Sender<PushedJob>,
+) {
+    let mut stream = match InternalClient::new(channel).open_job_stream(request).await {
+        Ok(stream) => stream.into_inner(),
+        Err(status) => {
+            tracing::debug!(node, %status, "cannot register a job stream with a broker");
+            return;
+        }
+    };
+    loop {
+        tokio::select! {
+            message = stream.message() => match message {
+                Ok(Some(message)) => match beeline_cluster::job_streams::decode(message) {
+                    Ok(job) => {
+                        if let Err(unsent) = jobs.send(job).await {
+                            let job = unsent.0;
+                            let job = ActivatedJob { key: job.key, job: job.job };
+                            jobs::hand_back(&d, vec![job], jobs::NOT_SENT, true).await;
+                            return;
+                        }
+                    }
+                    Err(error) => tracing::warn!(node, %error, "undecodable job from a broker"),
+                },
+                Ok(None) => return,
+                Err(status) => {
+                    tracing::debug!(node, %status, "a broker's job stream ended");
+                    return;
+                }
+            },
+            // Ends the call: the broker hands back what it holds for the stream.
+            () = jobs.closed() => return,
+        }
+    }
 }
 
 /// Why a stream ended.
@@ -114,7 +250,7 @@ enum End {
 async fn serve(
     d: Arc<Dispatcher>,
     batch: JobBatchRecord,
-    mut pushed: Option<JobStream>,
+    mut pushed: Pushed,
     tx: mpsc::Sender<Result<ActivatedJob, GatewayError>>,
 ) {
     let mut notifications = d.jobs_available.subscribe();
@@ -143,7 +279,7 @@ async fn serve(
         }
         tokio::select! {
             biased;
-            Some(job) = next_pushed(&mut pushed) => {
+            Some(job) = pushed.next() => {
                 let job = ActivatedJob { key: job.key, job: job.job };
                 if let Err(undelivered) = sink.deliver(vec![job]).await {
                     jobs::hand_back(&d, undelivered, jobs::NOT_SENT, true).await;
@@ -184,18 +320,16 @@ async fn serve(
     // A look in flight finishes on its own: it hands back what the client no longer takes.
     drop(looking);
     // No more pushes; what was pushed and not read goes back to the partitions.
-    if let Some(stream) = pushed {
-        let unread: Vec<ActivatedJob> = stream
-            .close()
-            .into_iter()
-            .map(|job| ActivatedJob {
-                key: job.key,
-                job: job.job,
-            })
-            .collect();
-        if !unread.is_empty() {
-            jobs::hand_back(&d, unread, jobs::NOT_SENT, true).await;
-        }
+    let unread: Vec<ActivatedJob> = pushed
+        .close()
+        .into_iter()
+        .map(|job| ActivatedJob {
+            key: job.key,
+            job: job.job,
+        })
+        .collect();
+    if !unread.is_empty() {
+        jobs::hand_back(&d, unread, jobs::NOT_SENT, true).await;
     }
     if end == End::ShuttingDown {
         let _ = sink
@@ -226,14 +360,6 @@ async fn finished(
 /// Waits until the client's buffer has room; false when the client went away.
 async fn has_room<T>(tx: &mpsc::Sender<T>) -> bool {
     tx.reserve().await.is_ok()
-}
-
-/// The next job pushed to the stream; never, without push.
-async fn next_pushed(pushed: &mut Option<JobStream>) -> Option<PushedJob> {
-    match pushed {
-        Some(stream) => stream.recv().await,
-        None => std::future::pending().await,
-    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,8 @@
-//! The cluster's topology: every broker with each partition's role and health. One node for
-//! now, leading every partition of its own.
+//! The cluster's topology: every broker with each partition's role and health. A single node
+//! reports its own partitions; a broker of a cluster reports every live broker as they
+//! describe themselves (`beeline_cluster::Membership`).
 
+use beeline_cluster::ClusterView;
 use beeline_stream::PartitionStatus;
 
 use crate::dispatch::Dispatcher;
@@ -33,10 +35,6 @@ pub struct PartitionInfo {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {
     Leader,
-    #[expect(
-        dead_code,
-        reason = "a node has followers once partitions are replicated"
-    )]
     Follower,
     Inactive,
 }
@@ -44,10 +42,6 @@ pub enum Role {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Health {
     Healthy,
-    #[expect(
-        dead_code,
-        reason = "replicated partitions report a lagging replica so"
-    )]
     Unhealthy,
     Dead,
 }
@@ -70,6 +64,9 @@ pub(crate) fn partition(partition_id: u16, status: Option<&PartitionStatus>) -> 
 }
 
 pub fn run(d: &Dispatcher) -> Topology {
+    if let Some(membership) = &d.membership {
+        return cluster(&membership.view(), &d.node.version);
+    }
     let partitions = d
         .partitions()
         .map(|(id, p)| partition(id, d.partition_status(p).as_ref()))
@@ -86,6 +83,43 @@ pub fn run(d: &Dispatcher) -> Topology {
         partitions_count: i32::from(d.partition_count()),
         replication_factor: 1,
         gateway_version: d.node.version.clone(),
+    }
+}
+
+/// The topology of a cluster, from what its live brokers say of themselves.
+fn cluster(view: &ClusterView, gateway_version: &str) -> Topology {
+    Topology {
+        brokers: view
+            .brokers
+            .iter()
+            .map(|broker| Broker {
+                node_id: i32::try_from(broker.node_id).unwrap_or(i32::MAX),
+                host: broker.host.clone(),
+                port: broker.grpc_port,
+                version: broker.version.clone(),
+                partitions: broker
+                    .partitions
+                    .iter()
+                    .map(|p| PartitionInfo {
+                        partition_id: u16::try_from(p.partition_id).unwrap_or(u16::MAX),
+                        role: match p.role {
+                            beeline_cluster::Role::Leader => Role::Leader,
+                            beeline_cluster::Role::Follower => Role::Follower,
+                            beeline_cluster::Role::Inactive => Role::Inactive,
+                        },
+                        health: match p.health {
+                            beeline_cluster::Health::Healthy => Health::Healthy,
+                            beeline_cluster::Health::Unhealthy => Health::Unhealthy,
+                            beeline_cluster::Health::Dead => Health::Dead,
+                        },
+                    })
+                    .collect(),
+            })
+            .collect(),
+        cluster_size: i32::try_from(view.cluster_size).unwrap_or(i32::MAX),
+        partitions_count: i32::try_from(view.partitions_count).unwrap_or(i32::MAX),
+        replication_factor: i32::try_from(view.replication_factor).unwrap_or(i32::MAX),
+        gateway_version: gateway_version.to_owned(),
     }
 }
 

@@ -99,7 +99,7 @@ impl From<GatewayError> for Problem {
                 PartitionError::CommandTooLarge { .. } => {
                     (StatusCode::BAD_REQUEST, "INVALID_ARGUMENT")
                 }
-                PartitionError::Unavailable { .. } => {
+                PartitionError::Unavailable { .. } | PartitionError::NotLeader { .. } => {
                     (StatusCode::SERVICE_UNAVAILABLE, "UNAVAILABLE")
                 }
             },

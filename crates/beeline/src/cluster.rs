@@ -1,0 +1,162 @@
+//! A broker's part in a cluster of several: the internal API's server, its membership (which
+//! brokers there are and what they lead), commands between partitions on other brokers, and
+//! the notices that keep waiting workers on every broker current.
+//!
+//! Partitions are placed round-robin (`ClusterSettings::placement`); this broker opens its
+//! own and reaches the others through their leaders.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use beeline_cluster::transport::{Groups, InternalServer, Peers};
+use beeline_cluster::{
+    BrokerInfo, BrokerServices, ClusterRouter, ClusterSettings, Health, Membership,
+    MembershipConfig, PartitionState, Role,
+};
+use beeline_stream::{JobStreams, LocalRouter, PartitionStatus};
+
+use crate::config::BrokerConfig;
+use crate::node::{NodeError, NodeState, PartitionSlot};
+
+/// How often this broker's partitions' states are looked at for changes to announce.
+const PUBLISH_INTERVAL: Duration = Duration::from_millis(100);
+
+/// The term a partition's only replica leads in: without replication there is no election.
+const UNREPLICATED_TERM: u64 = 1;
+
+/// This broker in its cluster.
+pub struct Broker {
+    pub membership: Arc<Membership>,
+    pub router: Arc<ClusterRouter>,
+    pub services: Arc<BrokerServices>,
+}
+
+/// The host other brokers and clients reach this broker at.
+pub fn advertised_host(config: &BrokerConfig) -> String {
+    if let Some(host) = &config.advertised_host {
+        return host.clone();
+    }
+    if config.host.is_unspecified() {
+        return std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .ok()
+            .map(|name| name.trim().to_owned())
+            .filter(|name| !name.is_empty())
+            .unwrap_or_else(|| "localhost".into());
+    }
+    config.host.to_string()
+}
+
+/// Serves the internal API and joins the cluster: one round of gossip with the contact points
+/// before the partitions open, so that a broker whose settings contradict the cluster's stops
+/// at once, naming the setting.
+pub async fn join(
+    config: &BrokerConfig,
+    settings: &ClusterSettings,
+    local: Arc<LocalRouter>,
+    job_streams: Arc<JobStreams>,
+) -> Result<Broker, NodeError> {
+    let host = advertised_host(config);
+    let info = BrokerInfo {
+        node_id: settings.node_id,
+        cluster_name: settings.cluster_name.clone(),
+        cluster_size: settings.cluster_size,
+        partitions_count: settings.partitions,
+        replication_factor: settings.replication_factor,
+        version: env!("CARGO_PKG_VERSION").to_owned(),
+        host: host.clone(),
+        grpc_port: config.grpc_port,
+        rest_port: config.rest_port,
+        internal_address: format!("{host}:{}", settings.internal_port),
+        partitions: settings
+            .local_partitions()
+            .into_iter()
+            .map(|partition_id| PartitionState {
+                partition_id,
+                role: Role::Inactive,
+                term: 0,
+                health: Health::Unhealthy,
+            })
+            .collect(),
+    };
+    let membership = Membership::new(
+        info,
+        settings.contact_points.clone(),
+        Peers::default(),
+        MembershipConfig::default(),
+    );
+    let router = ClusterRouter::new(local, membership.clone());
+    let services = Arc::new(BrokerServices {
+        membership: membership.clone(),
+        router: router.clone(),
+        job_streams,
+        executor: std::sync::OnceLock::new(),
+    });
+    let address = std::net::SocketAddr::new(config.host, settings.internal_port);
+    let listener = tokio::net::TcpListener::bind(address)
+        .await
+        .map_err(|source| NodeError::Listen {
+            address: address.to_string(),
+            setting: "--internal-port / BEELINE_INTERNAL_PORT",
+            source,
+        })?;
+    let service = InternalServer::broker(Groups::default(), services.clone());
+    tokio::spawn(async move {
+        let incoming =
+            tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
+        if let Err(error) = tonic::transport::Server::builder()
+            .add_service(service)
+            .serve_with_incoming(incoming)
+            .await
+        {
+            tracing::error!(%error, "the internal API's server failed");
+        }
+    });
+    tracing::info!(%address, "internal API listening");
+    membership.gossip_round().await;
+    if let Some(error) = membership.refused().borrow().clone() {
+        return Err(NodeError::Cluster(error));
+    }
+    tokio::spawn(membership.clone().run());
+    Ok(Broker {
+        membership,
+        router,
+        services,
+    })
+}
+
+/// Announces this broker's partitions' roles and health as they change.
+pub fn publish_partitions(membership: Arc<Membership>, state: Arc<NodeState>) {
+    tokio::spawn(async move {
+        loop {
+            let partitions = state
+                .slots()
+                .iter()
+                .enumerate()
+                .filter_map(|(index, slot)| {
+                    let partition_id = index as u32 + 1;
+                    let (role, term, health) = match slot {
+                        PartitionSlot::Elsewhere => return None,
+                        PartitionSlot::Opening => (Role::Inactive, 0, Health::Unhealthy),
+                        PartitionSlot::Failed(_) => (Role::Inactive, 0, Health::Dead),
+                        PartitionSlot::Open(handle) => match handle.status() {
+                            PartitionStatus::Healthy => {
+                                (Role::Leader, UNREPLICATED_TERM, Health::Healthy)
+                            }
+                            PartitionStatus::Failed(_) | PartitionStatus::Stopped => {
+                                (Role::Leader, UNREPLICATED_TERM, Health::Dead)
+                            }
+                        },
+                    };
+                    Some(PartitionState {
+                        partition_id,
+                        role,
+                        term,
+                        health,
+                    })
+                })
+                .collect();
+            membership.set_partitions(partitions);
+            tokio::time::sleep(PUBLISH_INTERVAL).await;
+        }
+    });
+}

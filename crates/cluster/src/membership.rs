@@ -1,0 +1,398 @@
+//! Brokers finding each other: every broker pushes its [`BrokerInfo`] to every broker it knows
+//! of, and to its contact points, over the internal port, every interval and at once when its
+//! info changes (a partition opened, a role or term changed). The answer is the receiver's
+//! own info, so one round trip tells both sides about each other. A broker not heard from for
+//! the failure timeout counts as gone; it is still sent to, so that it is found again when it
+//! comes back.
+//!
+//! A full mesh is enough for the clusters Beeline runs (a handful of brokers); SWIM's
+//! indirect probes would only pay for themselves in much larger ones.
+//!
+//! Each side checks the other's settings ([`check`]): a broker whose cluster name, cluster
+//! size, partition count or replication factor contradicts a broker it reaches does not join,
+//! and says which setting ([`Membership::refused`]); the broker it reached ignores it. Nothing
+//! here depends on the cluster's size being fixed: members are whoever answers.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio::sync::watch;
+use tonic::transport::Channel;
+
+use crate::settings::SettingsError;
+use crate::topology::{BrokerInfo, ClusterView, Leader, PartitionState};
+use crate::transport::Peers;
+use crate::transport::proto;
+use crate::transport::proto::internal_client::InternalClient;
+use crate::types::NodeId;
+
+/// How often brokers tell each other about themselves, and when one counts as gone.
+#[derive(Debug, Clone, Copy)]
+pub struct MembershipConfig {
+    /// Between two pushes to every broker (changes are pushed at once). Default 1 s.
+    pub interval: Duration,
+    /// A broker not heard from for this long is gone. Default 5 s.
+    pub failure_timeout: Duration,
+}
+
+impl Default for MembershipConfig {
+    fn default() -> Self {
+        Self {
+            interval: Duration::from_secs(1),
+            failure_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+struct Member {
+    info: BrokerInfo,
+    incarnation: u64,
+    revision: u64,
+    last_seen: Instant,
+    alive: bool,
+}
+
+struct Inner {
+    local: BrokerInfo,
+    revision: u64,
+    members: HashMap<NodeId, Member>,
+    /// Contact points and the broker that answered there (this one, for a contact point
+    /// that is itself).
+    contacts: HashMap<String, NodeId>,
+}
+
+/// This broker's membership in the cluster.
+pub struct Membership {
+    incarnation: u64,
+    config: MembershipConfig,
+    peers: Peers,
+    contact_points: Vec<String>,
+    inner: Mutex<Inner>,
+    /// Bumped on every change of the view (a broker came, went, or changed its info).
+    changes: watch::Sender<u64>,
+    /// Bumped when this broker's own info changes: pushed at once.
+    local_changes: watch::Sender<u64>,
+    /// Set when this broker's settings contradict a broker it reached.
+    refused: watch::Sender<Option<SettingsError>>,
+}
+
+impl Membership {
+    pub fn new(
+        local: BrokerInfo,
+        contact_points: Vec<String>,
+        peers: Peers,
+        config: MembershipConfig,
+    ) -> Arc<Self> {
+        let incarnation = incarnation();
+        Arc::new(Self {
+            incarnation,
+            config,
+            peers,
+            contact_points,
+            inner: Mutex::new(Inner {
+                local,
+                revision: 0,
+                members: HashMap::new(),
+                contacts: HashMap::new(),
+            }),
+            changes: watch::channel(0).0,
+            local_changes: watch::channel(0).0,
+            refused: watch::channel(None).0,
+        })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn local_id(&self) -> NodeId {
+        self.lock().local.node_id
+    }
+
+    /// The peers' channels, one per broker.
+    pub fn peers(&self) -> &Peers {
+        &self.peers
+    }
+
+    /// Replaces this broker's partitions' states; pushed to the others at once when they
+    /// changed.
+    pub fn set_partitions(&self, mut partitions: Vec<PartitionState>) {
+        partitions.sort_by_key(|p| p.partition_id);
+        let mut inner = self.lock();
+        if inner.local.partitions == partitions {
+            return;
+        }
+        inner.local.partitions = partitions;
+        inner.revision += 1;
+        drop(inner);
+        self.local_changes.send_modify(|v| *v += 1);
+        self.changes.send_modify(|v| *v += 1);
+    }
+
+    /// The cluster as this broker sees it now.
+    pub fn view(&self) -> ClusterView {
+        let inner = self.lock();
+        let mut brokers: Vec<BrokerInfo> = inner
+            .members
+            .values()
+            .filter(|m| m.alive)
+            .map(|m| m.info.clone())
+            .collect();
+        brokers.push(inner.local.clone());
+        brokers.sort_by_key(|b| b.node_id);
+        ClusterView {
+            brokers,
+            cluster_size: inner.local.cluster_size,
+            partitions_count: inner.local.partitions_count,
+            replication_factor: inner.local.replication_factor,
+        }
+    }
+
+    /// The leader of `partition_id` (the live broker leading it in the highest term).
+    pub fn leader(&self, partition_id: u32) -> Option<Leader> {
+        self.view().leader(partition_id)
+    }
+
+    /// Bumped on every change of the view: wait on it for a new leader.
+    pub fn changes(&self) -> watch::Receiver<u64> {
+        self.changes.subscribe()
+    }
+
+    /// Set when this broker's settings contradict the cluster's: it must not join.
+    pub fn refused(&self) -> watch::Receiver<Option<SettingsError>> {
+        self.refused.subscribe()
+    }
+
+    /// The channel to live broker `node`.
+    pub fn channel(&self, node: NodeId) -> Option<Channel> {
+        let address = {
+            let inner = self.lock();
+            let member = inner.members.get(&node).filter(|m| m.alive)?;
+            member.info.internal_address.clone()
+        };
+        self.peers.channel_to(&address).ok()
+    }
+
+    /// The other live brokers.
+    pub fn alive_members(&self) -> Vec<NodeId> {
+        let inner = self.lock();
+        let mut nodes: Vec<NodeId> = inner
+            .members
+            .iter()
+            .filter(|(_, m)| m.alive)
+            .map(|(id, _)| *id)
+            .collect();
+        nodes.sort_unstable();
+        nodes
+    }
+
+    fn local_proto(&self) -> proto::BrokerInfo {
+        let inner = self.lock();
+        inner.local.to_proto(self.incarnation, inner.revision)
+    }
+
+    /// Takes in another broker's info (the Gossip RPC, or the answer to ours). A broker
+    /// whose settings contradict ours is not taken in.
+    pub fn receive(&self, info: &proto::BrokerInfo) -> Result<(), SettingsError> {
+        let broker = BrokerInfo::from_proto(info).map_err(|e| SettingsError {
+            setting: "internal-port",
+            reason: e.to_string(),
+        })?;
+        let mut inner = self.lock();
+        if broker.node_id == inner.local.node_id {
+            if info.incarnation == self.incarnation {
+                return Ok(());
+            }
+            return Err(SettingsError {
+                setting: "node-id",
+                reason: format!(
+                    "the broker at {} has node id {} too; each broker needs its own",
+                    broker.internal_address, broker.node_id
+                ),
+            });
+        }
+        check(&inner.local, &broker)?;
+        let now = Instant::now();
+        let changed = match inner.members.get_mut(&broker.node_id) {
+            Some(member) => {
+                let newer =
+                    member.incarnation != info.incarnation || member.revision <= info.revision;
+                member.last_seen = now;
+                let changed = (newer && member.info != broker) || !member.alive;
+                if newer {
+                    member.info = broker;
+                    member.incarnation = info.incarnation;
+                    member.revision = info.revision;
+                }
+                member.alive = true;
+                changed
+            }
+            None => {
+                tracing::info!(node = broker.node_id, address = %broker.internal_address, "a broker joined");
+                inner.members.insert(
+                    broker.node_id,
+                    Member {
+                        info: broker,
+                        incarnation: info.incarnation,
+                        revision: info.revision,
+                        last_seen: now,
+                        alive: true,
+                    },
+                );
+                true
+            }
+        };
+        drop(inner);
+        if changed {
+            self.changes.send_modify(|v| *v += 1);
+        }
+        Ok(())
+    }
+
+    /// The Gossip RPC's server side: takes in the sender's info and answers with ours.
+    pub fn answer(&self, info: &proto::BrokerInfo) -> proto::BrokerInfo {
+        if let Err(error) = self.receive(info) {
+            tracing::warn!(node = info.node_id, address = %info.internal_address, %error, "ignoring a broker whose settings contradict this one's");
+        }
+        self.local_proto()
+    }
+
+    /// Marks brokers not heard from for the failure timeout as gone.
+    fn expire(&self) {
+        let now = Instant::now();
+        let mut changed = false;
+        let mut inner = self.lock();
+        for (node, member) in inner.members.iter_mut() {
+            if member.alive && now.duration_since(member.last_seen) > self.config.failure_timeout {
+                tracing::warn!(
+                    node,
+                    "a broker is gone: not heard from within the failure timeout"
+                );
+                member.alive = false;
+                changed = true;
+            }
+        }
+        drop(inner);
+        if changed {
+            self.changes.send_modify(|v| *v += 1);
+        }
+    }
+
+    /// Where to push: every known broker, and the contact points not known to be one of them.
+    fn targets(&self) -> Vec<String> {
+        let inner = self.lock();
+        let mut targets: Vec<String> = inner
+            .members
+            .values()
+            .map(|m| m.info.internal_address.clone())
+            .collect();
+        for point in &self.contact_points {
+            let known = match inner.contacts.get(point) {
+                Some(node) if *node == inner.local.node_id => true,
+                Some(node) => inner.members.get(node).is_some_and(|m| m.alive),
+                None => false,
+            };
+            if !known && !targets.contains(point) {
+                targets.push(point.clone());
+            }
+        }
+        targets
+    }
+
+    async fn push(&self, address: String, info: proto::BrokerInfo) {
+        let Ok(channel) = self.peers.channel_to(&address) else {
+            return;
+        };
+        let mut request = tonic::Request::new(info);
+        request.set_timeout(self.config.interval.max(Duration::from_millis(200)));
+        let answer = match InternalClient::new(channel).gossip(request).await {
+            Ok(answer) => answer.into_inner(),
+            Err(status) => {
+                tracing::trace!(%address, %status, "no answer to gossip");
+                return;
+            }
+        };
+        self.lock().contacts.insert(address.clone(), answer.node_id);
+        if let Err(error) = self.receive(&answer) {
+            tracing::error!(%address, %error, "this broker's settings contradict the cluster's; it does not join");
+            self.refused.send_replace(Some(error));
+        }
+    }
+
+    /// Pushes this broker's info to every target once, and takes in their answers.
+    pub async fn gossip_round(&self) {
+        let info = self.local_proto();
+        let pushes = self
+            .targets()
+            .into_iter()
+            .map(|address| self.push(address, info.clone()));
+        futures_util::future::join_all(pushes).await;
+        self.expire();
+    }
+
+    /// Pushes this broker's info to every target, every interval and at once on a change,
+    /// until dropped.
+    pub async fn run(self: Arc<Self>) {
+        let mut local_changes = self.local_changes.subscribe();
+        loop {
+            self.gossip_round().await;
+            tokio::select! {
+                _ = tokio::time::sleep(self.config.interval) => {}
+                _ = local_changes.changed() => {}
+            }
+        }
+    }
+}
+
+/// Checks another broker's settings against this one's, naming the first that differs.
+pub fn check(local: &BrokerInfo, other: &BrokerInfo) -> Result<(), SettingsError> {
+    let differs = |setting: &'static str, ours: String, theirs: String| {
+        Err(SettingsError {
+            setting,
+            reason: format!(
+                "this broker has {ours}, but broker {} at {} has {theirs}: every broker of a \
+                 cluster needs the same value",
+                other.node_id, other.internal_address
+            ),
+        })
+    };
+    if local.cluster_name != other.cluster_name {
+        return differs(
+            "cluster-name",
+            format!("'{}'", local.cluster_name),
+            format!("'{}'", other.cluster_name),
+        );
+    }
+    if local.cluster_size != other.cluster_size {
+        return differs(
+            "cluster-size",
+            local.cluster_size.to_string(),
+            other.cluster_size.to_string(),
+        );
+    }
+    if local.partitions_count != other.partitions_count {
+        return differs(
+            "partitions",
+            local.partitions_count.to_string(),
+            other.partitions_count.to_string(),
+        );
+    }
+    if local.replication_factor != other.replication_factor {
+        return differs(
+            "replication-factor",
+            local.replication_factor.to_string(),
+            other.replication_factor.to_string(),
+        );
+    }
+    Ok(())
+}
+
+/// Different at every start of a broker, so that a restarted broker's info replaces its old
+/// one's, and two brokers given one node id are told apart.
+fn incarnation() -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    nanos ^ (u64::from(std::process::id()) << 40)
+}

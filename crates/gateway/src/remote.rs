@@ -1,0 +1,290 @@
+//! Commands for partitions led by another broker: forwarded over the internal port to that
+//! broker, whose gateway runs them through its partition (its in-flight limit, its answer) and
+//! sends back the answer or why there is none.
+//!
+//! The internal API is a third transport of the gateway's errors, with its own table
+//! ([`failure`] and [`from_failure`]): what was certainly not written stays "not written"
+//! across the hop (so the forwarding gateway may retry it, or try another partition), and
+//! what may have been written stays "maybe written" (DEADLINE_EXCEEDED, never retried here).
+//! A connection that cannot be made is "not written"; one that breaks while the command is on
+//! its way is "maybe written".
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use beeline_cluster::records;
+use beeline_cluster::transport::proto;
+use beeline_cluster::transport::proto::failure::Kind;
+use beeline_cluster::transport::proto::internal_client::InternalClient;
+use beeline_cluster::{Executor, NodeId};
+use beeline_protocol::Record;
+use beeline_stream::PartitionError;
+use tonic::transport::Channel;
+
+use crate::backpressure::Exhausted;
+use crate::dispatch::Dispatcher;
+use crate::error::GatewayError;
+
+/// Time the leader's own timeout has to answer before the forwarding side gives up.
+const MARGIN: Duration = Duration::from_millis(500);
+
+/// Sends `command` to `node`, the leader of `partition`, and waits for its answer.
+pub(crate) async fn forward(
+    node: NodeId,
+    channel: Channel,
+    partition: u16,
+    command: &Record,
+    timeout: Duration,
+) -> Result<Record, GatewayError> {
+    let request = proto::ExecuteRequest {
+        partition_id: u32::from(partition),
+        command: records::encode(command),
+        timeout_ms: timeout.as_millis() as u64,
+    };
+    let mut call = tonic::Request::new(request);
+    call.set_timeout(timeout + MARGIN);
+    let mut client = InternalClient::new(channel)
+        .max_decoding_message_size(usize::MAX)
+        .max_encoding_message_size(usize::MAX);
+    let answer = match tokio::time::timeout(timeout + MARGIN, client.execute(call)).await {
+        Err(_) => {
+            return Err(GatewayError::Timeout {
+                partition,
+                after: timeout,
+            });
+        }
+        Ok(Err(status)) if never_connected(&status) => {
+            return Err(GatewayError::Refused(PartitionError::Unavailable {
+                partition,
+                reason: format!(
+                    "its leader, broker {node}, cannot be reached: {}",
+                    status.message()
+                ),
+            }));
+        }
+        Ok(Err(status)) if status.code() == tonic::Code::DeadlineExceeded => {
+            return Err(GatewayError::Timeout {
+                partition,
+                after: timeout,
+            });
+        }
+        Ok(Err(status)) => {
+            return Err(GatewayError::Timeout {
+                partition,
+                after: timeout,
+            })
+            .inspect_err(|_| {
+                tracing::info!(node, partition, %status, "the connection to a partition's leader broke with a command on its way; it may have been written");
+            });
+        }
+        Ok(Ok(answer)) => answer.into_inner(),
+    };
+    match answer.result {
+        Some(proto::execute_response::Result::Record(bytes)) => {
+            records::decode(&bytes, answer.position)
+                .map_err(|e| GatewayError::Internal(format!("broker {node} answered: {e}")))
+        }
+        Some(proto::execute_response::Result::Failure(failure)) => Err(from_failure(failure)),
+        None => Err(GatewayError::Internal(format!(
+            "broker {node} answered without a result"
+        ))),
+    }
+}
+
+/// Whether the call failed before it reached the other broker: its connection could not be
+/// made.
+fn never_connected(status: &tonic::Status) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(status);
+    while let Some(error) = source {
+        if error.is::<tonic::ConnectError>() {
+            return true;
+        }
+        source = error.source();
+    }
+    false
+}
+
+/// The internal API's form of a gateway error.
+pub(crate) fn failure(error: &GatewayError) -> proto::Failure {
+    let message = match error {
+        GatewayError::Internal(message) | GatewayError::NotFound(message) => message.clone(),
+        GatewayError::Refused(PartitionError::Unavailable { reason, .. })
+        | GatewayError::Partition(PartitionError::Unavailable { reason, .. }) => reason.clone(),
+        other => other.message(),
+    };
+    let mut failure = proto::Failure {
+        kind: Kind::Internal.into(),
+        partition_id: 0,
+        message,
+        a: 0,
+        b: 0,
+    };
+    let mut set = |kind: Kind, partition: u16, a: u64, b: u64| {
+        failure.kind = kind.into();
+        failure.partition_id = u32::from(partition);
+        failure.a = a;
+        failure.b = b;
+    };
+    match error {
+        GatewayError::NotFound(_) => set(Kind::NotFound, 0, 0, 0),
+        GatewayError::Backpressure(exhausted) => set(
+            Kind::Backpressure,
+            exhausted.partition,
+            exhausted.inflight as u64,
+            exhausted.limit as u64,
+        ),
+        GatewayError::Timeout { partition, after } => {
+            set(Kind::Timeout, *partition, after.as_millis() as u64, 0)
+        }
+        GatewayError::Refused(partition_error) | GatewayError::Partition(partition_error) => {
+            let refused = matches!(error, GatewayError::Refused(_));
+            match partition_error {
+                PartitionError::ResourceExhausted(partition) => {
+                    set(Kind::QueueFull, *partition, 0, 0)
+                }
+                PartitionError::CommandTooLarge { size, max } => {
+                    set(Kind::CommandTooLarge, 0, *size as u64, *max as u64)
+                }
+                PartitionError::DiskFull {
+                    partition,
+                    free,
+                    min_free,
+                } => set(Kind::DiskFull, *partition, *free, *min_free),
+                PartitionError::NotLeader { partition } => set(Kind::NotLeader, *partition, 0, 0),
+                PartitionError::Unavailable { partition, .. } => set(
+                    if refused {
+                        Kind::Refused
+                    } else {
+                        Kind::Unavailable
+                    },
+                    *partition,
+                    0,
+                    0,
+                ),
+            }
+        }
+        _ => {}
+    }
+    failure
+}
+
+/// A gateway error from its internal API's form.
+pub(crate) fn from_failure(failure: proto::Failure) -> GatewayError {
+    let partition = u16::try_from(failure.partition_id).unwrap_or(0);
+    let kind = Kind::try_from(failure.kind).unwrap_or(Kind::Internal);
+    match kind {
+        Kind::Internal => GatewayError::Internal(failure.message),
+        Kind::NotFound => GatewayError::NotFound(failure.message),
+        Kind::NotLeader => GatewayError::Refused(PartitionError::NotLeader { partition }),
+        Kind::Backpressure => GatewayError::Backpressure(Exhausted {
+            partition,
+            inflight: failure.a as usize,
+            limit: failure.b as usize,
+        }),
+        Kind::QueueFull => GatewayError::Refused(PartitionError::ResourceExhausted(partition)),
+        Kind::CommandTooLarge => GatewayError::Refused(PartitionError::CommandTooLarge {
+            size: failure.a as usize,
+            max: failure.b as usize,
+        }),
+        Kind::DiskFull => GatewayError::Refused(PartitionError::DiskFull {
+            partition,
+            free: failure.a,
+            min_free: failure.b,
+        }),
+        Kind::Refused => GatewayError::Refused(PartitionError::Unavailable {
+            partition,
+            reason: failure.message,
+        }),
+        Kind::Unavailable => GatewayError::Partition(PartitionError::Unavailable {
+            partition,
+            reason: failure.message,
+        }),
+        Kind::Timeout => GatewayError::Timeout {
+            partition,
+            after: Duration::from_millis(failure.a),
+        },
+    }
+}
+
+/// Runs commands other brokers' gateways forward to partitions led here.
+pub(crate) struct Forwarded {
+    pub d: Arc<Dispatcher>,
+}
+
+#[tonic::async_trait]
+impl Executor for Forwarded {
+    async fn execute(&self, request: proto::ExecuteRequest) -> proto::ExecuteResponse {
+        let answer = match records::decode(&request.command, -1) {
+            Err(e) => Err(GatewayError::Internal(e.to_string())),
+            Ok(command) => match u16::try_from(request.partition_id) {
+                Err(_) => Err(GatewayError::NotFound(format!(
+                    "partition {} does not exist",
+                    request.partition_id
+                ))),
+                Ok(partition) => {
+                    let timeout = Duration::from_millis(request.timeout_ms)
+                        .min(self.d.config.request_timeout.max(Duration::from_secs(1)) * 10);
+                    self.d.execute_here(partition, command, timeout).await
+                }
+            },
+        };
+        match answer {
+            Ok(record) => proto::ExecuteResponse {
+                position: record.position,
+                result: Some(proto::execute_response::Result::Record(records::encode(
+                    &record,
+                ))),
+            },
+            Err(error) => proto::ExecuteResponse {
+                position: -1,
+                result: Some(proto::execute_response::Result::Failure(failure(&error))),
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_keep_whether_the_command_was_written_across_brokers() {
+        let errors = [
+            GatewayError::NotFound("no such".into()),
+            GatewayError::Backpressure(Exhausted {
+                partition: 2,
+                inflight: 10,
+                limit: 10,
+            }),
+            GatewayError::Refused(PartitionError::ResourceExhausted(3)),
+            GatewayError::Refused(PartitionError::CommandTooLarge { size: 9, max: 4 }),
+            GatewayError::Refused(PartitionError::DiskFull {
+                partition: 1,
+                free: 5,
+                min_free: 6,
+            }),
+            GatewayError::Refused(PartitionError::NotLeader { partition: 2 }),
+            GatewayError::Refused(PartitionError::Unavailable {
+                partition: 2,
+                reason: "stopped".into(),
+            }),
+            GatewayError::Partition(PartitionError::Unavailable {
+                partition: 2,
+                reason: "failed".into(),
+            }),
+            GatewayError::Timeout {
+                partition: 3,
+                after: Duration::from_millis(1500),
+            },
+            GatewayError::Internal("boom".into()),
+        ];
+        for error in errors {
+            let back = from_failure(failure(&error));
+            assert_eq!(back, error, "{error}");
+            assert_eq!(
+                back.is_retriable_elsewhere(),
+                error.is_retriable_elsewhere()
+            );
+        }
+    }
+}
