@@ -63,17 +63,12 @@ impl<'t> JobState<'t> {
                 .str(job_type)
                 .str(tenant)
                 .build();
-            let mut taken = 0;
-            for entry in self.txn.scan_queue(&prefix) {
-                if taken >= limit {
-                    break;
-                }
+            for entry in self.txn.scan_queue(&prefix).take(limit) {
                 let (key, _) = entry?;
                 let mut reader = KeyReader::new(ColumnFamily::ActivatableJobs, &key)?;
                 reader.str()?;
                 reader.str()?;
                 keys.push(reader.i64()?);
-                taken += 1;
             }
         }
         if tenants.len() > 1 {
