@@ -27,6 +27,7 @@ mod replay;
 mod resource_deletion;
 mod signals;
 mod task_listeners;
+mod tenants;
 mod timers;
 mod user_tasks;
 mod variables;
