@@ -1,6 +1,12 @@
 //! The read side of the started binary: instances created over REST become searchable from
 //! the embedded store, stay so across a kill -9 (exported at least once, stored once), and a
 //! node without secondary storage says why it cannot search.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 mod common;
 

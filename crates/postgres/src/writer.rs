@@ -87,11 +87,13 @@ impl Writer for PostgresWriter {
     }
 
     fn try_write(&self, flush: Flush) -> Result<(), Flush> {
-        self.jobs.try_send(Job::Flush(flush)).map_err(|e| match e {
-            mpsc::error::TrySendError::Full(Job::Flush(flush))
-            | mpsc::error::TrySendError::Closed(Job::Flush(flush)) => flush,
-            _ => unreachable!("a flush was sent"),
-        })
+        match self.jobs.try_reserve() {
+            Ok(room) => {
+                room.send(Job::Flush(flush));
+                Ok(())
+            }
+            Err(_) => Err(flush),
+        }
     }
 
     async fn write(&self, flush: Flush) -> Result<(), String> {
