@@ -3,21 +3,27 @@
 //! process id once it holds many instances.
 //!
 //! `cargo bench -p beeline --bench read_side -- [--store embedded|postgres] [--instances N]
-//!  [--searches N] [--dir PATH] [--url URL]`
+//!  [--searches N] [--flush N] [--dir PATH] [--url URL]`
 //!
 //! The rows are the exporter's own: a one-task instance (1 KiB of variables at the start and at
 //! the job's completion, as `beeline bench --payload 1KiB` sends) runs once on an in-process
 //! partition, and its records go through the store exporter's projection. That instance's rows,
 //! completed and (for one instance in ten) still waiting at its job, are then written again and
 //! again with their keys, positions and dates moved on and one of ten process ids, through the
-//! store's own writer in flushes of `--flush` instances (default 1,000): the store takes the very rows the exporter
-//! would write for so many instances, without the engine making them. Then it searches instances
+//! store's own writer in flushes of `--flush` instances (default 1,000): the store takes the
+//! very rows the exporter would write for so many instances, without the engine making them. Then it searches instances
 //! by state and process id (`POST /v2/process-instances/search` with
 //! `{"filter": {"state": "ACTIVE", "processDefinitionId": "..."}}`, the first page of 100 and its
 //! total, answered by the store's search, without HTTP) and prints the latency percentiles.
 //!
 //! `--store postgres` starts a PostgreSQL server of its own (durability on), or writes to
 //! `--url`. `--dir` keeps the SQLite file (default: a temporary directory, deleted after).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "a benchmark: a failed unwrap is a failed run"
+)]
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

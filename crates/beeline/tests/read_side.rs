@@ -3,6 +3,12 @@
 //! stored once), come back when the store was deleted while the node was down, and wait for a
 //! PostgreSQL server that is away at start or goes away without stopping the engine or losing
 //! anything; a node without secondary storage says why it cannot search.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 mod common;
 

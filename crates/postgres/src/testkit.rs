@@ -5,6 +5,12 @@
 //! Where PostgreSQL is not installed, [`Server::start`] says so and gives `None`, unless
 //! `BEELINE_REQUIRE_POSTGRES=1` (the test command sets it after installing the package): then
 //! a missing or failing server fails the test.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "the test kit: a failure in it fails the test that uses it"
+)]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

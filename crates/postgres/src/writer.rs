@@ -91,11 +91,13 @@ impl Writer for PostgresWriter {
     }
 
     fn try_write(&self, flush: Flush) -> Result<(), Flush> {
-        self.jobs.try_send(Job::Flush(flush)).map_err(|e| match e {
-            mpsc::error::TrySendError::Full(Job::Flush(flush))
-            | mpsc::error::TrySendError::Closed(Job::Flush(flush)) => flush,
-            _ => unreachable!("a flush was sent"),
-        })
+        match self.jobs.try_reserve() {
+            Ok(room) => {
+                room.send(Job::Flush(flush));
+                Ok(())
+            }
+            Err(_) => Err(flush),
+        }
     }
 
     async fn write(&self, flush: Flush) -> Result<(), String> {
@@ -124,16 +126,17 @@ struct Prepared {
 }
 
 impl Connection {
-    async fn ready(&mut self) -> Result<&mut Client, Error> {
-        if self.client.as_ref().is_none_or(Client::is_closed) {
-            self.client = None;
-            self.prepared = Prepared::default();
-            self.client = Some(self.database.connect().await?);
-        }
-        match &mut self.client {
-            Some(client) => Ok(client),
-            None => unreachable!("connected above"),
-        }
+    /// The connection, made first if there is none or the server dropped it, with the
+    /// statements prepared on it.
+    async fn ready(&mut self) -> Result<(&mut Client, &mut Prepared), Error> {
+        let client = match self.client.take() {
+            Some(client) if !client.is_closed() => client,
+            _ => {
+                self.prepared = Prepared::default();
+                self.database.connect().await?
+            }
+        };
+        Ok((self.client.insert(client), &mut self.prepared))
     }
 
     fn failed(&self, source: tokio_postgres::Error) -> Error {
@@ -302,23 +305,16 @@ fn merged(round: &[Flush], table: usize) -> BTreeMap<Vec<Value>, Vec<Value>> {
 }
 
 async fn write(connection: &mut Connection, round: &[Flush]) -> Result<u64, Error> {
-    connection.ready().await?;
-    let result = write_on(connection, round).await;
+    let (client, prepared) = connection.ready().await?;
+    let result = write_on(client, prepared, round).await;
     result.map_err(|e| connection.failed(e))
 }
 
 async fn write_on(
-    connection: &mut Connection,
+    client: &mut Client,
+    prepared: &mut Prepared,
     round: &[Flush],
 ) -> Result<u64, tokio_postgres::Error> {
-    let Connection {
-        client: Some(client),
-        prepared,
-        ..
-    } = connection
-    else {
-        unreachable!("the writer connects before it writes")
-    };
     let tx = client.transaction().await?;
     let mut written = 0;
     for (index, table) in TABLES.iter().enumerate() {
@@ -404,7 +400,7 @@ async fn write_on(
 }
 
 async fn position(connection: &mut Connection, partition: u16) -> Result<Option<i64>, Error> {
-    let client = connection.ready().await?;
+    let (client, _) = connection.ready().await?;
     let row = client
         .query_opt(
             "SELECT position FROM exporter_position WHERE partition_id = $1 AND exporter = $2",
@@ -416,7 +412,7 @@ async fn position(connection: &mut Connection, partition: u16) -> Result<Option<
 }
 
 async fn definitions(connection: &mut Connection) -> Result<Vec<StoredDefinition>, Error> {
-    let client = connection.ready().await?;
+    let (client, _) = connection.ready().await?;
     let rows = client
         .query(
             "SELECT key, bpmn_process_id, COALESCE(version_tag, ''), COALESCE(xml, '') \

@@ -244,6 +244,8 @@ pub struct CorrelationKeyLock {
     pub bpmn_process_id: String,
     #[prost(string, tag = "2")]
     pub correlation_key: String,
+    #[prost(string, tag = "3")]
+    pub tenant_id: String,
 }
 
 /// A message subscription with its key and whether it waits for a correlation to be

@@ -1,5 +1,5 @@
-//! The latest version of a versioned resource (processes, decisions, forms): an entry per id
-//! holding the newest version and its key.
+//! The latest version of a versioned resource (processes, decisions, forms): an entry per
+//! tenant and id holding the newest version and its key.
 
 use beeline_state::{ColumnFamily, KeyBuilder, KeyReader, Result, Transaction};
 
@@ -106,12 +106,14 @@ pub(super) fn replace_latest(
     Ok(())
 }
 
-/// The (version, key) entries under `prefix` of a versions family: (id, version) -> key.
+/// The (version, key) entries under `prefix` of a versions family: (tenant, id, version) ->
+/// key.
 fn versions(txn: &Transaction<'_>, cf: ColumnFamily, prefix: &[u8]) -> Result<Vec<(i32, i64)>> {
     let mut found = Vec::new();
     for entry in txn.scan(prefix) {
         let (entry_key, value) = entry?;
         let mut reader = KeyReader::new(cf, &entry_key)?;
+        reader.str()?;
         reader.str()?;
         let version = i32::try_from(reader.i64()?).unwrap_or(i32::MAX);
         if let Ok(bytes) = <[u8; 8]>::try_from(value.as_slice()) {
