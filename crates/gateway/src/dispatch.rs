@@ -311,18 +311,7 @@ impl Dispatcher {
             Ok(Ok(Err(error))) => Err(error.into()),
             Ok(Ok(Ok(record))) => {
                 permit.success();
-                match record.record_type {
-                    RecordType::Event => Ok(record),
-                    RecordType::CommandRejection => Err(GatewayError::Rejected {
-                        intent: record.intent,
-                        rejection: record.rejection_type,
-                        reason: record.rejection_reason,
-                    }),
-                    RecordType::Command => Err(GatewayError::Internal(format!(
-                        "partition {partition_id} answered {} with a command",
-                        intent_name(intent)
-                    ))),
-                }
+                answered(partition_id, intent, record)
             }
         }
     }
@@ -366,6 +355,26 @@ impl Dispatcher {
     /// The partition's state for the topology.
     pub fn partition_status(&self, partition: &Partition) -> Option<PartitionStatus> {
         partition.slot.handle().map(|h| h.status())
+    }
+}
+
+/// The answer to a command: its event, or the rejection as [`GatewayError::Rejected`].
+pub(crate) fn answered(
+    partition_id: u16,
+    intent: Intent,
+    record: Record,
+) -> Result<Record, GatewayError> {
+    match record.record_type {
+        RecordType::Event => Ok(record),
+        RecordType::CommandRejection => Err(GatewayError::Rejected {
+            intent: record.intent,
+            rejection: record.rejection_type,
+            reason: record.rejection_reason,
+        }),
+        RecordType::Command => Err(GatewayError::Internal(format!(
+            "partition {partition_id} answered {} with a command",
+            intent_name(intent)
+        ))),
     }
 }
 

@@ -17,7 +17,7 @@ use beeline_cluster::transport::proto;
 use beeline_cluster::transport::proto::failure::Kind;
 use beeline_cluster::transport::proto::internal_client::InternalClient;
 use beeline_cluster::{Executor, NodeId};
-use beeline_protocol::Record;
+use beeline_protocol::{Record, RecordType};
 use beeline_stream::PartitionError;
 use tonic::transport::Channel;
 
@@ -224,7 +224,25 @@ impl Executor for Forwarded {
                 Ok(partition) => {
                     let timeout = Duration::from_millis(request.timeout_ms)
                         .min(self.d.config.request_timeout.max(Duration::from_secs(1)) * 10);
-                    self.d.execute_here(partition, command, timeout).await
+                    match self
+                        .d
+                        .execute_here(partition, command.clone(), timeout)
+                        .await
+                    {
+                        // A rejection is an answer: it travels as the record it is.
+                        Err(GatewayError::Rejected {
+                            intent,
+                            rejection,
+                            reason,
+                        }) => Ok(Record {
+                            record_type: RecordType::CommandRejection,
+                            intent,
+                            rejection_type: rejection,
+                            rejection_reason: reason,
+                            ..command
+                        }),
+                        other => other,
+                    }
                 }
             },
         };
