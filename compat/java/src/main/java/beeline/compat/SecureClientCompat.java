@@ -185,7 +185,11 @@ public final class SecureClientCompat {
       throw new AssertionError("expected a refusal, but the topology was served");
     } catch (final RuntimeException e) {
       final Throwable cause = rootStatus(e);
-      final String text = String.valueOf(e) + " " + String.valueOf(cause);
+      final StringBuilder chain = new StringBuilder();
+      for (Throwable t = e; t != null; t = t.getCause()) {
+        chain.append(" <- ").append(t);
+      }
+      final String text = chain.toString();
       expect(
           (cause instanceof StatusRuntimeException sre
                   && sre.getStatus().getCode() == Status.Code.UNAUTHENTICATED)
