@@ -147,9 +147,9 @@ async fn oidc_bearer_tokens_are_checked_against_the_jwks() {
     let config = GatewayConfig {
         auth: AuthConfig::Oidc(OidcConfig {
             jwks: JwksSource::File(jwks),
-            jwks_ca: None,
             issuer: Some("http://idp.test/realms/camunda".into()),
             audience: Some("zeebe-api".into()),
+            ..OidcConfig::new(JwksSource::File(std::path::PathBuf::new()))
         }),
         ..GatewayConfig::default()
     };
@@ -278,10 +278,11 @@ async fn a_jwks_is_read_over_https_checking_the_server_certificate() {
         https_server(&server, serde_json::json!({ "keys": [jwk] }).to_string()).await;
     let oidc = |host: &str, jwks_ca: Option<std::path::PathBuf>| {
         AuthConfig::Oidc(OidcConfig {
-            jwks: JwksSource::Url(format!("https://{host}:{}/jwks", address.port())),
             jwks_ca,
-            issuer: None,
-            audience: None,
+            ..OidcConfig::new(JwksSource::Url(format!(
+                "https://{host}:{}/jwks",
+                address.port()
+            )))
         })
     };
 
