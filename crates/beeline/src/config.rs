@@ -115,6 +115,33 @@ pub struct BrokerConfig {
     #[arg(long, env = "BEELINE_AUTH_OIDC_AUDIENCE", requires = "auth_oidc_jwks")]
     pub auth_oidc_audience: Option<String>,
 
+    /// The claim of an OIDC token that names its user, the principal tenants are assigned to
+    /// (Camunda's `usernameClaim`).
+    #[arg(long, env = "BEELINE_AUTH_OIDC_USERNAME_CLAIM", default_value = "sub")]
+    pub auth_oidc_username_claim: String,
+
+    /// The claim of an OIDC token that names its client (Camunda's `clientIdClaim`, such as
+    /// `client_id` or `azp`); when set and a token carries it, the client is the principal.
+    #[arg(long, env = "BEELINE_AUTH_OIDC_CLIENT_ID_CLAIM")]
+    pub auth_oidc_client_id_claim: Option<String>,
+
+    /// Multi-tenancy: every request names the tenant it acts for (Zeebe's `tenantId`), which
+    /// the caller must be assigned to (`--tenant-assignments`); deployments, instances, jobs,
+    /// messages and signals of one tenant never reach another. Needs authentication. Off by
+    /// default: everything belongs to the tenant `<default>`, and a request naming another is
+    /// refused.
+    #[arg(long, env = "BEELINE_MULTI_TENANCY", default_value_t = false,
+          action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true",
+          value_parser = clap::builder::BoolishValueParser::new())]
+    pub multi_tenancy: bool,
+
+    /// Which principals (basic users; OIDC clients or users) may act for which tenants:
+    /// `principal=tenant+tenant,...`, with `*` for every authenticated principal, e.g.
+    /// `alice=tenant-a+<default>,worker-b=tenant-b`.
+    #[arg(long, env = "BEELINE_TENANT_ASSIGNMENTS", value_name = "PRINCIPAL=TENANT+...,...",
+          value_parser = parse_assignments, requires = "multi_tenancy")]
+    pub tenant_assignments: Option<Assignments>,
+
     /// Port of health, readiness and Prometheus metrics.
     #[arg(long, env = "BEELINE_MONITORING_PORT", default_value_t = 9600)]
     pub monitoring_port: u16,
@@ -175,6 +202,14 @@ pub struct BrokerConfig {
     #[arg(long, env = "BEELINE_RETENTION_MAX_INSTANCES", default_value = "1000000",
           value_parser = parse_count)]
     pub retention_max_instances: Count,
+}
+
+/// Which principals may act for which tenants.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Assignments(pub std::collections::HashMap<String, Vec<String>>);
+
+fn parse_assignments(text: &str) -> Result<Assignments, String> {
+    beeline_gateway::TenancyConfig::parse_assignments(text).map(Assignments)
 }
 
 /// Basic authentication's users: name → password.

@@ -49,6 +49,8 @@ mod auth;
 mod fuzz;
 #[path = "gateway/rest.rs"]
 mod rest;
+#[path = "gateway/tenants.rs"]
+mod tenants;
 #[path = "gateway/tls.rs"]
 mod tls;
 

@@ -47,8 +47,8 @@ fn in_requirements(requirements_key: i64, decision_id: &str) -> Vec<u8> {
         .build()
 }
 
-fn read_key(bytes: Option<Vec<u8>>) -> Option<i64> {
-    bytes.and_then(|b| Some(i64::from_be_bytes(b.as_slice().try_into().ok()?)))
+fn read_key(cf: ColumnFamily, bytes: Option<Vec<u8>>) -> Result<Option<i64>> {
+    super::read_int(cf, bytes, i64::from_be_bytes)
 }
 
 pub struct DecisionState<'t> {
@@ -119,7 +119,7 @@ impl<'t> DecisionState<'t> {
         let mut found = Vec::new();
         for entry in self.txn.scan(&prefix) {
             let (_, value) = entry?;
-            if let Some(key) = read_key(Some(value))
+            if let Some(key) = read_key(ColumnFamily::DecisionsByRequirements, Some(value))?
                 && let Some(decision) = self.get(key)?
             {
                 found.push(decision);
@@ -135,9 +135,10 @@ impl<'t> DecisionState<'t> {
         decision_id: &str,
     ) -> Result<Option<DecisionRecord>> {
         match read_key(
+            ColumnFamily::DecisionsByRequirements,
             self.txn
                 .get(&in_requirements(requirements_key, decision_id))?,
-        ) {
+        )? {
             Some(key) => self.get(key),
             None => Ok(None),
         }

@@ -3,8 +3,8 @@
 use beeline_protocol::value::FormRecord;
 use beeline_state::{ColumnFamily, KeyBuilder, Result, Transaction};
 
-use super::decode;
 use super::versions::{lower_latest, next_version, raise_latest, read_latest};
+use super::{decode, read_int};
 
 fn form(key: i64) -> Vec<u8> {
     KeyBuilder::new(ColumnFamily::Forms).i64(key).build()
@@ -66,10 +66,9 @@ impl<'t> FormState<'t> {
         form_id: &str,
         version_number: i32,
     ) -> Result<Option<i64>> {
-        Ok(self
-            .txn
-            .get(&version(tenant, form_id, version_number))?
-            .and_then(|bytes| Some(i64::from_be_bytes(bytes.as_slice().try_into().ok()?))))
+        self.txn
+            .get(&version(tenant, form_id, version_number))
+            .and_then(|bytes| read_int(ColumnFamily::FormVersions, bytes, i64::from_be_bytes))
     }
 
     /// The latest version of a tenant's `form_id` that `matches`, newest first.

@@ -114,9 +114,9 @@ impl<'t, 's> MutableJobState<'t, 's> {
     }
 
     /// Removes the job's index entries for its current state.
-    fn unindex(&mut self, key: i64, current: &Job) {
+    fn unindex(&mut self, key: i64, current: &Job) -> Result<()> {
         let record = current.record();
-        match current.lifecycle() {
+        match current.lifecycle()? {
             JobLifecycle::Activatable => {
                 self.txn
                     .delete(activatable(&record.r#type, &record.tenant_id, key))
@@ -127,6 +127,7 @@ impl<'t, 's> MutableJobState<'t, 's> {
             }
             JobLifecycle::Failed | JobLifecycle::ErrorThrown => {}
         }
+        Ok(())
     }
 
     /// Stores the job in `state`, indexed for it.
@@ -161,7 +162,7 @@ impl<'t, 's> MutableJobState<'t, 's> {
     /// Moves the job to `state` with `record` as its new data.
     pub fn transition(&mut self, key: i64, record: &JobRecord, state: JobLifecycle) -> Result<()> {
         if let Some(current) = self.get(key)? {
-            self.unindex(key, &current);
+            self.unindex(key, &current)?;
         }
         self.store(key, record, state, false);
         Ok(())
@@ -174,14 +175,14 @@ impl<'t, 's> MutableJobState<'t, 's> {
         };
         let mut record = current.record();
         change(&mut record);
-        self.unindex(key, &current);
-        self.store(key, &record, current.lifecycle(), false);
+        self.unindex(key, &current)?;
+        self.store(key, &record, current.lifecycle()?, false);
         Ok(())
     }
 
     pub fn remove(&mut self, key: i64) -> Result<()> {
         if let Some(current) = self.get(key)? {
-            self.unindex(key, &current);
+            self.unindex(key, &current)?;
             self.txn.delete(job(key));
         }
         Ok(())

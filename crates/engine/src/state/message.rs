@@ -3,9 +3,9 @@
 use beeline_protocol::value::MessageRecord;
 use beeline_state::{ColumnFamily, KeyBuilder, KeyReader, Result, Transaction};
 
-use super::decode;
 use super::time_index::{due, first_time};
 use super::values::CorrelationKeyLock;
+use super::{decode, read_int};
 
 fn by_key(message_key: i64) -> Vec<u8> {
     KeyBuilder::new(ColumnFamily::Messages)
@@ -136,10 +136,15 @@ impl<'t> MessageState<'t> {
         bpmn_process_id: &str,
         correlation_key: &str,
     ) -> Result<Option<i64>> {
-        Ok(self
-            .txn
-            .get(&active_instance(tenant, bpmn_process_id, correlation_key))?
-            .and_then(|bytes| bytes.try_into().ok().map(i64::from_be_bytes)))
+        self.txn
+            .get(&active_instance(tenant, bpmn_process_id, correlation_key))
+            .and_then(|bytes| {
+                read_int(
+                    ColumnFamily::ActiveInstancesByCorrelationKey,
+                    bytes,
+                    i64::from_be_bytes,
+                )
+            })
     }
 
     /// The correlation key an instance holds (with its tenant and BPMN process id), if a

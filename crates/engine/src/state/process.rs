@@ -5,8 +5,8 @@ use std::sync::Arc;
 use beeline_protocol::value::{CommandDistributionRecord, ProcessRecord};
 use beeline_state::{ColumnFamily, Error, KeyBuilder, KeyReader, Result, Transaction};
 
-use super::decode;
 use super::versions::{lower_latest, next_version, raise_latest, read_latest};
+use super::{decode, read_int};
 use crate::model::{DeployedProcess, ProcessCache, transform_bpmn};
 
 fn definition(key: i64) -> Vec<u8> {
@@ -93,10 +93,9 @@ impl<'t> ProcessState<'t> {
         bpmn_process_id: &str,
         version_number: i32,
     ) -> Result<Option<i64>> {
-        Ok(self
-            .txn
-            .get(&version(tenant, bpmn_process_id, version_number))?
-            .and_then(|bytes| Some(i64::from_be_bytes(bytes.as_slice().try_into().ok()?))))
+        self.txn
+            .get(&version(tenant, bpmn_process_id, version_number))
+            .and_then(|bytes| read_int(ColumnFamily::ProcessVersions, bytes, i64::from_be_bytes))
     }
 
     /// The definition ready to run, from the cache or rebuilt from its stored resource.

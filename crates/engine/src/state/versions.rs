@@ -30,10 +30,12 @@ fn deleted_latest(cf: ColumnFamily, key: &[u8]) -> Vec<u8> {
 /// every deleted one.
 pub(super) fn next_version(txn: &Transaction<'_>, cf: ColumnFamily, key: &[u8]) -> Result<i32> {
     let latest = read_latest(txn, cf, key)?.map_or(0, |(v, _)| v);
-    let deleted = txn
-        .get(&deleted_latest(cf, key))?
-        .and_then(|b| Some(i32::from_be_bytes(b.as_slice().try_into().ok()?)))
-        .unwrap_or(0);
+    let deleted = super::read_int(
+        ColumnFamily::DeletedLatestVersions,
+        txn.get(&deleted_latest(cf, key))?,
+        i32::from_be_bytes,
+    )?
+    .unwrap_or(0);
     Ok(latest.max(deleted) + 1)
 }
 
@@ -88,10 +90,12 @@ pub(super) fn replace_latest(
     previous: Option<(i32, i64)>,
 ) -> Result<()> {
     let deleted = deleted_latest(cf, &key);
-    let highest = txn
-        .get(&deleted)?
-        .and_then(|b| Some(i32::from_be_bytes(b.as_slice().try_into().ok()?)))
-        .unwrap_or(0);
+    let highest = super::read_int(
+        ColumnFamily::DeletedLatestVersions,
+        txn.get(&deleted)?,
+        i32::from_be_bytes,
+    )?
+    .unwrap_or(0);
     txn.put(deleted, highest.max(removed).to_be_bytes().to_vec());
     match previous {
         Some((version, value_key)) => {

@@ -250,6 +250,6 @@ fn apply_distributed(
         let created = ctx.append_event(command.key, DeploymentIntent::Created, deployment)?;
         ctx.respond(created);
     }
-    distribution::acknowledge(ctx, command);
+    distribution::acknowledge(ctx, command)?;
     Ok(())
 }

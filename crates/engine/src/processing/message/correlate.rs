@@ -9,12 +9,12 @@ use beeline_protocol::intent::{
     MessageStartEventSubscriptionIntent, MessageSubscriptionIntent,
     ProcessMessageSubscriptionIntent,
 };
-use beeline_protocol::key;
 use beeline_protocol::value::{
     MessageRecord, MessageSubscriptionRecord, ProcessMessageSubscriptionRecord,
 };
 
 use crate::error::ProcessingError;
+use crate::partitions;
 use crate::processing::ProcessingContext;
 use crate::processing::bpmn::behavior::events;
 use crate::state::values::{
@@ -154,13 +154,18 @@ fn correlate(
         MessageSubscriptionIntent::Correlating,
         record.clone(),
     )?;
-    send_correlate(ctx, &record);
-    Ok(())
+    send_correlate(ctx, &record)
 }
 
 /// Sends PROCESS_MESSAGE_SUBSCRIPTION CORRELATE to the instance's partition.
-fn send_correlate(ctx: &mut ProcessingContext<'_, '_>, record: &MessageSubscriptionRecord) {
-    let partition = key::partition_of(record.process_instance_key).unwrap_or(1);
+fn send_correlate(
+    ctx: &mut ProcessingContext<'_, '_>,
+    record: &MessageSubscriptionRecord,
+) -> Result<(), ProcessingError> {
+    let partition = partitions::of_key(
+        record.process_instance_key,
+        "the message subscription's process instance key",
+    )?;
     let command = correlation_command(ctx.partition_id(), record);
     ctx.send(
         partition,
@@ -168,6 +173,7 @@ fn send_correlate(ctx: &mut ProcessingContext<'_, '_>, record: &MessageSubscript
         ProcessMessageSubscriptionIntent::Correlate,
         command,
     );
+    Ok(())
 }
 
 /// The PROCESS_MESSAGE_SUBSCRIPTION CORRELATE command for a subscription correlating a

@@ -41,7 +41,7 @@ impl CommandProcessor for ResourceDeletionDeleteProcessor {
                 format!("Expected to delete resource but no resource found with key `{key}`"),
             );
             if distributed {
-                distribution::acknowledge(ctx, command);
+                distribution::acknowledge(ctx, command)?;
             }
             return Ok(());
         };
@@ -82,7 +82,7 @@ impl CommandProcessor for ResourceDeletionDeleteProcessor {
         }
         ctx.append_event(event_key, ResourceDeletionIntent::Deleted, value.clone())?;
         if distributed {
-            distribution::acknowledge(ctx, command);
+            distribution::acknowledge(ctx, command)?;
         } else {
             ctx.respond(deleting);
             distribution::distribute(ctx, event_key, ResourceDeletionIntent::Delete, value)?;

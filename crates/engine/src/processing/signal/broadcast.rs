@@ -82,7 +82,7 @@ impl CommandProcessor for SignalBroadcastProcessor {
             }
         }
         if distributed {
-            distribution::acknowledge(ctx, command);
+            distribution::acknowledge(ctx, command)?;
             Ok(())
         } else {
             distribution::distribute(ctx, key, SignalIntent::Broadcast, signal)
