@@ -1016,6 +1016,31 @@ mod tests {
             "names the column family: {}",
             rejection.rejection_reason
         );
+
+        // A job stored without its record is no job of type '' with 0 retries either.
+        let mut batch = WriteBatch::default();
+        batch.put(
+            KeyBuilder::new(ColumnFamily::Jobs).i64(key).build(),
+            Job {
+                record: None,
+                state: 0,
+            }
+            .encode_to_vec(),
+        );
+        store.write(batch).unwrap();
+        complete.position = 2;
+        let result = run(&engine, &store, &complete);
+        assert_eq!(
+            result.records[0].rejection_type,
+            RejectionType::ProcessingError
+        );
+        assert!(
+            result.records[0].rejection_reason.contains(&format!(
+                "column family Jobs: the value stored for {key} has no record"
+            )),
+            "{}",
+            result.records[0].rejection_reason
+        );
     }
 
     #[test]
