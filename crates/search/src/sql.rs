@@ -172,7 +172,14 @@ impl Builder {
     }
 
     /// The expression a field sorts and pages by: NULLs folded into a value of the same type.
+    /// A table's `key` is never NULL (the primary key, or a decision instance's evaluation
+    /// key, always written) and sorts bare, so that an index ending in it gives the order:
+    /// wrapped, a search by state and process id over a million instances sorted each
+    /// matching row (p99 55 ms) instead of reading the first page off the index.
     fn sort_expr(field: &Field) -> String {
+        if field.expr == "t.key" {
+            return field.expr.to_owned();
+        }
         match field.kind {
             Kind::Str | Kind::Enum(_) | Kind::Json | Kind::StrList => {
                 format!("COALESCE({}, '')", field.expr)
@@ -453,14 +460,16 @@ mod tests {
         let statement = select(Dialect::Postgres, &query);
         assert!(
             statement.sql.contains(
-                "((COALESCE(t.state, '') < $1) OR (COALESCE(t.state, '') = $2 AND COALESCE(t.key, -1) > $3))"
+                "((COALESCE(t.state, '') < $1) OR (COALESCE(t.state, '') = $2 AND t.key > $3))"
             ),
             "{}",
             statement.sql
         );
-        assert!(statement.sql.ends_with(
-            "ORDER BY COALESCE(t.state, '') DESC, COALESCE(t.key, -1) ASC LIMIT 10 OFFSET 0"
-        ));
+        assert!(
+            statement
+                .sql
+                .ends_with("ORDER BY COALESCE(t.state, '') DESC, t.key ASC LIMIT 10 OFFSET 0")
+        );
         assert_eq!(statement.params.len(), 3);
     }
 
