@@ -204,6 +204,12 @@ impl Dispatcher {
         command: Record,
         timeout: Duration,
     ) -> Result<Record, GatewayError> {
+        let mut command = command;
+        // With multi-tenancy on, the engine treats what belongs to a tenant the caller may not
+        // act for as not there (a job, an instance, an incident named by its key).
+        if let Some(caller) = crate::tenancy::Caller::current() {
+            command.authorized_tenants = Some(caller.tenants);
+        }
         let deadline = Instant::now() + timeout;
         let mut changes = self.membership.as_ref().map(|m| m.changes());
         loop {
@@ -325,6 +331,12 @@ impl Dispatcher {
         command: Record,
         timeout: Duration,
     ) -> Result<Record, GatewayError> {
+        let mut command = command;
+        // With multi-tenancy on, the engine treats what belongs to a tenant the caller may not
+        // act for as not there (a job, an instance, an incident named by its key).
+        if let Some(caller) = crate::tenancy::Caller::current() {
+            command.authorized_tenants = Some(caller.tenants);
+        }
         let deadline = Instant::now() + timeout;
         let mut exhausted = false;
         let mut last_error = None;
