@@ -18,12 +18,14 @@
 //!   0.10 line is alpha) touches nothing else; the storage suite runs on every upgrade.
 
 pub mod placement;
+pub mod replicated_log;
 pub mod settings;
 pub mod state_machine;
 pub mod storage;
 pub mod transport;
 pub mod types;
 
+pub use replicated_log::{RaftJournal, RaftLog, RaftLogConfig, RaftTiming};
 pub use settings::{ClusterSettings, SettingsError};
 pub use state_machine::CommitNotifier;
 pub use storage::{CompactionFloor, JournalLogReader, JournalLogStore, MetaDir};

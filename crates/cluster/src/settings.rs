@@ -148,18 +148,52 @@ impl ClusterSettings {
     /// only a cluster of one broker. Refusing is better than pretending to be replicated.
     pub fn check_supported(&self) -> Result<(), SettingsError> {
         self.validate()?;
-        if self.cluster_size > 1 {
+        if self.cluster_size > 1 && self.replication_factor == 1 {
             return refuse(
                 "cluster-size",
                 format!(
-                    "{} brokers requested, but this build runs a single broker only: \
-                     replication between brokers is not finished; use --cluster-size 1 \
-                     (and --replication-factor 1)",
+                    "{} brokers with replication factor 1 requested, but routing between \
+                     brokers is not finished; use --cluster-size 1, or a replication factor \
+                     equal to the cluster size",
                     self.cluster_size
                 ),
             );
         }
+        if self.replication_factor > 1 {
+            if self.replication_factor != self.cluster_size {
+                return refuse(
+                    "replication-factor",
+                    format!(
+                        "{} replicas on {} brokers requested, but routing between brokers is \
+                         not finished: every broker must hold a replica of every partition \
+                         (a replication factor equal to the cluster size)",
+                        self.replication_factor, self.cluster_size
+                    ),
+                );
+            }
+            if self.contact_points.len() != self.cluster_size as usize {
+                return refuse(
+                    "contact-points",
+                    format!(
+                        "{} given, but a replicated cluster lists every broker's internal \
+                         address, in node id order (broker 0 first), {} of them",
+                        self.contact_points.len(),
+                        self.cluster_size
+                    ),
+                );
+            }
+        }
         Ok(())
+    }
+
+    /// The internal address of every broker, by node id: the contact points, which a
+    /// replicated cluster lists in node id order.
+    pub fn member_addresses(&self) -> Vec<(NodeId, String)> {
+        self.contact_points
+            .iter()
+            .enumerate()
+            .map(|(node, address)| (node as NodeId, address.clone()))
+            .collect()
     }
 
     /// Every partition's replicas, as every broker of the cluster computes them.
@@ -316,13 +350,36 @@ mod tests {
     }
 
     #[test]
-    fn a_multi_broker_cluster_is_valid_but_refused_until_replication_runs() {
+    fn a_replicated_cluster_runs_with_every_broker_listed() {
         let settings = three();
-        assert_eq!(settings.validate(), Ok(()));
-        let refused = settings.check_supported().expect_err("refused");
-        assert_eq!(refused.setting, "cluster-size");
-        assert!(refused.reason.contains("single broker only"), "{refused}");
+        assert_eq!(settings.check_supported(), Ok(()));
         assert_eq!(settings.local_partitions(), vec![1, 2, 3]);
+        assert_eq!(
+            settings.member_addresses(),
+            vec![
+                (0, "b0:26502".to_string()),
+                (1, "b1:26502".to_string()),
+                (2, "b2:26502".to_string())
+            ]
+        );
+        let unlisted = ClusterSettings {
+            contact_points: split_contact_points("b0:26502"),
+            ..three()
+        };
+        let refused = unlisted.check_supported().expect_err("refused");
+        assert_eq!(refused.setting, "contact-points");
+        let unreplicated = ClusterSettings {
+            replication_factor: 1,
+            ..three()
+        };
+        let refused = unreplicated.check_supported().expect_err("refused");
+        assert_eq!(refused.setting, "cluster-size");
+        let partly = ClusterSettings {
+            replication_factor: 2,
+            ..three()
+        };
+        let refused = partly.check_supported().expect_err("refused");
+        assert_eq!(refused.setting, "replication-factor");
     }
 
     #[test]

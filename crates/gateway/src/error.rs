@@ -146,6 +146,11 @@ fn partition_message(error: &PartitionError) -> String {
         PartitionError::Unavailable { partition, reason } => {
             format!("Cannot accept requests for partition {partition}: {reason}")
         }
+        PartitionError::NotLeader { .. } => format!("{error}; retry on its leader"),
+        PartitionError::Interrupted { partition, reason } => format!(
+            "Time out between gateway and broker: partition {partition} changed leaders \
+             before the command's result was committed; it may or may not take effect ({reason})"
+        ),
     }
 }
 

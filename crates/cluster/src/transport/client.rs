@@ -17,13 +17,43 @@ use super::proto::internal_client::InternalClient;
 use crate::state_machine::{Snapshot, SnapshotData};
 use crate::types::{NodeId, TypeConfig, Vote};
 
-/// One channel (one HTTP/2 connection) per broker, shared by every partition group.
+/// One channel (one HTTP/2 connection) per broker, shared by every partition group, and the
+/// brokers' internal addresses as this broker knows them. A group's membership names brokers
+/// by id only: where a broker is reached is this broker's own knowledge (its contact points,
+/// or what it learns), so two brokers may reach a third by different routes.
 #[derive(Clone, Default)]
 pub struct Peers {
     channels: Arc<Mutex<HashMap<NodeId, (String, Channel)>>>,
+    addresses: Arc<Mutex<HashMap<NodeId, String>>>,
 }
 
 impl Peers {
+    /// Peers at these internal addresses (`host:port`), by node id.
+    pub fn with_addresses(addresses: impl IntoIterator<Item = (NodeId, String)>) -> Self {
+        Self {
+            channels: Arc::default(),
+            addresses: Arc::new(Mutex::new(addresses.into_iter().collect())),
+        }
+    }
+
+    /// Broker `node` is (now) reached at `addr`.
+    pub fn set_address(&self, node: NodeId, addr: String) {
+        self.addresses
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(node, addr);
+    }
+
+    /// Where broker `node` is reached: its known address, else the one its membership gives.
+    fn address(&self, node: NodeId, membership: &str) -> String {
+        self.addresses
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&node)
+            .cloned()
+            .unwrap_or_else(|| membership.to_string())
+    }
+
     /// The channel to broker `node` at `addr` (`host:port` of its internal API), made on first
     /// use and connected lazily (and again after a failure) by tonic.
     fn channel(&self, node: NodeId, addr: &str) -> Result<Channel, String> {
@@ -70,11 +100,14 @@ impl RaftNetworkFactory<TypeConfig> for GroupNetworkFactory {
         GroupNetwork {
             partition_id: self.partition_id,
             target,
-            client: self.peers.channel(target, &node.addr).map(|channel| {
-                InternalClient::new(channel)
-                    .max_decoding_message_size(64 * 1024 * 1024)
-                    .max_encoding_message_size(64 * 1024 * 1024)
-            }),
+            client: self
+                .peers
+                .channel(target, &self.peers.address(target, &node.addr))
+                .map(|channel| {
+                    InternalClient::new(channel)
+                        .max_decoding_message_size(64 * 1024 * 1024)
+                        .max_encoding_message_size(64 * 1024 * 1024)
+                }),
         }
     }
 }
@@ -131,7 +164,8 @@ impl RaftNetworkV2<TypeConfig> for GroupNetwork {
         rpc: AppendEntriesRequest<TypeConfig>,
         option: RPCOption,
     ) -> Result<AppendEntriesResponse<TypeConfig>, RPCError<TypeConfig>> {
-        let request = convert::append_to(self.partition_id, &rpc).map_err(malformed)?;
+        let mut request = convert::append_to(self.partition_id, &rpc).map_err(malformed)?;
+        request.to_node = self.target;
         let response = self
             .client()?
             .append_entries(with_deadline(request, &option))
@@ -145,7 +179,8 @@ impl RaftNetworkV2<TypeConfig> for GroupNetwork {
         rpc: VoteRequest<TypeConfig>,
         option: RPCOption,
     ) -> Result<VoteResponse<TypeConfig>, RPCError<TypeConfig>> {
-        let request = convert::vote_request_to(self.partition_id, &rpc);
+        let mut request = convert::vote_request_to(self.partition_id, &rpc);
+        request.to_node = self.target;
         let response = self
             .client()?
             .vote(with_deadline(request, &option))
@@ -168,6 +203,7 @@ impl RaftNetworkV2<TypeConfig> for GroupNetwork {
             vote: Some(convert::vote_to(&vote)),
             meta: Some(meta),
             data: snapshot.snapshot,
+            to_node: self.target,
         };
         let mut client = self.client().map_err(StreamingError::from)?;
         let response = client

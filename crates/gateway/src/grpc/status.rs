@@ -44,7 +44,10 @@ pub fn code(error: &GatewayError) -> Code {
             PartitionError::ResourceExhausted(_)
             | PartitionError::CommandTooLarge { .. }
             | PartitionError::DiskFull { .. } => Code::ResourceExhausted,
-            PartitionError::Unavailable { .. } => Code::Unavailable,
+            PartitionError::Unavailable { .. } | PartitionError::NotLeader { .. } => {
+                Code::Unavailable
+            }
+            PartitionError::Interrupted { .. } => Code::DeadlineExceeded,
         },
         GatewayError::Unavailable(_) => Code::Unavailable,
         GatewayError::Timeout { .. } => Code::DeadlineExceeded,

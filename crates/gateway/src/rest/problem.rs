@@ -99,8 +99,11 @@ impl From<GatewayError> for Problem {
                 PartitionError::CommandTooLarge { .. } => {
                     (StatusCode::BAD_REQUEST, "INVALID_ARGUMENT")
                 }
-                PartitionError::Unavailable { .. } => {
+                PartitionError::Unavailable { .. } | PartitionError::NotLeader { .. } => {
                     (StatusCode::SERVICE_UNAVAILABLE, "UNAVAILABLE")
+                }
+                PartitionError::Interrupted { .. } => {
+                    (StatusCode::GATEWAY_TIMEOUT, "DEADLINE_EXCEEDED")
                 }
             },
             GatewayError::Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, "UNAVAILABLE"),
