@@ -10,6 +10,12 @@
 //! over `--window` seconds starting once everything is open; (2) while the timers fire, a
 //! client publishes a message for every waiting instance, at a steady rate; the log is read
 //! as it is committed to see when each timer triggered.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 use std::path::Path;
 use std::sync::Arc;

@@ -7,6 +7,12 @@
 //!
 //! `cargo bench -p beeline --bench partition [-- --seconds N --clients N --only SECTION]`
 //! (sections: `journal`, `processing`, `instances`, `structured`)
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 use std::path::Path;
 use std::sync::Arc;

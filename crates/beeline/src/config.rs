@@ -9,6 +9,7 @@ use std::time::Duration;
 use beeline_cluster::{ClusterSettings, SettingsError};
 use beeline_gateway::backpressure::{BACKPRESSURE_FORMS, BackpressureConfig};
 use beeline_stream::FlushPolicy;
+use beeline_units::{parse_duration, parse_size};
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct BrokerConfig {
@@ -115,6 +116,33 @@ pub struct BrokerConfig {
     #[arg(long, env = "BEELINE_AUTH_OIDC_AUDIENCE", requires = "auth_oidc_jwks")]
     pub auth_oidc_audience: Option<String>,
 
+    /// The claim of an OIDC token that names its user, the principal tenants are assigned to
+    /// (Camunda's `usernameClaim`).
+    #[arg(long, env = "BEELINE_AUTH_OIDC_USERNAME_CLAIM", default_value = "sub")]
+    pub auth_oidc_username_claim: String,
+
+    /// The claim of an OIDC token that names its client (Camunda's `clientIdClaim`, such as
+    /// `client_id` or `azp`); when set and a token carries it, the client is the principal.
+    #[arg(long, env = "BEELINE_AUTH_OIDC_CLIENT_ID_CLAIM")]
+    pub auth_oidc_client_id_claim: Option<String>,
+
+    /// Multi-tenancy: every request names the tenant it acts for (Zeebe's `tenantId`), which
+    /// the caller must be assigned to (`--tenant-assignments`); deployments, instances, jobs,
+    /// messages and signals of one tenant never reach another. Needs authentication. Off by
+    /// default: everything belongs to the tenant `<default>`, and a request naming another is
+    /// refused.
+    #[arg(long, env = "BEELINE_MULTI_TENANCY", default_value_t = false,
+          action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true",
+          value_parser = clap::builder::BoolishValueParser::new())]
+    pub multi_tenancy: bool,
+
+    /// Which principals (basic users; OIDC clients or users) may act for which tenants:
+    /// `principal=tenant+tenant,...`, with `*` for every authenticated principal, e.g.
+    /// `alice=tenant-a+<default>,worker-b=tenant-b`.
+    #[arg(long, env = "BEELINE_TENANT_ASSIGNMENTS", value_name = "PRINCIPAL=TENANT+...,...",
+          value_parser = parse_assignments, requires = "multi_tenancy")]
+    pub tenant_assignments: Option<Assignments>,
+
     /// Port of health, readiness and Prometheus metrics.
     #[arg(long, env = "BEELINE_MONITORING_PORT", default_value_t = 9600)]
     pub monitoring_port: u16,
@@ -175,6 +203,14 @@ pub struct BrokerConfig {
     #[arg(long, env = "BEELINE_RETENTION_MAX_INSTANCES", default_value = "1000000",
           value_parser = parse_count)]
     pub retention_max_instances: Count,
+}
+
+/// Which principals may act for which tenants.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Assignments(pub std::collections::HashMap<String, Vec<String>>);
+
+fn parse_assignments(text: &str) -> Result<Assignments, String> {
+    beeline_gateway::TenancyConfig::parse_assignments(text).map(Assignments)
 }
 
 /// Basic authentication's users: name → password.
@@ -288,34 +324,6 @@ impl BrokerConfig {
     }
 }
 
-const SIZE_FORMS: &str =
-    "a number of bytes, or a number with a unit: B, KB, MB, GB, KiB, MiB, GiB (e.g. 256MiB)";
-
-/// Parses sizes like `256MiB`, `1GB`, `4096`.
-pub fn parse_size(text: &str) -> Result<u64, String> {
-    let text = text.trim();
-    let split = text
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let number: u64 = number
-        .parse()
-        .map_err(|_| format!("'{text}' is not a size; expected {SIZE_FORMS}"))?;
-    let factor: u64 = match unit.trim() {
-        "" | "B" => 1,
-        "KB" | "kB" => 1000,
-        "MB" => 1000 * 1000,
-        "GB" => 1000 * 1000 * 1000,
-        "KiB" => 1 << 10,
-        "MiB" => 1 << 20,
-        "GiB" => 1 << 30,
-        other => return Err(format!("unknown unit '{other}'; expected {SIZE_FORMS}")),
-    };
-    number
-        .checked_mul(factor)
-        .ok_or_else(|| format!("'{text}' is too large"))
-}
-
 fn parse_message_size(text: &str) -> Result<u64, String> {
     let size = parse_size(text)?;
     if !(1 << 10..=1 << 30).contains(&size) {
@@ -344,31 +352,6 @@ fn parse_segment_size(text: &str) -> Result<u64, String> {
         ));
     }
     Ok(size)
-}
-
-const DURATION_FORMS: &str = "a number with a unit: ms, s, m, h (e.g. 500ms, 30s, 5m)";
-
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let text = text.trim();
-    let split = text
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let number: u64 = number
-        .parse()
-        .map_err(|_| format!("'{text}' is not a duration; expected {DURATION_FORMS}"))?;
-    let millis = match unit {
-        "ms" => number,
-        "s" => number.saturating_mul(1000),
-        "m" => number.saturating_mul(60_000),
-        "h" => number.saturating_mul(3_600_000),
-        _ => {
-            return Err(format!(
-                "'{text}' has no valid unit; expected {DURATION_FORMS}"
-            ));
-        }
-    };
-    Ok(Duration::from_millis(millis))
 }
 
 /// A minimum of free disk space, or none.
@@ -592,28 +575,7 @@ mod tests {
     }
 
     #[test]
-    fn sizes() {
-        assert_eq!(parse_size("256MiB"), Ok(256 << 20));
-        assert_eq!(parse_size("1GB"), Ok(1_000_000_000));
-        assert_eq!(parse_size("4096"), Ok(4096));
-        assert!(
-            parse_size("12 parsecs")
-                .unwrap_err()
-                .contains("expected a number of bytes")
-        );
-        assert!(parse_size("MiB").is_err());
-        assert!(
-            parse_size("99999999999999GiB")
-                .unwrap_err()
-                .contains("too large")
-        );
-    }
-
-    #[test]
     fn durations_and_flush_policies() {
-        assert_eq!(parse_duration("5m"), Ok(Duration::from_secs(300)));
-        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
-        assert!(parse_duration("5").unwrap_err().contains("ms, s, m, h"));
         assert_eq!(parse_period("off"), Ok(Period(None)));
         assert_eq!(
             parse_flush("delayed:2ms"),

@@ -59,9 +59,10 @@ enum Command {
 
 fn main() -> ExitCode {
     let command = Cli::command();
-    let broker = command
-        .find_subcommand("broker")
-        .expect("the broker subcommand");
+    let Some(broker) = command.find_subcommand("broker") else {
+        eprintln!("error: this build has no broker command");
+        return ExitCode::FAILURE;
+    };
     let args = zeebe_env::with_zeebe_environment(std::env::args_os().collect(), broker, |var| {
         std::env::var_os(var)
     })

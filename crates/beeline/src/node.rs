@@ -6,7 +6,8 @@ use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use beeline_gateway::{
-    AuthConfig, Cluster, Gateway, GatewayConfig, JwksSource, NodeInfo, OidcConfig, TlsConfig,
+    AuthConfig, Cluster, Gateway, GatewayConfig, JwksSource, NodeInfo, OidcConfig, TenancyConfig,
+    TlsConfig,
 };
 use beeline_log::{FileJournal, FileJournalConfig, Recovery};
 use beeline_rocksdb::{MemoryBudget, RocksDbStoreConfig, open_partition_store};
@@ -337,6 +338,14 @@ fn gateway(
             backpressure: config.backpressure,
             tls: tls(config),
             auth: auth(config),
+            tenancy: TenancyConfig {
+                enabled: config.multi_tenancy,
+                assignments: config
+                    .tenant_assignments
+                    .as_ref()
+                    .map(|a| a.0.clone())
+                    .unwrap_or_default(),
+            },
             ..GatewayConfig::default()
         },
     )
@@ -356,6 +365,8 @@ fn auth(config: &BrokerConfig) -> AuthConfig {
             },
             issuer: config.auth_oidc_issuer.clone(),
             audience: config.auth_oidc_audience.clone(),
+            username_claim: config.auth_oidc_username_claim.clone(),
+            client_id_claim: config.auth_oidc_client_id_claim.clone(),
         }),
         None => AuthConfig::None,
     }

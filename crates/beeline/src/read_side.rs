@@ -28,9 +28,6 @@ enum Store {
     Postgres(PostgresStore),
 }
 
-/// How long a node waits at start for a PostgreSQL server that does not answer.
-const CONNECT_PATIENCE: std::time::Duration = std::time::Duration::from_secs(30);
-
 /// What monitoring reports of the read side.
 #[derive(Clone)]
 pub struct ReadSideMetrics {
@@ -83,22 +80,13 @@ impl ReadSide {
                          (postgresql://user:password@host:5432/database)"
                         .into());
                 };
-                let started = std::time::Instant::now();
-                let store = loop {
-                    let mut postgres = PostgresConfig::new(url.clone());
-                    postgres.retention = retention;
-                    match PostgresStore::open(postgres).await {
-                        Ok(store) => break store,
-                        Err(error @ beeline_postgres::Error::NewerSchema { .. }) => {
-                            return Err(error.to_string());
-                        }
-                        Err(error) if started.elapsed() < CONNECT_PATIENCE => {
-                            tracing::warn!(%error, "secondary storage does not answer yet; trying again");
-                            tokio::time::sleep(std::time::Duration::from_secs(1)).await;
-                        }
-                        Err(error) => return Err(error.to_string()),
-                    }
-                };
+                let mut postgres = PostgresConfig::new(url);
+                postgres.retention = retention;
+                // A server that does not answer yet does not stop the node (the store says so
+                // and connects when it comes); a bad URL or a newer schema does.
+                let store = PostgresStore::open(postgres)
+                    .await
+                    .map_err(|e| e.to_string())?;
                 tracing::info!(url = %store.name, "secondary storage open");
                 Store::Postgres(store)
             }

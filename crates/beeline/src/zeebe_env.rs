@@ -1,5 +1,6 @@
-//! Zeebe's environment variables for the cluster settings (`ZEEBE_BROKER_CLUSTER_NODEID`, ...),
-//! accepted beside Beeline's own, so Zeebe's Helm values and compose files keep working.
+//! Zeebe's environment variables for the cluster settings (`ZEEBE_BROKER_CLUSTER_NODEID`, ...)
+//! and multi-tenancy (`ZEEBE_GATEWAY_MULTITENANCY_ENABLED`, Camunda 8.8's
+//! `CAMUNDA_SECURITY_MULTITENANCY_CHECKSENABLED`), accepted beside Beeline's own, so Zeebe's Helm values and compose files keep working.
 //!
 //! Each one that is set becomes its flag, placed after the config file's settings and before
 //! the command line's: a flag wins over it, and so does Beeline's own variable for the same
@@ -8,6 +9,26 @@
 use std::ffi::{OsStr, OsString};
 
 use beeline_cluster::settings::ZEEBE_ENVIRONMENT;
+
+/// Zeebe's and Camunda's variables for the gateway's settings: (variable, flag, Beeline's own
+/// variable). Camunda 8.8's name comes first, so it wins over the older gateway names.
+const GATEWAY_ENVIRONMENT: &[(&str, &str, &str)] = &[
+    (
+        "CAMUNDA_SECURITY_MULTITENANCY_CHECKSENABLED",
+        "multi-tenancy",
+        "BEELINE_MULTI_TENANCY",
+    ),
+    (
+        "ZEEBE_BROKER_GATEWAY_MULTITENANCY_ENABLED",
+        "multi-tenancy",
+        "BEELINE_MULTI_TENANCY",
+    ),
+    (
+        "ZEEBE_GATEWAY_MULTITENANCY_ENABLED",
+        "multi-tenancy",
+        "BEELINE_MULTI_TENANCY",
+    ),
+];
 
 /// `args` (the whole command line) with the settings of Zeebe's environment variables inserted
 /// after the `broker` subcommand.
@@ -21,11 +42,13 @@ pub fn with_zeebe_environment(
     }
     let set = |name: &str| env(name).filter(|value| !value.is_empty());
     let mut flags = Vec::new();
-    for (zeebe, flag, beeline) in ZEEBE_ENVIRONMENT {
+    let mut taken = Vec::new();
+    for (zeebe, flag, beeline) in ZEEBE_ENVIRONMENT.iter().chain(GATEWAY_ENVIRONMENT) {
         let Some(value) = set(zeebe) else { continue };
-        if set(beeline).is_some() {
+        if set(beeline).is_some() || taken.contains(flag) {
             continue;
         }
+        taken.push(flag);
         let mut arg = OsString::from(format!("--{flag}="));
         arg.push(&value);
         // Checked alone, so an error names the variable.
@@ -88,6 +111,46 @@ mod tests {
         {
             Sub::Broker(config) => Ok(config),
         }
+    }
+
+    #[test]
+    fn zeebes_and_camundas_names_turn_multi_tenancy_on() {
+        assert!(!parse(&[], &[]).expect("parse").multi_tenancy);
+        for name in [
+            "CAMUNDA_SECURITY_MULTITENANCY_CHECKSENABLED",
+            "ZEEBE_BROKER_GATEWAY_MULTITENANCY_ENABLED",
+            "ZEEBE_GATEWAY_MULTITENANCY_ENABLED",
+        ] {
+            assert!(parse(&[], &[(name, "true")]).expect("parse").multi_tenancy);
+        }
+        let config = parse(
+            &[],
+            &[
+                ("CAMUNDA_SECURITY_MULTITENANCY_CHECKSENABLED", "false"),
+                ("ZEEBE_GATEWAY_MULTITENANCY_ENABLED", "true"),
+            ],
+        )
+        .expect("parse");
+        assert!(!config.multi_tenancy, "Camunda 8.8's name wins");
+        let config = parse(
+            &[
+                "--multi-tenancy",
+                "--tenant-assignments",
+                "demo=tenant-a+<default>",
+            ],
+            &[],
+        )
+        .expect("parse");
+        assert!(config.multi_tenancy);
+        let assigned = config.tenant_assignments.expect("assignments").0;
+        assert_eq!(assigned["demo"], vec!["tenant-a", "<default>"]);
+        assert!(
+            parse(
+                &["--multi-tenancy", "--tenant-assignments", "demo=a b"],
+                &[]
+            )
+            .is_err()
+        );
     }
 
     #[test]

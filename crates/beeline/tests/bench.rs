@@ -1,5 +1,11 @@
 //! `beeline bench` against a running broker, as a user runs it: it deploys its model, starts
 //! instances at the asked rate, completes their jobs, and reports what it measured.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 mod common;
 

@@ -1,6 +1,12 @@
 //! `beeline deploy | create | publish | status` against a running broker, as a user runs them:
 //! what each prints when the gateway accepts the request, for a person and with `--json`, and
 //! what it prints and how it exits when the gateway refuses it or cannot be reached.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 mod common;
 

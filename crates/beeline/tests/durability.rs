@@ -6,6 +6,13 @@
 //! arrives. The parent kills it with SIGKILL at a random moment, several times over the same
 //! data directory, and after each kill checks that every acknowledged command is in the log
 //! exactly once, and that the state the partition recovers equals a fresh replay of the log.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::unreachable,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 use std::collections::{BTreeMap, HashSet};
 use std::io::{BufRead, BufReader};

@@ -1,5 +1,11 @@
 //! The started binary's monitoring endpoints: readiness, and Prometheus metrics naming the
 //! partition, gateway, backpressure and memory figures operators alert on.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 mod common;
 

@@ -1,6 +1,14 @@
 //! The read side of the started binary: instances created over REST become searchable from
-//! the embedded store, stay so across a kill -9 (exported at least once, stored once), and a
-//! node without secondary storage says why it cannot search.
+//! the embedded store and from PostgreSQL, stay so across a kill -9 (exported at least once,
+//! stored once), come back when the store was deleted while the node was down, and wait for a
+//! PostgreSQL server that is away at start or goes away without stopping the engine or losing
+//! anything; a node without secondary storage says why it cannot search.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 mod common;
 
@@ -162,6 +170,122 @@ fn searchable_across_a_kill(args: &[&str]) {
         created.iter().collect::<BTreeSet<_>>(),
         "every instance created is found"
     );
+}
+
+/// Waits until the node's metrics show `line`.
+fn metric_shows(broker: &Broker, line: &str) {
+    let started = Instant::now();
+    loop {
+        let (_, metrics) = get(broker.monitoring, "/metrics").expect("metrics");
+        if metrics.lines().any(|l| l == line) {
+            return;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the metrics never showed {line}:\n{metrics}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn postgres_away_at_start_or_going_away_holds_exporting_back_and_loses_nothing() {
+    // Durable, as in production: the test server's usual settings (no fsync, asynchronous
+    // commits) lose the last commits when it is stopped as an outage stops it.
+    let Some(server) = beeline_postgres::testkit::Server::start_with(&[]) else {
+        return;
+    };
+    let url = server.database().expect("a database");
+    server.stop().expect("the server stops");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let broker = Broker::start(
+        &dir.path().join("data"),
+        &[
+            "--secondary-storage",
+            "postgres",
+            "--secondary-storage-url",
+            &url,
+        ],
+    );
+    // The engine goes on without its store; searches and metrics say why.
+    deploy(&broker, dir.path());
+    let mut created = create(&broker, 10);
+    let (status, body) = search(&broker, "process-instances", "{}");
+    assert!(status.contains(" 503 "), "{status} {body}");
+    metric_shows(&broker, "beeline_secondary_storage_failing 1");
+    assert!(
+        broker
+            .output()
+            .contains("secondary storage does not answer"),
+        "{}",
+        broker.output()
+    );
+    server.restart().expect("the server starts");
+    assert_eq!(searchable(&broker, 10).len(), 10);
+    metric_shows(&broker, "beeline_secondary_storage_failing 0");
+
+    // The server goes away while instances come: exporting waits and catches up.
+    server.stop().expect("the server stops");
+    created.extend(create(&broker, 10));
+    metric_shows(&broker, "beeline_secondary_storage_failing 1");
+    assert!(
+        broker
+            .output()
+            .contains("cannot write to secondary storage; exporting waits and retries"),
+        "{}",
+        broker.output()
+    );
+    server.restart().expect("the server starts");
+    let found = searchable(&broker, 20);
+    let unique: BTreeSet<&String> = found.iter().collect();
+    assert_eq!(unique.len(), found.len(), "each instance is stored once");
+    assert_eq!(unique, created.iter().collect::<BTreeSet<_>>());
+    metric_shows(&broker, "beeline_secondary_storage_failing 0");
+}
+
+#[test]
+fn a_store_deleted_while_the_node_is_down_is_rebuilt_from_the_log() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("data");
+    let broker = Broker::start(&data, &[]);
+    deploy(&broker, dir.path());
+    let created = create(&broker, 10);
+    assert_eq!(searchable(&broker, 10).len(), 10);
+    drop(broker);
+    for suffix in ["", "-wal", "-shm"] {
+        let file = data.join(format!("secondary.sqlite{suffix}"));
+        if file.exists() {
+            std::fs::remove_file(&file).expect("deleted");
+        }
+    }
+    let broker = Broker::start(&data, &[]);
+    let found = searchable(&broker, 10);
+    assert_eq!(
+        found.iter().collect::<BTreeSet<_>>(),
+        created.iter().collect::<BTreeSet<_>>(),
+        "every instance is back"
+    );
+    let (status, body) = search(
+        &broker,
+        "process-definitions",
+        r#"{"filter":{"processDefinitionId":"read-side"}}"#,
+    );
+    assert!(status.contains(" 200 "), "{status} {body}");
+    assert_eq!(body["page"]["totalItems"], 1, "{body}");
+    let (status, xml) = request(
+        broker.rest,
+        "GET",
+        &format!(
+            "/v2/process-definitions/{}/xml",
+            body["items"][0]["processDefinitionKey"]
+                .as_str()
+                .expect("a key")
+        ),
+        "",
+    )
+    .expect("the REST API answers");
+    assert!(status.contains(" 200 "), "{status}");
+    assert!(xml.contains("read-side-work"), "{xml}");
 }
 
 #[test]

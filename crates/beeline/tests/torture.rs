@@ -2,6 +2,12 @@
 //! moments and as snapshots, compactions and segment rolls begin, with the check after every
 //! restart that each acknowledged command's effect is there exactly once. The long run (100
 //! kills and more) is the same command; its figures are in docs/benchmarks.md.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 use std::process::Command;
 

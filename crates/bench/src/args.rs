@@ -1,7 +1,8 @@
-//! The flags of `beeline bench` and the parsers for their durations and sizes.
+//! The flags of `beeline bench`.
 
 use std::time::Duration;
 
+use beeline_units::{parse_duration, parse_size};
 use clap::{Args, ValueEnum};
 
 use crate::client::Api;
@@ -187,104 +188,10 @@ fn parse_rate(s: &str) -> Result<f64, String> {
     }
 }
 
-/// Parses `500ms`, `30s`, `5m`, `2h`, `1m30s` or a plain number of seconds.
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let text = s.trim();
-    let err = || format!("`{s}` is not a duration (e.g. 500ms, 30s, 5m, 1h, 1m30s)");
-    if text.is_empty() {
-        return Err(err());
-    }
-    if let Ok(secs) = text.parse::<u64>() {
-        return Ok(Duration::from_secs(secs));
-    }
-    let mut total = Duration::ZERO;
-    let mut rest = text;
-    while !rest.is_empty() {
-        let digits = rest
-            .find(|c: char| !c.is_ascii_digit() && c != '.')
-            .ok_or_else(err)?;
-        if digits == 0 {
-            return Err(err());
-        }
-        let value: f64 = rest[..digits].parse().map_err(|_| err())?;
-        let after = &rest[digits..];
-        let unit_len = after
-            .find(|c: char| c.is_ascii_digit())
-            .unwrap_or(after.len());
-        let unit_secs = match &after[..unit_len] {
-            "ms" => 0.001,
-            "s" => 1.0,
-            "m" | "min" => 60.0,
-            "h" => 3600.0,
-            "d" => 86400.0,
-            _ => return Err(err()),
-        };
-        total += Duration::try_from_secs_f64(value * unit_secs).map_err(|_| err())?;
-        rest = &after[unit_len..];
-    }
-    Ok(total)
-}
-
-/// Parses a byte size: `512`, `512B`, `1KiB`, `4MiB`, `1GiB`, `1KB` (= 1000), `1k` (= 1024).
-pub fn parse_size(s: &str) -> Result<u64, String> {
-    let text = s.trim();
-    let err = || format!("`{s}` is not a size (e.g. 512, 1KiB, 4MiB)");
-    let split = text
-        .find(|c: char| !c.is_ascii_digit() && c != '.')
-        .unwrap_or(text.len());
-    if split == 0 {
-        return Err(err());
-    }
-    let value: f64 = text[..split].parse().map_err(|_| err())?;
-    let factor: u64 = match text[split..].trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1,
-        "k" | "kib" => 1 << 10,
-        "m" | "mib" => 1 << 20,
-        "g" | "gib" => 1 << 30,
-        "kb" => 1_000,
-        "mb" => 1_000_000,
-        "gb" => 1_000_000_000,
-        _ => return Err(err()),
-    };
-    let bytes = value * factor as f64;
-    if !bytes.is_finite() || bytes < 0.0 || bytes > (1u64 << 40) as f64 {
-        return Err(err());
-    }
-    Ok(bytes.round() as u64)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use clap::Parser;
-
-    #[test]
-    fn durations() {
-        assert_eq!(parse_duration("30s"), Ok(Duration::from_secs(30)));
-        assert_eq!(parse_duration("5m"), Ok(Duration::from_secs(300)));
-        assert_eq!(parse_duration("1h"), Ok(Duration::from_secs(3600)));
-        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
-        assert_eq!(parse_duration("1m30s"), Ok(Duration::from_secs(90)));
-        assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
-        assert_eq!(parse_duration("20"), Ok(Duration::from_secs(20)));
-        for bad in ["", "s", "5x", "-1s", "1s5", "ms"] {
-            assert!(parse_duration(bad).is_err(), "{bad}");
-        }
-    }
-
-    #[test]
-    fn sizes() {
-        assert_eq!(parse_size("0"), Ok(0));
-        assert_eq!(parse_size("512"), Ok(512));
-        assert_eq!(parse_size("512B"), Ok(512));
-        assert_eq!(parse_size("1KiB"), Ok(1024));
-        assert_eq!(parse_size("1kb"), Ok(1000));
-        assert_eq!(parse_size("4MiB"), Ok(4 << 20));
-        assert_eq!(parse_size("0.5KiB"), Ok(512));
-        for bad in ["", "KiB", "1XB", "-1"] {
-            assert!(parse_size(bad).is_err(), "{bad}");
-        }
-    }
 
     #[derive(Parser)]
     struct Cli {

@@ -48,7 +48,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use clap::Args as _;
 use tokio::sync::watch;
 
-pub use args::{BenchArgs, ProcessKind, parse_duration, parse_size};
+pub use args::{BenchArgs, ProcessKind};
 pub use broker::BrokerReport;
 pub use models::{JOB_TYPE, Model};
 pub use payload::{payload, with_fields};

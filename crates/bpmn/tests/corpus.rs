@@ -2,6 +2,12 @@
 //! expect. The expectations come from the upstream test that uses the model (column
 //! `referenced_by_at_that_commit` of `zeebe-models/MANIFEST.tsv`) or, for models no test
 //! deploys, from reading the model. The corpora are read in place, never copied.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 use beeline_bpmn::{ParseError, parse};
 use std::path::{Path, PathBuf};

@@ -1,6 +1,12 @@
 //! The BPMN parser under the fuzzing harness (`beeline-fuzz`): the seeds in `fuzz/seeds/bpmn`,
 //! the shared corpora's models where present, then mutations of them. Whatever parses is walked
 //! as the engine walks it; an error must say where.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 use beeline_bpmn::{ElementKindSet, parse};
 

@@ -34,7 +34,7 @@ pub struct Connection {
 
     /// How long to wait for the gateway's answer; with `create --with-result`, how long the
     /// gateway waits for the instance to complete
-    #[arg(long, value_name = "DURATION", default_value = "20s", value_parser = beeline_bench::parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "20s", value_parser = beeline_units::parse_duration)]
     pub request_timeout: Duration,
 }
 

@@ -26,7 +26,7 @@ pub struct PublishArgs {
 
     /// How long the message waits for an instance to take it (0: only instances waiting now).
     /// The default is the Java client's
-    #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = beeline_bench::parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = beeline_units::parse_duration)]
     pub ttl: Duration,
 
     /// An id unique among the messages waiting: a second message with it is refused

@@ -6,6 +6,12 @@
 //! The suite drives the log store and the state machine as independent parts (it applies
 //! entries that are not in the log), so here the notifier publishes to a commit index of its
 //! own; in a partition it publishes to the journal's, which `commits_reach_the_journal` shows.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 use std::io;
 

@@ -2,6 +2,12 @@
 //! two-decision requirements graph, with JSON variables as Zeebe passes them.
 //!
 //! `cargo bench -p beeline-dmn --bench decision`
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};

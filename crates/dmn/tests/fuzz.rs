@@ -1,6 +1,12 @@
 //! The DMN parser and evaluator under the fuzzing harness (`beeline-fuzz`): the seeds in
 //! `fuzz/seeds/dmn`, the DMN TCK's models where present, then mutations of them. Every decision
 //! of what parses is evaluated under tight limits.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 use beeline_dmn::DmnModel;
 use beeline_feel::{Clock, Context, EvalContext, Limits, Value};

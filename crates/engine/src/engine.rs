@@ -1,5 +1,6 @@
 //! The engine's entry points: process a command as one batch, replay events, find due work.
 
+use std::cell::Cell;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
@@ -10,12 +11,13 @@ use beeline_protocol::intent::{
 use beeline_protocol::value::{
     ErrorRecord, JobBatchRecord, JobRecord, MessageRecord, ProcessInstanceRecord, TimerRecord,
 };
-use beeline_protocol::{Intent, Record, RecordType, RejectionType, key};
+use beeline_protocol::{Intent, Record, RecordType, RejectionType};
 use beeline_state::{Store, WriteBatch};
 
 use crate::appliers::Appliers;
 use crate::error::{FatalError, ProcessingError};
 use crate::model::Caches;
+use crate::partitions;
 pub use crate::processing::Response;
 use crate::processing::bpmn::behavior::subscriptions;
 use crate::processing::message::correlate;
@@ -130,6 +132,11 @@ pub struct Engine {
     appliers: Appliers,
     caches: Caches,
     transient: Transient,
+    /// The command whose batch's changes to memory (the caches, the transient requests) are
+    /// not settled yet. They are kept when the next batch begins, and taken back when that
+    /// command is rejected instead (the stream processor refuses a result too large for the
+    /// log), so memory never holds what a batch that was not written put there.
+    open_batch: Cell<Option<i64>>,
 }
 
 impl Engine {
@@ -140,7 +147,23 @@ impl Engine {
             appliers: Appliers::new(),
             caches: Caches::default(),
             transient: Transient::default(),
+            open_batch: Cell::new(None),
         }
+    }
+
+    /// Keeps the memory changes of the batch before.
+    fn settle(&self) {
+        self.transient.commit();
+        self.caches.commit();
+        self.open_batch.set(None);
+    }
+
+    /// Takes back the memory changes of the batch in progress, or of the one before when its
+    /// command is refused after all.
+    fn take_back(&self) {
+        self.transient.rollback();
+        self.caches.rollback();
+        self.open_batch.set(None);
     }
 
     fn state<'s>(&'s self, store: &'s dyn Store) -> EngineState<'s> {
@@ -164,6 +187,7 @@ impl Engine {
         store: &dyn Store,
         command: &Record,
     ) -> Result<ProcessingResult, FatalError> {
+        self.settle();
         let mut state = self.state(store);
         if let Some(instance) = command.value.process_instance_key()
             && state.banned_instances().is_banned(instance)?
@@ -180,7 +204,7 @@ impl Engine {
         let mut output = Output::default();
         match self.run_batch(&mut state, command, &mut records, &mut output) {
             Ok(()) => {
-                self.transient.commit();
+                self.open_batch.set(Some(command.position));
                 state
                     .meta_mut()
                     .set_last_processed_position(command.position);
@@ -195,12 +219,12 @@ impl Engine {
             }
             Err(ProcessingError::Rejected(rejection_type, reason)) => {
                 drop(state);
-                self.transient.rollback();
+                self.take_back();
                 self.reject(store, command, rejection_type, reason)
             }
             Err(error) => {
                 drop(state);
-                self.transient.rollback();
+                self.take_back();
                 tracing::warn!(
                     position = command.position,
                     intent = ?command.intent,
@@ -292,7 +316,8 @@ impl Engine {
         }
     }
 
-    /// A batch that only rejects `command`.
+    /// A batch that only rejects `command`. When it replaces the results of `command` that
+    /// were just processed, what that batch changed in memory is taken back.
     pub fn reject(
         &self,
         store: &dyn Store,
@@ -300,6 +325,9 @@ impl Engine {
         rejection_type: RejectionType,
         reason: String,
     ) -> Result<ProcessingResult, FatalError> {
+        if self.open_batch.get() == Some(command.position) {
+            self.take_back();
+        }
         let mut state = self.state(store);
         let mut rejection = Record::rejection(command, rejection_type, reason);
         rejection.source_record_position = command.position;
@@ -424,6 +452,7 @@ impl Engine {
                     .set_last_processed_position(record.source_record_position);
             }
         }
+        self.settle();
         Ok(state.into_writes())
     }
 
@@ -498,11 +527,21 @@ impl Engine {
             .pending_since(before)?
         {
             let record = stored.record();
-            let intent = match stored.lifecycle() {
+            let intent = match stored.lifecycle()? {
                 SubscriptionLifecycle::Deleting => MessageSubscriptionIntent::Delete,
                 _ => MessageSubscriptionIntent::Create,
             };
-            let partition = u16::try_from(record.subscription_partition_id).unwrap_or(1);
+            let partition = match partitions::from_id(
+                record.subscription_partition_id,
+                "the message subscription's partition",
+            ) {
+                Ok(partition) => partition,
+                Err(error) => {
+                    // Nothing to send it to: processing it would fail the same way.
+                    tracing::error!(subscription = stored.key, %error, "cannot send again");
+                    continue;
+                }
+            };
             let command = Record::new(
                 RecordType::Command,
                 -1,
@@ -513,7 +552,16 @@ impl Engine {
         }
         for stored in state.message_subscriptions().correlating_since(before)? {
             let record = stored.record();
-            let partition = key::partition_of(record.process_instance_key).unwrap_or(1);
+            let partition = match partitions::of_key(
+                record.process_instance_key,
+                "the message subscription's process instance key",
+            ) {
+                Ok(partition) => partition,
+                Err(error) => {
+                    tracing::error!(subscription = stored.key, %error, "cannot send again");
+                    continue;
+                }
+            };
             let command = Record::new(
                 RecordType::Command,
                 -1,
@@ -558,7 +606,7 @@ impl Engine {
         }
         for (_, key) in state.jobs().timed_out(now, limit)? {
             if let Some(job) = state.jobs().get(key)?
-                && job.lifecycle() == JobLifecycle::Activated
+                && job.lifecycle()? == JobLifecycle::Activated
             {
                 commands.push(Record::command::<JobRecord>(
                     key,
@@ -619,8 +667,8 @@ fn taken_out() -> Record {
 mod tests {
     use super::*;
     use crate::processing::{CommandProcessor, value_of};
-    use beeline_protocol::intent::ProcessInstanceIntent;
-    use beeline_protocol::value::ProcessInstanceRecord;
+    use beeline_protocol::intent::{DeploymentIntent, ProcessInstanceIntent, ProcessIntent};
+    use beeline_protocol::value::{DeploymentRecord, DeploymentResource, ProcessInstanceRecord};
     use beeline_state::MemStore;
 
     const NOW: i64 = 1_700_000_000_000;
@@ -835,6 +883,139 @@ mod tests {
         // The partition goes on with everything else.
         let ok = run(&engine, &store, &publish(3, "paid", "order-1", 1000, ""));
         assert_eq!(ok.records[0].record_type, RecordType::Event);
+    }
+
+    fn deploy(position: i64, job_type: &str) -> Record {
+        let bpmn = format!(
+            r#"<?xml version="1.0" encoding="UTF-8"?><bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:zeebe="http://camunda.org/schema/zeebe/1.0" id="d" targetNamespace="t"><bpmn:process id="p" isExecutable="true"><bpmn:startEvent id="s"/><bpmn:sequenceFlow id="f1" sourceRef="s" targetRef="t"/><bpmn:serviceTask id="t"><bpmn:extensionElements><zeebe:taskDefinition type="{job_type}"/></bpmn:extensionElements></bpmn:serviceTask></bpmn:process></bpmn:definitions>"#
+        );
+        let mut command = Record::command(
+            -1,
+            DeploymentIntent::Create,
+            DeploymentRecord {
+                resources: vec![DeploymentResource {
+                    resource: bpmn.into_bytes(),
+                    resource_name: "p.bpmn".into(),
+                }],
+                ..Default::default()
+            },
+        );
+        command.position = position;
+        command.timestamp = NOW;
+        command
+    }
+
+    /// Reads a deployed process (filling the cache), then fails.
+    struct ReadsProcessThenFails(i64);
+
+    impl CommandProcessor for ReadsProcessThenFails {
+        fn process(
+            &self,
+            _command: &Record,
+            ctx: &mut ProcessingContext<'_, '_>,
+        ) -> Result<(), ProcessingError> {
+            assert!(ctx.state().processes().deployed(self.0)?.is_some());
+            Err(ProcessingError::Internal("boom".into()))
+        }
+    }
+
+    #[test]
+    fn what_a_batch_caches_is_taken_out_when_the_batch_is_not_written() {
+        let (engine, store) = (engine(), MemStore::new());
+        // Refused after processing (the stream processor's answer to results too large for
+        // the log): the definition its batch read goes.
+        let refused = deploy(1, "refused");
+        engine.process(&store, &refused).unwrap();
+        assert_eq!(engine.caches.count(), 1, "the deployment read its process");
+        let rejection = engine
+            .reject(
+                &store,
+                &refused,
+                RejectionType::ExceededBatchRecordSize,
+                "too large".into(),
+            )
+            .unwrap();
+        store.write(rejection.writes).unwrap();
+        assert_eq!(engine.caches.count(), 0);
+
+        // Written: kept, also when a later command is rejected.
+        let written = run(&engine, &store, &deploy(2, "written"));
+        assert_eq!(engine.caches.count(), 1);
+        let process_key = written
+            .records
+            .iter()
+            .find(|r| r.intent == ProcessIntent::Created.into())
+            .unwrap()
+            .key;
+        run(&engine, &store, &publish(3, "m", "k", 0, ""));
+        engine
+            .reject(
+                &store,
+                &publish(4, "m", "k", 0, ""),
+                RejectionType::InvalidArgument,
+                "no".into(),
+            )
+            .unwrap();
+        assert_eq!(engine.caches.count(), 1);
+        let cached = engine.caches.processes.get(process_key).unwrap();
+        assert_eq!(cached.key, process_key);
+
+        // Failed: rolled back with its state.
+        let mut engine = Engine::new(EngineConfig::new(1));
+        engine.processors_mut().register(
+            ProcessInstanceIntent::ActivateElement,
+            ReadsProcessThenFails(process_key),
+        );
+        let result = run(&engine, &store, &activate(5, 77));
+        assert_eq!(
+            result.records[0].rejection_type,
+            RejectionType::ProcessingError
+        );
+        assert_eq!(engine.caches.count(), 0);
+    }
+
+    #[test]
+    fn a_job_stored_with_a_state_no_job_has_is_damage_not_an_activatable_job() {
+        use crate::state::values::Job;
+        use beeline_state::{ColumnFamily, KeyBuilder, WriteBatch};
+        use prost::Message;
+
+        let (engine, store) = (engine(), MemStore::new());
+        let key = beeline_protocol::key::encode(1, 5);
+        let damaged = Job {
+            record: Some(JobRecord {
+                r#type: "work".into(),
+                process_instance_key: 77,
+                retries: 3,
+                ..Default::default()
+            }),
+            state: 9,
+        };
+        let mut batch = WriteBatch::default();
+        batch.put(
+            KeyBuilder::new(ColumnFamily::Jobs).i64(key).build(),
+            damaged.encode_to_vec(),
+        );
+        store.write(batch).unwrap();
+
+        let mut complete = Record::command(key, JobIntent::Complete, JobRecord::default());
+        complete.position = 1;
+        complete.timestamp = NOW;
+        let result = run(&engine, &store, &complete);
+        let rejection = &result.records[0];
+        assert_eq!(rejection.rejection_type, RejectionType::ProcessingError);
+        assert!(
+            rejection
+                .rejection_reason
+                .contains("a job of type 'work' (instance 77) has state 9, which is no job state"),
+            "{}",
+            rejection.rejection_reason
+        );
+        assert!(
+            rejection.rejection_reason.contains("Jobs"),
+            "names the column family: {}",
+            rejection.rejection_reason
+        );
     }
 
     #[test]

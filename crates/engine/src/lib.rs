@@ -16,6 +16,7 @@ mod engine;
 mod error;
 mod expression;
 pub mod model;
+mod partitions;
 mod processing;
 pub mod push;
 pub mod state;

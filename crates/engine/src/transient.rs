@@ -2,10 +2,10 @@
 //! (a process instance's result, a message correlation's confirmation). It dies with the
 //! process, as the requests do; replay never touches it.
 //!
-//! Its changes belong to the batch that makes them: a batch that fails and is rolled back
-//! takes them back too (`Engine::process` calls [`Transient::commit`] or
-//! [`Transient::rollback`]), so no request waits for an answer that the rolled-back batch
-//! would have arranged.
+//! Its changes belong to the batch that makes them: a batch that fails and is rolled back, or
+//! whose results are refused after all, takes them back too (the engine calls
+//! [`Transient::commit`] when the next batch begins or [`Transient::rollback`]), so no request
+//! waits for an answer that a batch that was not written would have arranged.
 
 use std::cell::RefCell;
 use std::collections::HashMap;

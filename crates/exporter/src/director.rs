@@ -14,8 +14,9 @@ use crate::{Controller, ExportError, Exporter};
 
 #[derive(Debug, Clone)]
 pub struct DirectorConfig {
-    /// How often the exporter is asked to flush while records keep coming or nothing comes.
-    /// Default 50 ms.
+    /// How often the exporter is asked to flush: at most once per interval while records
+    /// come (when it has caught up with the log, or has not since the last flush), and on
+    /// every tick. What it gathered waits at most this long. Default 50 ms.
     pub flush_interval: Duration,
     /// The first wait after a failed call; each further failure doubles it. Default 100 ms.
     pub min_backoff: Duration,
@@ -237,8 +238,11 @@ impl<E: Exporter> Run<E> {
             let record = match next {
                 Some(record) => Some(record),
                 None => {
-                    // Caught up: hand over what was gathered, then wait for more.
-                    if unflushed {
+                    // Caught up: hand over what was gathered, unless the last hand-over was
+                    // less than an interval ago (then the tick does it): under load the
+                    // exporter catches up after every append, and a store write per append
+                    // costs far more than one per interval.
+                    if unflushed && last_flush.elapsed() >= self.config.flush_interval {
                         self.call(Call::Flush).await?;
                         unflushed = false;
                         last_flush = Instant::now();
@@ -248,6 +252,7 @@ impl<E: Exporter> Run<E> {
                         _ = self.stopping.changed() => return Err(Halt::Stopped),
                         _ = ticker.tick() => {
                             self.call(Call::Flush).await?;
+                            unflushed = false;
                             last_flush = Instant::now();
                             None
                         }

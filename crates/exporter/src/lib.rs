@@ -4,7 +4,7 @@
 //! ```text
 //! partition log (committed) ─▶ Director (a task per partition and exporter)
 //!                                 open: resume after max(partition's position, exporter's own)
-//!                                 export(record) … flush() when caught up and on each tick
+//!                                 export(record) … flush() at most once per interval, and on each tick
 //!                                 an error: the same call again after a back-off, never a skip
 //! exporter ─ Controller::acknowledge(position) ─▶ partition state (persisted with snapshots)
 //!                                                   └─ log compaction waits for the slowest
@@ -94,8 +94,9 @@ pub trait Exporter: Send + 'static {
     /// below the acknowledged position may come again after a restart.
     fn export(&mut self, record: &Record) -> impl Future<Output = Result<(), ExportError>> + Send;
 
-    /// Hands what was gathered to storage. Called when the exporter has every committed record
-    /// for now, and on every tick of the director, so gathered records never wait long.
+    /// Hands what was gathered to storage. Called at most once per flush interval while
+    /// records come (when the exporter has every committed record for now, or the interval
+    /// passed), and on every tick of the director, so gathered records never wait long.
     fn flush(&mut self) -> impl Future<Output = Result<(), ExportError>> + Send;
 
     /// Called once when the node stops, after a last flush.

@@ -5,6 +5,12 @@
 //! Variables come from a `HashMap<String, Value>` (SipHash) holding a few unrelated entries
 //! too, as a process instance's scope would, and once from a FEEL context; the engine's
 //! own provider reads state instead.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 use std::collections::HashMap;
 use std::hint::black_box;

@@ -1,6 +1,12 @@
 //! Behaviour tests of the FEEL crate through its public API: the language, Camunda's
 //! extension functions, null handling, JSON conversion as Zeebe does it, determinism, and
 //! robustness against hostile input. One test binary on purpose (links are expensive).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 use std::collections::HashMap;
 

@@ -2,6 +2,12 @@
 //! parsed and, where they parse, evaluated under tight limits; unary tests
 //! (`fuzz/seeds/feel-unary-tests`) parsed and matched against a few inputs. A parse error must
 //! point inside the text.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 use beeline_feel::{Clock, EvalContext, Expression, Limits, UnaryTests, Value};
 

@@ -124,6 +124,10 @@ pub fn shared_corpus(dir: &str, extension: &str) -> Vec<Vec<u8>> {
 }
 
 /// [`fuzz`] with its directory, extra seeds and time given.
+#[allow(
+    clippy::panic,
+    reason = "a failing input fails the test that runs the harness"
+)]
 pub fn fuzz_in(
     root: &Path,
     name: &str,

@@ -10,6 +10,12 @@
 //! Environment:
 //! - `BEELINE_ZEEBE_PROTOCOL_VERSION` compares against another release (default below).
 //! - `BEELINE_PROTOCOL_CACHE` moves the jar cache (default `$HOME/.cache/beeline-protocol`).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;

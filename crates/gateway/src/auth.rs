@@ -11,6 +11,11 @@
 //! A request without valid credentials is refused before it reaches an operation: gRPC with
 //! UNAUTHENTICATED, REST with 401 problem+json and `WWW-Authenticate`, the message saying what
 //! was wrong (missing, malformed, unknown user, expired, wrong audience, ...).
+//!
+//! A request let in has a principal: the basic user's name, or the OIDC token's client (the
+//! client id claim, when configured and present) or else user (the username claim, `sub` by
+//! default). With multi-tenancy on, the call runs as that principal's [`Caller`], with the
+//! tenants assigned to it (`tenancy.rs`).
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -22,6 +27,8 @@ use base64::Engine as _;
 use http::{HeaderValue, Request, Response};
 use jsonwebtoken::jwk::JwkSet;
 use jsonwebtoken::{DecodingKey, Validation};
+
+use crate::tenancy::{Caller, TenancyConfig};
 
 /// Who may call the APIs.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -44,6 +51,24 @@ pub struct OidcConfig {
     pub issuer: Option<String>,
     /// An `aud` tokens must carry, when set.
     pub audience: Option<String>,
+    /// The claim naming the user a token is for (Camunda's `usernameClaim`): `sub` by default.
+    pub username_claim: String,
+    /// The claim naming the client a token is for (Camunda's `clientIdClaim`); when set and a
+    /// token carries it, the client is the principal.
+    pub client_id_claim: Option<String>,
+}
+
+impl OidcConfig {
+    /// Tokens checked against `jwks`, any issuer and audience, the principal from `sub`.
+    pub fn new(jwks: JwksSource) -> Self {
+        Self {
+            jwks,
+            issuer: None,
+            audience: None,
+            username_claim: "sub".to_owned(),
+            client_id_claim: None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -73,6 +98,7 @@ const JWKS_REFRESH: Duration = Duration::from_secs(30);
 /// Checks credentials; shared by both transports.
 pub(crate) struct Authenticator {
     config: AuthConfig,
+    tenancy: TenancyConfig,
     keys: Mutex<Keys>,
 }
 
@@ -83,13 +109,21 @@ struct Keys {
 
 impl Authenticator {
     /// Reads the JWKS now (OIDC), so that a wrong setting stops the gateway at its start.
-    pub(crate) async fn new(config: AuthConfig) -> Result<Self, AuthError> {
+    pub(crate) async fn new(config: AuthConfig, tenancy: TenancyConfig) -> Result<Self, AuthError> {
+        if tenancy.enabled && config == AuthConfig::None {
+            return Err(AuthError(
+                "multi-tenancy needs authentication (basic users or OIDC): without it no caller \
+                 has tenants"
+                    .into(),
+            ));
+        }
         let set = match &config {
             AuthConfig::Oidc(oidc) => read_jwks(&oidc.jwks).await.map_err(AuthError)?,
             _ => JwkSet { keys: Vec::new() },
         };
         Ok(Self {
             config,
+            tenancy,
             keys: Mutex::new(Keys {
                 set,
                 read: Some(Instant::now()),
@@ -109,10 +143,22 @@ impl Authenticator {
         }
     }
 
-    /// `Ok` when `authorization` (the header's value) lets the caller in; else what is wrong.
-    pub(crate) async fn check(&self, authorization: Option<&HeaderValue>) -> Result<(), String> {
+    /// The caller with the tenants assigned to `principal`, when multi-tenancy is on.
+    pub(crate) fn caller(&self, principal: String) -> Option<Caller> {
+        self.tenancy.enabled.then(|| Caller {
+            tenants: self.tenancy.tenants_of(&principal).into(),
+            principal,
+        })
+    }
+
+    /// The principal when `authorization` (the header's value) lets the caller in; else what
+    /// is wrong.
+    pub(crate) async fn check(
+        &self,
+        authorization: Option<&HeaderValue>,
+    ) -> Result<String, String> {
         let scheme = match &self.config {
-            AuthConfig::None => return Ok(()),
+            AuthConfig::None => return Ok(String::new()),
             AuthConfig::Basic(_) => "Basic",
             AuthConfig::Oidc(_) => "Bearer",
         };
@@ -131,13 +177,13 @@ impl Authenticator {
             ));
         }
         match &self.config {
-            AuthConfig::None => Ok(()),
+            AuthConfig::None => Ok(String::new()),
             AuthConfig::Basic(users) => basic(users, credentials.trim()),
             AuthConfig::Oidc(oidc) => self.bearer(oidc, credentials.trim()).await,
         }
     }
 
-    async fn bearer(&self, oidc: &OidcConfig, token: &str) -> Result<(), String> {
+    async fn bearer(&self, oidc: &OidcConfig, token: &str) -> Result<String, String> {
         let header = jsonwebtoken::decode_header(token)
             .map_err(|e| format!("The bearer token is not a JWT: {e}"))?;
         let key = match self.key(header.kid.as_deref()) {
@@ -162,8 +208,7 @@ impl Authenticator {
         if let Some(issuer) = &oidc.issuer {
             validation.set_issuer(&[issuer]);
         }
-        jsonwebtoken::decode::<serde_json::Value>(token, &key, &validation)
-            .map(drop)
+        let claims = jsonwebtoken::decode::<serde_json::Value>(token, &key, &validation)
             .map_err(|e| match e.kind() {
                 jsonwebtoken::errors::ErrorKind::ExpiredSignature => {
                     "The bearer token has expired".to_owned()
@@ -180,6 +225,18 @@ impl Authenticator {
                     "The bearer token's signature is wrong".to_owned()
                 }
                 _ => format!("The bearer token is not valid: {e}"),
+            })?
+            .claims;
+        let claim = |name: &str| claims.get(name).and_then(|v| v.as_str()).map(str::to_owned);
+        oidc.client_id_claim
+            .as_deref()
+            .and_then(claim)
+            .or_else(|| claim(&oidc.username_claim))
+            .ok_or_else(|| {
+                format!(
+                    "The bearer token names no principal: it has no '{}' claim",
+                    oidc.username_claim
+                )
             })
     }
 
@@ -212,7 +269,7 @@ impl Authenticator {
     }
 }
 
-fn basic(users: &HashMap<String, String>, credentials: &str) -> Result<(), String> {
+fn basic(users: &HashMap<String, String>, credentials: &str) -> Result<String, String> {
     let decoded = base64::engine::general_purpose::STANDARD
         .decode(credentials)
         .map_err(|_| "The Basic credentials are not base64".to_owned())?;
@@ -222,7 +279,9 @@ fn basic(users: &HashMap<String, String>, credentials: &str) -> Result<(), Strin
         .split_once(':')
         .ok_or_else(|| "The Basic credentials are not user:password".to_owned())?;
     match users.get(user) {
-        Some(expected) if constant_time_eq(expected.as_bytes(), password.as_bytes()) => Ok(()),
+        Some(expected) if constant_time_eq(expected.as_bytes(), password.as_bytes()) => {
+            Ok(user.to_owned())
+        }
         // One message for both: which user names exist is nobody's business.
         _ => Err(format!("Wrong user name or password for '{user}'")),
     }
@@ -339,7 +398,10 @@ where
                 .check(request.headers().get(http::header::AUTHORIZATION))
                 .await
             {
-                Ok(()) => inner.call(request).await,
+                Ok(principal) => match auth.caller(principal) {
+                    Some(caller) => caller.scope(inner.call(request)).await,
+                    None => inner.call(request).await,
+                },
                 Err(message) => {
                     let status = tonic::Status::unauthenticated(message);
                     let mut response = Response::new(R::default());

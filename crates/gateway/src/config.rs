@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use crate::auth::AuthConfig;
 use crate::backpressure::BackpressureConfig;
+use crate::tenancy::TenancyConfig;
 use crate::tls::TlsConfig;
 
 /// Zeebe's default `maxMessageSize`: 4 MiB.
@@ -34,6 +35,8 @@ pub struct GatewayConfig {
     pub tls: Option<TlsConfig>,
     /// Who may call the APIs; off by default.
     pub auth: AuthConfig,
+    /// Multi-tenancy (which needs `auth`); off by default.
+    pub tenancy: TenancyConfig,
 }
 
 impl Default for GatewayConfig {
@@ -48,6 +51,7 @@ impl Default for GatewayConfig {
             max_concurrent_streams: 1024,
             tls: None,
             auth: AuthConfig::None,
+            tenancy: TenancyConfig::default(),
         }
     }
 }

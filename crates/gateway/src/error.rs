@@ -26,6 +26,9 @@ pub enum GatewayError {
     /// A key that no partition of this cluster could have made.
     #[error("{0}")]
     NotFound(String),
+    /// The caller may not act for the tenant the request names.
+    #[error("{0}")]
+    PermissionDenied(String),
     /// The engine has no processor for the command this RPC needs.
     #[error("{0}")]
     Unimplemented(String),

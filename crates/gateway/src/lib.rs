@@ -32,6 +32,7 @@ mod metrics;
 mod operations;
 mod rest;
 pub mod routing;
+pub mod tenancy;
 mod tls;
 mod validate;
 
@@ -45,6 +46,7 @@ pub use cluster::{Cluster, NodeInfo, PartitionSlot};
 pub use config::{DEFAULT_MAX_MESSAGE_SIZE, GatewayConfig};
 pub use error::GatewayError;
 pub use metrics::GatewayMetrics;
+pub use tenancy::TenancyConfig;
 pub use tls::{TlsConfig, TlsError};
 
 use dispatch::Dispatcher;
@@ -139,7 +141,10 @@ impl Gateway {
                 .transpose()
         };
         let (grpc_tls, rest_tls) = (tls(tls::Alpn::Grpc)?, tls(tls::Alpn::Rest)?);
-        let auth = Arc::new(auth::Authenticator::new(self.d.config.auth.clone()).await?);
+        let auth = Arc::new(
+            auth::Authenticator::new(self.d.config.auth.clone(), self.d.config.tenancy.clone())
+                .await?,
+        );
         let forwarders = self.forward_job_notifications();
         let stopped = |mut stopping: watch::Receiver<bool>| async move {
             let _ = stopping.wait_for(|stopping| *stopping).await;

@@ -1,13 +1,10 @@
 //! Request checks that name the field at fault. Messages follow Zeebe's: its document check
-//! ("Property 'variables' is invalid: ..."), its tenant check, and the field checks of
+//! ("Property 'variables' is invalid: ...") and the field checks of
 //! Camunda's REST API ("No name provided", "The value for retries is '-1' but must be ...").
 
 use beeline_protocol::key;
 
 use crate::error::GatewayError;
-
-/// Zeebe's default tenant.
-pub const DEFAULT_TENANT: &str = "<default>";
 
 fn invalid(message: String) -> GatewayError {
     GatewayError::InvalidArgument(message)
@@ -47,33 +44,6 @@ fn kind(kind: beeline_json::Kind) -> &'static str {
         beeline_json::Kind::Array => "ARRAY",
         beeline_json::Kind::Object => "MAP",
     }
-}
-
-/// Zeebe's `ensureTenantIdSet` with multi-tenancy disabled (Beeline has no tenants yet), for the
-/// operation `rpc`:
-/// empty means the default tenant, and only the default tenant is accepted.
-pub fn tenant(rpc: &str, tenant_id: &str) -> Result<String, GatewayError> {
-    if tenant_id.trim().is_empty() || tenant_id == DEFAULT_TENANT {
-        return Ok(DEFAULT_TENANT.to_owned());
-    }
-    Err(invalid(format!(
-        "Expected to handle request {rpc} with tenant identifier '{tenant_id}', but multi-tenancy is disabled"
-    )))
-}
-
-/// [`tenant`] for each of a list; an empty list means the default tenant.
-pub fn tenants(rpc: &str, tenant_ids: &[String]) -> Result<Vec<String>, GatewayError> {
-    if tenant_ids.is_empty() {
-        return Ok(vec![DEFAULT_TENANT.to_owned()]);
-    }
-    let mut checked: Vec<String> = Vec::with_capacity(tenant_ids.len());
-    for tenant_id in tenant_ids {
-        let id = tenant(rpc, tenant_id)?;
-        if !checked.contains(&id) {
-            checked.push(id);
-        }
-    }
-    Ok(checked)
 }
 
 pub fn not_empty(field: &str, value: &str) -> Result<(), GatewayError> {
@@ -192,18 +162,6 @@ mod tests {
         let deep = "[".repeat(100_000);
         let text = format!("{{\"a\":{deep}");
         assert!(variables("variables", &text).is_err());
-    }
-
-    #[test]
-    fn only_the_default_tenant() {
-        assert_eq!(tenant("PublishMessage", "").unwrap(), "<default>");
-        assert_eq!(tenant("PublishMessage", "<default>").unwrap(), "<default>");
-        assert_eq!(
-            message(tenant("PublishMessage", "acme").unwrap_err()),
-            "Expected to handle request PublishMessage with tenant identifier 'acme', but multi-tenancy is disabled"
-        );
-        assert_eq!(tenants("ActivateJobs", &[]).unwrap(), vec!["<default>"]);
-        assert!(tenants("ActivateJobs", &["<default>".into(), "x".into()]).is_err());
     }
 
     #[test]

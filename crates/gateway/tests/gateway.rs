@@ -1,6 +1,12 @@
 //! The gateway end to end: real partitions (stream processor and engine over in-memory logs and
 //! stores), the gateway served on an ephemeral port, and the generated tonic client — plus a raw
 //! HTTP/2 client for what no well-behaved client sends.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 use std::collections::HashSet;
 use std::net::SocketAddr;
@@ -43,6 +49,8 @@ mod auth;
 mod fuzz;
 #[path = "gateway/rest.rs"]
 mod rest;
+#[path = "gateway/tenants.rs"]
+mod tenants;
 #[path = "gateway/tls.rs"]
 mod tls;
 

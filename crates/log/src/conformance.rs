@@ -1,6 +1,12 @@
 //! The journal contract as executable checks. Every [`Journal`] implementation runs this suite
 //! from its tests: `beeline_log::conformance::run(|| MyJournal::new(..))`. Each check gets a
 //! fresh, empty journal from the factory and panics with a description on a violation.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "a conformance suite: a violation fails the test that runs it, by a panic"
+)]
 
 use crate::Error;
 use crate::journal::{Entry, EntryKind, Flusher, Journal, JournalReader};

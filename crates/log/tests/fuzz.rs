@@ -7,6 +7,12 @@
 //! An input's first byte chooses whether the mutated segment's checksums are made right again
 //! (odd: yes), so that mutations reach the checks past them (lengths, indexes, asqns, the order
 //! of entries) instead of stopping at the first checksum.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 use std::path::Path;
 

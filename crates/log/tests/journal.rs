@@ -1,5 +1,11 @@
 //! The journal contract for both implementations, and the file journal's crash and damage
 //! behaviour: torn tails, flipped bits, failing writes.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 use std::path::{Path, PathBuf};
 

@@ -14,9 +14,12 @@
 //! - **Schema**: created at start where missing and upgraded from older versions, under an
 //!   advisory lock so that nodes starting together do it once; a database of a newer schema
 //!   is refused with both versions named.
-//! - **Unreachable or failing**: a write that fails is retried with back-off (reconnecting
-//!   when the connection is gone), counted and logged; exporting waits meanwhile and the log
-//!   keeps what is not stored. Searches answer 503 while the server cannot be reached.
+//! - **Unreachable or failing**: a server that does not answer at start does not stop the
+//!   node (the store connects, and sets the schema up, when it comes); a write that fails is
+//!   retried with back-off (reconnecting when the connection is gone), counted
+//!   (`beeline_secondary_storage_failing`, `..._write_failures_total`) and logged; exporting
+//!   waits meanwhile, its lag grows and the log keeps what is not stored, until the disk
+//!   watermark stops the engine. Searches answer 503 while the server cannot be reached.
 
 mod reader;
 mod retention;
@@ -25,6 +28,8 @@ mod value;
 mod writer;
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use beeline_search::Retention;
 use beeline_search::sql::{self, Dialect, SCHEMA_VERSION};
@@ -69,6 +74,12 @@ pub enum Error {
         "secondary storage {url} has schema version {found}, newer than this binary's {SCHEMA_VERSION}"
     )]
     NewerSchema { url: String, found: i64 },
+    #[error("secondary storage URL {url}: {source}")]
+    Url {
+        url: String,
+        #[source]
+        source: tokio_postgres::Error,
+    },
 }
 
 /// The opened store: its write side (for the exporters), its read side (for the gateway),
@@ -83,33 +94,38 @@ pub struct PostgresStore {
 }
 
 impl PostgresStore {
-    /// Connects, creates or upgrades the schema, and starts the writer and retention tasks
-    /// (on the current tokio runtime).
+    /// Starts the writer, readers and retention task (on the current tokio runtime), having
+    /// created or upgraded the schema when the server answers. A server that does not answer
+    /// does not stop the node: the store starts unconnected, each part connects (and the first
+    /// to do so sets the schema up) when the server comes, exporting waits and retries with
+    /// back-off meanwhile, and searches answer 503. A URL that cannot be parsed, or a database
+    /// of a newer schema, is an error.
     pub async fn open(config: PostgresConfig) -> Result<Self, Error> {
-        let name = redacted(&config.url);
-        let failed = |source| Error::Postgres {
-            url: name.clone(),
-            source,
-        };
-        let mut client = connect(&config.url).await.map_err(failed)?;
-        migrate(&mut client, &name).await?;
+        let database = Arc::new(Database::new(&config.url)?);
         let metrics = Arc::new(StoreMetrics::default());
-        let writer = PostgresWriter::start(client, config.url.clone(), metrics.clone());
-        let mut readers = Vec::new();
-        for _ in 0..config.readers.max(1) {
-            readers.push(connect(&config.url).await.map_err(failed)?);
-        }
+        let first = match database.connect().await {
+            Ok(client) => Some(client),
+            Err(error @ (Error::NewerSchema { .. } | Error::Url { .. })) => return Err(error),
+            Err(error) => {
+                metrics.failing.store(true, Ordering::Relaxed);
+                tracing::warn!(
+                    %error,
+                    "secondary storage does not answer; the node starts without it: exporting \
+                     waits and retries with back-off (the log keeps what is not stored), \
+                     searches answer 503 until it does"
+                );
+                None
+            }
+        };
+        let name = database.name.clone();
+        let writer = PostgresWriter::start(first, database.clone(), metrics.clone());
         let search = Arc::new(PostgresSearch::new(
-            readers,
-            config.url.clone(),
+            database.clone(),
+            config.readers.max(1),
             config.max_searches,
         ));
-        let retention = retention::RetentionTask::start(
-            connect(&config.url).await.map_err(failed)?,
-            config.url.clone(),
-            config.retention,
-            metrics.clone(),
-        );
+        let retention =
+            retention::RetentionTask::start(database, config.retention, metrics.clone());
         Ok(Self {
             writer: Arc::new(writer),
             search,
@@ -126,15 +142,60 @@ impl PostgresStore {
     }
 }
 
-/// A connection, its driving task spawned on the current runtime.
-pub(crate) async fn connect(url: &str) -> Result<Client, tokio_postgres::Error> {
-    let (client, connection) = tokio_postgres::connect(url, NoTls).await?;
-    tokio::spawn(async move {
-        if let Err(error) = connection.await {
-            tracing::debug!(%error, "secondary storage connection closed");
+/// The database as every part of the store reaches it: its URL, and whether the schema was
+/// set up (by whichever part connected first).
+pub(crate) struct Database {
+    config: tokio_postgres::Config,
+    /// The URL without its password, for logs and errors.
+    pub name: String,
+    migrated: AtomicBool,
+    migrating: tokio::sync::Mutex<()>,
+}
+
+/// How long a connection attempt waits for a server that does not answer, where the URL
+/// does not say (`connect_timeout`).
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+impl Database {
+    fn new(url: &str) -> Result<Self, Error> {
+        let name = redacted(url);
+        let mut config: tokio_postgres::Config = url.parse().map_err(|source| Error::Url {
+            url: name.clone(),
+            source,
+        })?;
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(CONNECT_TIMEOUT);
         }
-    });
-    Ok(client)
+        Ok(Self {
+            config,
+            name,
+            migrated: AtomicBool::new(false),
+            migrating: tokio::sync::Mutex::new(()),
+        })
+    }
+
+    /// A new connection, its driving task spawned on the current runtime; the schema is set
+    /// up first if nobody has yet.
+    pub(crate) async fn connect(&self) -> Result<Client, Error> {
+        let failed = |source| Error::Postgres {
+            url: self.name.clone(),
+            source,
+        };
+        let (mut client, connection) = self.config.connect(NoTls).await.map_err(failed)?;
+        tokio::spawn(async move {
+            if let Err(error) = connection.await {
+                tracing::debug!(%error, "secondary storage connection closed");
+            }
+        });
+        if !self.migrated.load(Ordering::Acquire) {
+            let _one = self.migrating.lock().await;
+            if !self.migrated.load(Ordering::Acquire) {
+                migrate(&mut client, &self.name).await?;
+                self.migrated.store(true, Ordering::Release);
+            }
+        }
+        Ok(client)
+    }
 }
 
 /// The URL with its password left out.

@@ -1,6 +1,6 @@
 //! The read side: a few connections taking searches in turn (each pipelines the queries sent
 //! to it), with a bound on the searches in flight; a connection the server dropped is made
-//! again on its next turn.
+//! again on its next turn (or made first there, when the server did not answer at start).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -12,44 +12,50 @@ use tokio::sync::{RwLock, Semaphore};
 use tokio_postgres::Client;
 use tokio_postgres::types::ToSql;
 
+use crate::Database;
 use crate::value::{Param, cells};
-use crate::{connect, redacted};
 
 pub struct PostgresSearch {
-    clients: Vec<RwLock<Arc<Client>>>,
+    /// The connections, each made on its first turn and again when the server dropped it.
+    clients: Vec<RwLock<Option<Arc<Client>>>>,
     next: AtomicUsize,
     in_flight: Arc<Semaphore>,
-    url: String,
+    database: Arc<Database>,
 }
 
 impl PostgresSearch {
-    pub(crate) fn new(clients: Vec<Client>, url: String, max_searches: usize) -> Self {
+    pub(crate) fn new(database: Arc<Database>, readers: usize, max_searches: usize) -> Self {
         Self {
-            clients: clients
-                .into_iter()
-                .map(|c| RwLock::new(Arc::new(c)))
-                .collect(),
+            clients: (0..readers.max(1)).map(|_| RwLock::new(None)).collect(),
             next: AtomicUsize::new(0),
             in_flight: Arc::new(Semaphore::new(max_searches.max(1))),
-            url,
+            database,
         }
     }
 
-    /// The next connection in turn, made again if the server dropped it.
+    /// The next connection in turn, made if there is none or the server dropped it.
     async fn client(&self) -> Result<Arc<Client>, SearchError> {
         let slot = &self.clients[self.next.fetch_add(1, Ordering::Relaxed) % self.clients.len()];
-        let client = slot.read().await.clone();
-        if !client.is_closed() {
-            return Ok(client);
+        if let Some(client) = slot.read().await.as_ref()
+            && !client.is_closed()
+        {
+            return Ok(client.clone());
         }
         let mut slot = slot.write().await;
-        if slot.is_closed() {
-            let client = connect(&self.url)
-                .await
-                .map_err(|e| SearchError::Unavailable(format!("{}: {e}", redacted(&self.url))))?;
-            *slot = Arc::new(client);
+        match slot.as_ref() {
+            Some(client) if !client.is_closed() => Ok(client.clone()),
+            _ => {
+                *slot = None;
+                let client = Arc::new(
+                    self.database
+                        .connect()
+                        .await
+                        .map_err(|e| SearchError::Unavailable(e.to_string()))?,
+                );
+                *slot = Some(client.clone());
+                Ok(client)
+            }
         }
-        Ok(slot.clone())
     }
 
     async fn rows(&self, statement: &Statement) -> Result<Vec<Vec<Value>>, SearchError> {
@@ -63,7 +69,7 @@ impl PostgresSearch {
         let refs: Vec<&(dyn ToSql + Sync)> =
             params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
         let failed = |e: tokio_postgres::Error| {
-            let text = format!("{}: {e}", redacted(&self.url));
+            let text = format!("{}: {e}", self.database.name);
             if e.is_closed() {
                 SearchError::Unavailable(text)
             } else {

@@ -9,7 +9,7 @@ use beeline_search::{Retention, StoreMetrics};
 use tokio::sync::watch;
 use tokio_postgres::Client;
 
-use crate::connect;
+use crate::Database;
 
 pub(crate) struct RetentionTask {
     stop: watch::Sender<bool>,
@@ -18,14 +18,13 @@ pub(crate) struct RetentionTask {
 
 impl RetentionTask {
     pub fn start(
-        client: Client,
-        url: String,
+        database: Arc<Database>,
         retention: Retention,
         metrics: Arc<StoreMetrics>,
     ) -> Self {
         let (stop, stopped) = watch::channel(false);
         let task = (retention.max_age.is_some() || retention.max_finished.is_some())
-            .then(|| tokio::spawn(run(client, url, retention, metrics, stopped)));
+            .then(|| tokio::spawn(run(database, retention, metrics, stopped)));
         Self { stop, task }
     }
 
@@ -38,27 +37,30 @@ impl RetentionTask {
 }
 
 async fn run(
-    mut client: Client,
-    url: String,
+    database: Arc<Database>,
     retention: Retention,
     metrics: Arc<StoreMetrics>,
     mut stopped: watch::Receiver<bool>,
 ) {
+    let mut client: Option<Client> = None;
     loop {
         tokio::select! {
             _ = tokio::time::sleep(retention.interval) => {}
             _ = stopped.changed() => return,
         }
-        if client.is_closed() {
-            match connect(&url).await {
-                Ok(c) => client = c,
+        let client = match &mut client {
+            Some(connected) if !connected.is_closed() => connected,
+            _ => match database.connect().await {
+                Ok(connected) => client.insert(connected),
                 Err(error) => {
-                    tracing::warn!(%error, "secondary storage retention cannot connect; trying again later");
+                    client = None;
+                    // The writer says that the store cannot be reached; this is one line more.
+                    tracing::debug!(%error, "secondary storage retention cannot connect; trying again later");
                     continue;
                 }
-            }
-        }
-        if let Err(error) = sweep(&mut client, &retention, &metrics, &stopped).await {
+            },
+        };
+        if let Err(error) = sweep(client, &retention, &metrics, &stopped).await {
             tracing::warn!(%error, "secondary storage retention failed; trying again later");
         }
     }

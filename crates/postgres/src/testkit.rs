@@ -5,6 +5,12 @@
 //! Where PostgreSQL is not installed, [`Server::start`] says so and gives `None`, unless
 //! `BEELINE_REQUIRE_POSTGRES=1` (the test command sets it after installing the package): then
 //! a missing or failing server fails the test.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "the test kit: a failure in it fails the test that uses it"
+)]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -14,6 +20,8 @@ pub struct Server {
     dir: PathBuf,
     bin: PathBuf,
     port: u16,
+    /// The server's `-o` options (port, settings), to start it again as it was.
+    options: String,
     /// Commands run as `postgres` through runuser (we are root).
     as_postgres: bool,
     databases: AtomicU32,
@@ -65,6 +73,7 @@ impl Server {
             dir,
             bin,
             port: 0,
+            options: String::new(),
             as_postgres,
             databases: AtomicU32::new(0),
         };
@@ -90,31 +99,58 @@ impl Server {
         let mut last = String::new();
         for _ in 0..5 {
             server.port = free_port()?;
-            let mut options = format!(
+            let options = format!(
                 "-c listen_addresses=127.0.0.1 -p {} -k {}",
                 server.port,
                 server.dir.display()
             );
-            for setting in settings {
-                options.push_str(&format!(" -c {setting}"));
-            }
-            let log = server.dir.join("log").display().to_string();
-            match server.run(
-                "pg_ctl",
-                &[
-                    "-D", &data, "-l", &log, "-w", "-t", "60", "-o", &options, "start",
-                ],
-            ) {
+            let options = settings.iter().fold(options, |options, setting| {
+                format!("{options} -c {setting}")
+            });
+            server.options = options;
+            match server.pg_ctl_start() {
                 Ok(_) => return Ok(server),
                 Err(error) => {
                     last = format!(
                         "{error}\n{}",
-                        std::fs::read_to_string(&log).unwrap_or_default()
+                        std::fs::read_to_string(server.dir.join("log")).unwrap_or_default()
                     )
                 }
             }
         }
         Err(last)
+    }
+
+    fn pg_ctl_start(&self) -> Result<String, String> {
+        let data = self.dir.join("data").display().to_string();
+        let log = self.dir.join("log").display().to_string();
+        self.run(
+            "pg_ctl",
+            &[
+                "-D",
+                &data,
+                "-l",
+                &log,
+                "-w",
+                "-t",
+                "60",
+                "-o",
+                &self.options,
+                "start",
+            ],
+        )
+    }
+
+    /// Stops the server as an outage would, keeping its data: its connections drop at once.
+    pub fn stop(&self) -> Result<(), String> {
+        let data = self.dir.join("data").display().to_string();
+        self.run("pg_ctl", &["-D", &data, "-m", "immediate", "-w", "stop"])
+            .map(|_| ())
+    }
+
+    /// Starts the stopped server again, on the same port with the same data.
+    pub fn restart(&self) -> Result<(), String> {
+        self.pg_ctl_start().map(|_| ())
     }
 
     fn run(&self, program: &str, args: &[&str]) -> Result<String, String> {

@@ -11,6 +11,11 @@ use beeline_search::rows::TABLES;
 use super::*;
 use crate::testkit::Server;
 
+/// A connection of the test's own.
+async fn connect(url: &str) -> Result<Client, Error> {
+    Database::new(url)?.connect().await
+}
+
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
@@ -198,4 +203,42 @@ fn a_password_stays_out_of_what_is_logged() {
         redacted("postgresql://app@db/camunda"),
         "postgresql://app@db/camunda"
     );
+}
+
+#[test]
+fn a_server_away_at_start_or_going_away_holds_exporting_back_and_loses_nothing() {
+    use beeline_search::query::{PROCESS_INSTANCES, Query};
+    use beeline_search::{SearchError, SearchStore, Writer};
+    let Some(server) = Server::start() else {
+        return;
+    };
+    let url = server.database().expect("a database");
+    server.stop().expect("the server stops");
+    let runtime = runtime();
+    runtime.block_on(async {
+        let store = PostgresStore::open(PostgresConfig::new(url.clone()))
+            .await
+            .expect("opens without its server");
+        assert!(store.metrics.failing.load(Ordering::Relaxed));
+        let away = store.search.search(Query::new(&PROCESS_INSTANCES)).await;
+        assert!(matches!(away, Err(SearchError::Unavailable(_))), "{away:?}");
+        assert!(
+            store.writer.position(1).await.is_err(),
+            "the writer cannot answer"
+        );
+        server.restart().expect("the server starts again");
+        assert_eq!(
+            store.writer.position(1).await,
+            Ok(None),
+            "the schema is set up"
+        );
+        assert!(!store.metrics.failing.load(Ordering::Relaxed));
+        let found = store
+            .search
+            .search(Query::new(&PROCESS_INSTANCES))
+            .await
+            .expect("searches answer");
+        assert_eq!(found.total, 0);
+        store.close().await;
+    });
 }

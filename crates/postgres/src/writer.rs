@@ -16,7 +16,7 @@ use tokio::sync::{Mutex, mpsc, oneshot};
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, Statement};
 
-use crate::connect;
+use crate::{Database, Error};
 
 /// Flushes (and questions) queued for the writer, from all partitions together.
 const QUEUE: usize = 64;
@@ -37,13 +37,17 @@ pub struct PostgresWriter {
 }
 
 impl PostgresWriter {
-    pub(crate) fn start(client: Client, url: String, metrics: Arc<StoreMetrics>) -> Self {
+    pub(crate) fn start(
+        client: Option<Client>,
+        database: Arc<Database>,
+        metrics: Arc<StoreMetrics>,
+    ) -> Self {
         let (jobs, queue) = mpsc::channel(QUEUE);
         let stopping = Arc::new(AtomicBool::new(false));
         let task = tokio::spawn(run(
             Connection {
                 client,
-                url,
+                database,
                 prepared: Prepared::default(),
             },
             queue,
@@ -87,11 +91,13 @@ impl Writer for PostgresWriter {
     }
 
     fn try_write(&self, flush: Flush) -> Result<(), Flush> {
-        self.jobs.try_send(Job::Flush(flush)).map_err(|e| match e {
-            mpsc::error::TrySendError::Full(Job::Flush(flush))
-            | mpsc::error::TrySendError::Closed(Job::Flush(flush)) => flush,
-            _ => unreachable!("a flush was sent"),
-        })
+        match self.jobs.try_reserve() {
+            Ok(room) => {
+                room.send(Job::Flush(flush));
+                Ok(())
+            }
+            Err(_) => Err(flush),
+        }
     }
 
     async fn write(&self, flush: Flush) -> Result<(), String> {
@@ -105,11 +111,11 @@ impl Writer for PostgresWriter {
     }
 }
 
-/// The writer's connection, made again when the server dropped it, with the statements
-/// prepared on it.
+/// The writer's connection (none while the server cannot be reached), made again when the
+/// server dropped it, with the statements prepared on it.
 struct Connection {
-    client: Client,
-    url: String,
+    client: Option<Client>,
+    database: Arc<Database>,
     prepared: Prepared,
 }
 
@@ -120,12 +126,24 @@ struct Prepared {
 }
 
 impl Connection {
-    async fn ready(&mut self) -> Result<&Client, tokio_postgres::Error> {
-        if self.client.is_closed() {
-            self.client = connect(&self.url).await?;
-            self.prepared = Prepared::default();
+    /// The connection, made first if there is none or the server dropped it, with the
+    /// statements prepared on it.
+    async fn ready(&mut self) -> Result<(&mut Client, &mut Prepared), Error> {
+        let client = match self.client.take() {
+            Some(client) if !client.is_closed() => client,
+            _ => {
+                self.prepared = Prepared::default();
+                self.database.connect().await?
+            }
+        };
+        Ok((self.client.insert(client), &mut self.prepared))
+    }
+
+    fn failed(&self, source: tokio_postgres::Error) -> Error {
+        Error::Postgres {
+            url: self.database.name.clone(),
+            source,
         }
-        Ok(&self.client)
     }
 }
 
@@ -146,10 +164,12 @@ async fn run(
             match job {
                 Job::Flush(flush) => round.push(flush),
                 Job::Position(partition, reply) => {
-                    let _ = reply.send(position(&mut connection, partition).await);
+                    let answer = position(&mut connection, partition).await;
+                    let _ = reply.send(noted(answer, &connection, &metrics));
                 }
                 Job::Definitions(reply) => {
-                    let _ = reply.send(definitions(&mut connection).await);
+                    let answer = definitions(&mut connection).await;
+                    let _ = reply.send(noted(answer, &connection, &metrics));
                 }
                 Job::Stop => stop = true,
             }
@@ -172,6 +192,34 @@ async fn run(
     }
 }
 
+/// A question's answer, its failure counted and logged as a failed write is: the store is
+/// unreachable or failing either way.
+fn noted<T>(
+    answer: Result<T, Error>,
+    connection: &Connection,
+    metrics: &StoreMetrics,
+) -> Result<T, String> {
+    match answer {
+        Ok(value) => {
+            if metrics.failing.swap(false, Ordering::Relaxed) {
+                tracing::info!(url = %connection.database.name, "secondary storage answers again");
+            }
+            Ok(value)
+        }
+        Err(error) => {
+            StoreMetrics::add(&metrics.write_failures, 1);
+            if !metrics.failing.swap(true, Ordering::Relaxed) {
+                tracing::warn!(
+                    url = %connection.database.name,
+                    %error,
+                    "cannot reach secondary storage; exporting waits and retries (nothing is lost: the log keeps what is not stored)"
+                );
+            }
+            Err(error.to_string())
+        }
+    }
+}
+
 /// Writes the round, retrying with back-off until it succeeds; when the store is stopping,
 /// tries once more. Whether it was written.
 async fn write_round(
@@ -189,9 +237,8 @@ async fn write_round(
                 StoreMetrics::add(&metrics.flushes, 1);
                 StoreMetrics::add(&metrics.rows, rows);
                 StoreMetrics::add(&metrics.write_micros, started.elapsed().as_micros() as u64);
-                if failures > 0 {
-                    metrics.failing.store(false, Ordering::Relaxed);
-                    tracing::info!(failures, "secondary storage writes again");
+                if metrics.failing.swap(false, Ordering::Relaxed) {
+                    tracing::info!(url = %connection.database.name, failures, "secondary storage writes again");
                 }
                 return true;
             }
@@ -201,7 +248,7 @@ async fn write_round(
                 metrics.failing.store(true, Ordering::Relaxed);
                 if failures == 1 || backoff >= Duration::from_secs(10) {
                     tracing::warn!(
-                        url = %crate::redacted(&connection.url),
+                        url = %connection.database.name,
                         %error,
                         failures,
                         retry_in_ms = backoff.as_millis() as u64,
@@ -257,11 +304,17 @@ fn merged(round: &[Flush], table: usize) -> BTreeMap<Vec<Value>, Vec<Value>> {
     rows
 }
 
-async fn write(connection: &mut Connection, round: &[Flush]) -> Result<u64, tokio_postgres::Error> {
-    connection.ready().await?;
-    let Connection {
-        client, prepared, ..
-    } = connection;
+async fn write(connection: &mut Connection, round: &[Flush]) -> Result<u64, Error> {
+    let (client, prepared) = connection.ready().await?;
+    let result = write_on(client, prepared, round).await;
+    result.map_err(|e| connection.failed(e))
+}
+
+async fn write_on(
+    client: &mut Client,
+    prepared: &mut Prepared,
+    round: &[Flush],
+) -> Result<u64, tokio_postgres::Error> {
     let tx = client.transaction().await?;
     let mut written = 0;
     for (index, table) in TABLES.iter().enumerate() {
@@ -346,38 +399,37 @@ async fn write(connection: &mut Connection, round: &[Flush]) -> Result<u64, toki
     Ok(written)
 }
 
-async fn position(connection: &mut Connection, partition: u16) -> Result<Option<i64>, String> {
-    let client = connection.ready().await.map_err(|e| e.to_string())?;
+async fn position(connection: &mut Connection, partition: u16) -> Result<Option<i64>, Error> {
+    let (client, _) = connection.ready().await?;
     let row = client
         .query_opt(
             "SELECT position FROM exporter_position WHERE partition_id = $1 AND exporter = $2",
             &[&i64::from(partition), &EXPORTER_ID],
         )
-        .await
-        .map_err(|e| e.to_string())?;
+        .await;
+    let row = row.map_err(|e| connection.failed(e))?;
     Ok(row.map(|row| row.get(0)))
 }
 
-async fn definitions(connection: &mut Connection) -> Result<Vec<StoredDefinition>, String> {
-    let client = connection.ready().await.map_err(|e| e.to_string())?;
+async fn definitions(connection: &mut Connection) -> Result<Vec<StoredDefinition>, Error> {
+    let (client, _) = connection.ready().await?;
     let rows = client
         .query(
             "SELECT key, bpmn_process_id, COALESCE(version_tag, ''), COALESCE(xml, '') \
              FROM process_definition",
             &[],
         )
-        .await
-        .map_err(|e| e.to_string())?;
+        .await;
+    let rows = rows.map_err(|e| connection.failed(e))?;
     rows.iter()
         .map(|row| {
             Ok((
-                row.try_get(0).map_err(|e| e.to_string())?,
-                row.try_get::<_, Option<String>>(1)
-                    .map_err(|e| e.to_string())?
-                    .unwrap_or_default(),
-                row.try_get(2).map_err(|e| e.to_string())?,
-                row.try_get(3).map_err(|e| e.to_string())?,
+                row.try_get(0)?,
+                row.try_get::<_, Option<String>>(1)?.unwrap_or_default(),
+                row.try_get(2)?,
+                row.try_get(3)?,
             ))
         })
-        .collect()
+        .collect::<Result<_, tokio_postgres::Error>>()
+        .map_err(|e| connection.failed(e))
 }

@@ -17,3 +17,15 @@ pub use intent::{Intent, ValueType};
 pub use json::BROKER_VERSION;
 pub use record::{Record, RecordType, RejectionType};
 pub use value::{RecordValue, Value};
+
+/// The tenant everything belongs to when multi-tenancy is off, as Zeebe names it.
+pub const DEFAULT_TENANT: &str = "<default>";
+
+/// The tenant a command names: none (an empty id) is the default tenant.
+pub fn tenant_or_default(tenant_id: &str) -> &str {
+    if tenant_id.is_empty() {
+        DEFAULT_TENANT
+    } else {
+        tenant_id
+    }
+}

@@ -3,6 +3,12 @@
 //! jobs, messages, signals, decisions and the clock), mutated. A batch either decodes or gets a
 //! decoding error; what decodes encodes back to a batch that decodes to the same records, and
 //! serializes to JSON as exporters write it.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 use beeline_protocol::codec::{decode_batch, encode_batch};
 

@@ -1,3 +1,9 @@
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 use std::path::Path;
 
 use beeline_rocksdb::{MemoryBudget, RocksDbStore, RocksDbStoreConfig, open_partition_store};

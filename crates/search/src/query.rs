@@ -538,6 +538,7 @@ pub static PROCESS_DEFINITION_XML: Entity = Entity {
     fields: &[
         field!("processDefinitionKey", "t.key", Kind::Key),
         field!("xml", "t.xml", Kind::Str),
+        field!("tenantId", "t.tenant_id", Kind::Str, filter_only),
     ],
 };
 
@@ -580,6 +581,7 @@ pub static DECISION_DEFINITION_XML: Entity = Entity {
             "(SELECT r.xml FROM decision_requirements r WHERE r.key = t.decision_requirements_key)",
             Kind::Str
         ),
+        field!("tenantId", "t.tenant_id", Kind::Str, filter_only),
     ],
 };
 

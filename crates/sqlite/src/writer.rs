@@ -95,6 +95,10 @@ impl Writer for SqliteWriter {
         self.ask(Job::Definitions).await
     }
 
+    #[allow(
+        clippy::unreachable,
+        reason = "what a failed send gives back is the flush it took"
+    )]
     fn try_write(&self, flush: Flush) -> Result<(), Flush> {
         let Ok(permit) = self.room.clone().try_acquire_owned() else {
             return Err(flush);

@@ -42,18 +42,21 @@ column_families! {
     BannedInstances = 1;
     /// Messages by key: message key -> MessageRecord.
     Messages = 10;
-    /// Messages by name and correlation key: (name, correlation key, message key) -> ().
-    MessagesByNameAndCorrelationKey = 11;
+    /// Messages by tenant, name and correlation key: (tenant, name, correlation key, message
+    /// key) -> ().
+    MessagesByNameAndCorrelationKey = 16;
     /// Message expiry index: (deadline, message key) -> ().
     MessageDeadlines = 12;
-    /// Message ids in use: (name, correlation key, message id) -> message key.
-    MessageIds = 13;
+    // 11 and 13 are reserved: the by-name and by-id families without the tenant.
+    /// Message ids in use: (tenant, name, correlation key, message id) -> message key.
+    MessageIds = 14;
     /// Deployed process definitions: definition key -> ProcessRecord.
     ProcessDefinitions = 20;
-    /// Versions of a process: (bpmn process id, version) -> definition key.
-    ProcessVersions = 21;
-    /// The latest version of a process: bpmn process id -> (version, definition key).
-    LatestProcessVersions = 22;
+    // 21 and 22 are reserved: the two families below without the tenant.
+    /// Versions of a process: (tenant, bpmn process id, version) -> definition key.
+    ProcessVersions = 26;
+    /// The latest version of a process: (tenant, bpmn process id) -> (version, definition key).
+    LatestProcessVersions = 27;
     // 23 is reserved: a deployments family, never used.
     /// Distributions not yet acknowledged: (distribution key, partition) -> CommandDistributionRecord.
     PendingDistributions = 24;
@@ -77,8 +80,9 @@ column_families! {
     VariableScopeParents = 41;
     /// Jobs: job key -> Job.
     Jobs = 50;
-    /// Activatable jobs by type: (type, job key) -> ().
-    ActivatableJobs = 51;
+    // 51 is reserved: the family below without the tenant.
+    /// Activatable jobs by type and tenant: (type, tenant, job key) -> ().
+    ActivatableJobs = 54;
     /// Deadlines of activated jobs: (deadline, job key) -> ().
     JobDeadlines = 52;
     /// Failed jobs waiting out their retry back-off: (recurring time, job key) -> ().
@@ -91,14 +95,15 @@ column_families! {
     IncidentsByJob = 62;
     /// Deployed decision requirements graphs: key -> DecisionRequirementsRecord (with resource).
     DecisionRequirements = 70;
-    /// The latest version of a decision requirements graph: its id -> (version, key).
-    LatestDecisionRequirementsVersions = 71;
+    // 71, 73 and 74 are reserved: the three version families below without the tenant.
+    /// The latest version of a decision requirements graph: (tenant, its id) -> (version, key).
+    LatestDecisionRequirementsVersions = 76;
     /// Deployed decisions: key -> DecisionRecord.
     Decisions = 72;
-    /// Versions of a decision: (decision id, version) -> key.
-    DecisionVersions = 73;
-    /// The latest version of a decision: decision id -> (version, key).
-    LatestDecisionVersions = 74;
+    /// Versions of a decision: (tenant, decision id, version) -> key.
+    DecisionVersions = 77;
+    /// The latest version of a decision: (tenant, decision id) -> (version, key).
+    LatestDecisionVersions = 78;
     /// The decisions of a decision requirements graph: (graph key, decision id) -> decision key.
     DecisionsByRequirements = 75;
     /// Events waiting for the element instance that catches them: its key -> ProcessEventRecord.
@@ -134,10 +139,12 @@ column_families! {
     /// Which process (by BPMN process id) a message was correlated to: (message key, BPMN
     /// process id) -> ().
     MessageCorrelations = 107;
+    // 108 is reserved: the family below without the tenant.
     /// Instances started by a message with a correlation key, one at a time per key:
-    /// (BPMN process id, correlation key) -> process instance key.
-    ActiveInstancesByCorrelationKey = 108;
-    /// The same, by instance: process instance key -> (BPMN process id, correlation key).
+    /// (tenant, BPMN process id, correlation key) -> process instance key.
+    ActiveInstancesByCorrelationKey = 112;
+    /// The same, by instance: process instance key -> (tenant, BPMN process id, correlation
+    /// key).
     CorrelationKeysByInstance = 109;
     /// Signal subscriptions: (signal name, key) -> SignalSubscriptionRecord.
     SignalSubscriptions = 110;
@@ -146,10 +153,11 @@ column_families! {
     SignalSubscriptionsByScope = 111;
     /// Deployed forms: form key -> FormRecord (with its resource).
     Forms = 120;
-    /// Versions of a form: (form id, version) -> form key.
-    FormVersions = 121;
-    /// The latest version of a form: form id -> (version, form key).
-    LatestFormVersions = 122;
+    // 121 and 122 are reserved: the two families below without the tenant.
+    /// Versions of a form: (tenant, form id, version) -> form key.
+    FormVersions = 123;
+    /// The latest version of a form: (tenant, form id) -> (version, form key).
+    LatestFormVersions = 124;
     /// Camunda user tasks: user task key -> stored user task (record and lifecycle state).
     UserTasks = 130;
     /// What each configured exporter acknowledged: exporter id -> last acknowledged record

@@ -1,5 +1,11 @@
 //! The store contract as executable checks, run against every [`Store`] backend:
 //! `beeline_state::conformance::run(|| new store, |dir| store opened from a checkpoint)`.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "a conformance suite: a violation fails the test that runs it, by a panic"
+)]
 
 use std::path::Path;
 

@@ -7,6 +7,12 @@
 //! An input is a mode byte, the manifest, [`SEPARATOR`] and the checkpoint. The mode's bit 0
 //! makes the manifest's own checksum right again and bit 1 its entry for the checkpoint, so
 //! that mutations reach the checks past them.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 use std::path::Path;
 

@@ -1,5 +1,11 @@
 //! The partition end to end through the test kit: answers after commit, the scheduler,
 //! restarts with and without snapshots, and the property that replay equals processing.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 use std::collections::BTreeMap;
 

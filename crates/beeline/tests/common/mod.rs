@@ -58,6 +58,8 @@ pub struct Broker {
     pub grpc: u16,
     pub rest: u16,
     pub monitoring: u16,
+    /// Where its standard error (the log) goes.
+    stderr: std::fs::File,
 }
 
 impl Broker {
@@ -99,6 +101,7 @@ impl Broker {
             grpc,
             rest,
             monitoring,
+            stderr: stderr.try_clone().expect("the output file"),
         };
         let started = Instant::now();
         while get(monitoring, "/ready").is_none_or(|(status, _)| !status.contains(" 20")) {
@@ -129,6 +132,15 @@ impl Broker {
 
     pub fn pid(&self) -> u32 {
         self.child.id()
+    }
+
+    /// What it logged so far.
+    pub fn output(&self) -> String {
+        let mut output = String::new();
+        let mut file = &self.stderr;
+        let _ = file.seek(SeekFrom::Start(0));
+        let _ = file.read_to_string(&mut output);
+        output
     }
 }
 

@@ -120,49 +120,121 @@ pub(crate) fn element_types(element: &Element) -> (&'static str, &'static str) {
     (kind.zeebe_element_type(), kind.zeebe_event_type())
 }
 
+/// A map filled while batches run, whose changes belong to their batch like state's: what a
+/// batch that is rolled back put in is taken out again. A definition read from a rolled-back
+/// deployment must not stay: its key is given again to the next one.
+#[derive(Debug)]
+struct BatchMap<V> {
+    entries: RefCell<HashMap<i64, V>>,
+    /// Keys inserted by the open batch, which a rollback removes.
+    added: RefCell<Vec<i64>>,
+}
+
+impl<V> Default for BatchMap<V> {
+    fn default() -> Self {
+        Self {
+            entries: RefCell::new(HashMap::new()),
+            added: RefCell::new(Vec::new()),
+        }
+    }
+}
+
+impl<V: Clone> BatchMap<V> {
+    fn get(&self, key: i64) -> Option<V> {
+        self.entries.borrow().get(&key).cloned()
+    }
+
+    fn insert(&self, key: i64, value: V) {
+        if self.entries.borrow_mut().insert(key, value).is_none() {
+            self.added.borrow_mut().push(key);
+        }
+    }
+
+    /// A removal needs no undo: what is not cached is read again from state.
+    fn remove(&self, key: i64) {
+        self.entries.borrow_mut().remove(&key);
+    }
+
+    fn commit(&self) {
+        self.added.borrow_mut().clear();
+    }
+
+    fn rollback(&self) {
+        let added = std::mem::take(&mut *self.added.borrow_mut());
+        let mut entries = self.entries.borrow_mut();
+        for key in added {
+            entries.remove(&key);
+        }
+    }
+
+    fn count(&self) -> usize {
+        self.entries.borrow().len()
+    }
+}
+
 /// Parsed decision requirements graphs by key, filled lazily like processes.
 #[derive(Debug, Default)]
 pub struct DecisionCache {
-    models: RefCell<HashMap<i64, beeline_dmn::DmnModel>>,
+    models: BatchMap<beeline_dmn::DmnModel>,
 }
 
 impl DecisionCache {
     pub fn get(&self, key: i64) -> Option<beeline_dmn::DmnModel> {
-        self.models.borrow().get(&key).cloned()
+        self.models.get(key)
     }
 
     pub fn insert(&self, key: i64, model: beeline_dmn::DmnModel) {
-        self.models.borrow_mut().insert(key, model);
+        self.models.insert(key, model);
     }
 }
 
-/// Everything the engine keeps parsed in memory, rebuilt from state on demand.
+/// Everything the engine keeps parsed in memory, rebuilt from state on demand. Its changes
+/// follow the batch that made them ([`Caches::commit`], [`Caches::rollback`]).
 #[derive(Debug, Default)]
 pub struct Caches {
     pub processes: ProcessCache,
     pub decisions: DecisionCache,
 }
 
+impl Caches {
+    /// Keeps what the batch that just succeeded put in.
+    pub fn commit(&self) {
+        self.processes.processes.commit();
+        self.decisions.models.commit();
+    }
+
+    /// Takes out what the batch that was rolled back put in.
+    pub fn rollback(&self) {
+        self.processes.processes.rollback();
+        self.decisions.models.rollback();
+    }
+
+    /// How many definitions and decision graphs are cached.
+    pub fn count(&self) -> usize {
+        self.processes.processes.count() + self.decisions.models.count()
+    }
+}
+
 /// Deployed processes by definition key, filled lazily. One per partition; only its processing
 /// loop uses it.
 #[derive(Debug, Default)]
 pub struct ProcessCache {
-    processes: RefCell<HashMap<i64, Arc<DeployedProcess>>>,
+    processes: BatchMap<Arc<DeployedProcess>>,
 }
 
 impl ProcessCache {
     pub fn get(&self, key: i64) -> Option<Arc<DeployedProcess>> {
-        self.processes.borrow().get(&key).cloned()
+        self.processes.get(key)
     }
 
     pub fn insert(&self, process: Arc<DeployedProcess>) {
-        self.processes.borrow_mut().insert(process.key, process);
+        self.processes.insert(process.key, process);
     }
 
     /// Forgets a deleted definition. Harmless if the deletion is rolled back: the next use
     /// rebuilds it from state.
     pub fn remove(&self, key: i64) {
-        self.processes.borrow_mut().remove(&key);
+        self.processes.remove(key);
     }
 }
 

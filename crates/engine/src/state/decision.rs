@@ -14,8 +14,9 @@ fn requirements(key: i64) -> Vec<u8> {
         .build()
 }
 
-fn latest_requirements(id: &str) -> Vec<u8> {
+fn latest_requirements(tenant: &str, id: &str) -> Vec<u8> {
     KeyBuilder::new(ColumnFamily::LatestDecisionRequirementsVersions)
+        .str(tenant)
         .str(id)
         .build()
 }
@@ -24,15 +25,17 @@ fn decision(key: i64) -> Vec<u8> {
     KeyBuilder::new(ColumnFamily::Decisions).i64(key).build()
 }
 
-fn decision_version(id: &str, version: i32) -> Vec<u8> {
+fn decision_version(tenant: &str, id: &str, version: i32) -> Vec<u8> {
     KeyBuilder::new(ColumnFamily::DecisionVersions)
+        .str(tenant)
         .str(id)
         .i64(i64::from(version))
         .build()
 }
 
-fn latest_decision(id: &str) -> Vec<u8> {
+fn latest_decision(tenant: &str, id: &str) -> Vec<u8> {
     KeyBuilder::new(ColumnFamily::LatestDecisionVersions)
+        .str(tenant)
         .str(id)
         .build()
 }
@@ -44,8 +47,8 @@ fn in_requirements(requirements_key: i64, decision_id: &str) -> Vec<u8> {
         .build()
 }
 
-fn read_key(bytes: Option<Vec<u8>>) -> Option<i64> {
-    bytes.and_then(|b| Some(i64::from_be_bytes(b.as_slice().try_into().ok()?)))
+fn read_key(cf: ColumnFamily, bytes: Option<Vec<u8>>) -> Result<Option<i64>> {
+    super::read_int(cf, bytes, i64::from_be_bytes)
 }
 
 pub struct DecisionState<'t> {
@@ -65,12 +68,12 @@ impl<'t> DecisionState<'t> {
             .transpose()
     }
 
-    /// The latest version of a decision requirements graph: (version, key).
-    pub fn latest_requirements(&self, id: &str) -> Result<Option<(i32, i64)>> {
+    /// The latest version of a tenant's decision requirements graph: (version, key).
+    pub fn latest_requirements(&self, tenant: &str, id: &str) -> Result<Option<(i32, i64)>> {
         read_latest(
             self.txn,
             ColumnFamily::LatestDecisionRequirementsVersions,
-            &latest_requirements(id),
+            &latest_requirements(tenant, id),
         )
     }
 
@@ -81,30 +84,30 @@ impl<'t> DecisionState<'t> {
             .transpose()
     }
 
-    /// The latest version of a decision: (version, key).
-    pub fn latest(&self, id: &str) -> Result<Option<(i32, i64)>> {
+    /// The latest version of a tenant's decision: (version, key).
+    pub fn latest(&self, tenant: &str, id: &str) -> Result<Option<(i32, i64)>> {
         read_latest(
             self.txn,
             ColumnFamily::LatestDecisionVersions,
-            &latest_decision(id),
+            &latest_decision(tenant, id),
         )
     }
 
-    /// The version the next deployment of a decision requirements graph gets.
-    pub fn next_requirements_version(&self, id: &str) -> Result<i32> {
+    /// The version the next deployment of a tenant's decision requirements graph gets.
+    pub fn next_requirements_version(&self, tenant: &str, id: &str) -> Result<i32> {
         next_version(
             self.txn,
             ColumnFamily::LatestDecisionRequirementsVersions,
-            &latest_requirements(id),
+            &latest_requirements(tenant, id),
         )
     }
 
-    /// The version the next deployment of a decision gets.
-    pub fn next_version(&self, id: &str) -> Result<i32> {
+    /// The version the next deployment of a tenant's decision gets.
+    pub fn next_version(&self, tenant: &str, id: &str) -> Result<i32> {
         next_version(
             self.txn,
             ColumnFamily::LatestDecisionVersions,
-            &latest_decision(id),
+            &latest_decision(tenant, id),
         )
     }
 
@@ -116,7 +119,7 @@ impl<'t> DecisionState<'t> {
         let mut found = Vec::new();
         for entry in self.txn.scan(&prefix) {
             let (_, value) = entry?;
-            if let Some(key) = read_key(Some(value))
+            if let Some(key) = read_key(ColumnFamily::DecisionsByRequirements, Some(value))?
                 && let Some(decision) = self.get(key)?
             {
                 found.push(decision);
@@ -132,9 +135,10 @@ impl<'t> DecisionState<'t> {
         decision_id: &str,
     ) -> Result<Option<DecisionRecord>> {
         match read_key(
+            ColumnFamily::DecisionsByRequirements,
             self.txn
                 .get(&in_requirements(requirements_key, decision_id))?,
-        ) {
+        )? {
             Some(key) => self.get(key),
             None => Ok(None),
         }
@@ -181,7 +185,7 @@ impl<'t, 's> MutableDecisionState<'t, 's> {
         raise_latest(
             self.txn,
             ColumnFamily::LatestDecisionRequirementsVersions,
-            latest_requirements(&record.decision_requirements_id),
+            latest_requirements(&record.tenant_id, &record.decision_requirements_id),
             record.decision_requirements_version,
             record.decision_requirements_key,
         )
@@ -195,7 +199,7 @@ impl<'t, 's> MutableDecisionState<'t, 's> {
             beeline_protocol::protobuf::encode_to_vec(&stored),
         );
         self.txn.put(
-            decision_version(&record.decision_id, record.version),
+            decision_version(&record.tenant_id, &record.decision_id, record.version),
             record.decision_key.to_be_bytes().to_vec(),
         );
         self.txn.put(
@@ -205,7 +209,7 @@ impl<'t, 's> MutableDecisionState<'t, 's> {
         raise_latest(
             self.txn,
             ColumnFamily::LatestDecisionVersions,
-            latest_decision(&record.decision_id),
+            latest_decision(&record.tenant_id, &record.decision_id),
             record.version,
             record.decision_key,
         )
@@ -214,19 +218,23 @@ impl<'t, 's> MutableDecisionState<'t, 's> {
     /// The decision is gone; the version before it becomes the latest.
     pub fn remove_decision(&mut self, record: &DecisionRecord) -> Result<()> {
         let prefix = KeyBuilder::new(ColumnFamily::DecisionVersions)
+            .str(&record.tenant_id)
             .str(&record.decision_id)
             .build();
         lower_latest(
             self.txn,
             ColumnFamily::LatestDecisionVersions,
-            latest_decision(&record.decision_id),
+            latest_decision(&record.tenant_id, &record.decision_id),
             ColumnFamily::DecisionVersions,
             &prefix,
             record.version,
         )?;
         self.txn.delete(decision(record.decision_key));
-        self.txn
-            .delete(decision_version(&record.decision_id, record.version));
+        self.txn.delete(decision_version(
+            &record.tenant_id,
+            &record.decision_id,
+            record.version,
+        ));
         self.txn.delete(in_requirements(
             record.decision_requirements_key,
             &record.decision_id,
@@ -237,7 +245,7 @@ impl<'t, 's> MutableDecisionState<'t, 's> {
     /// The graph is gone (its decisions first); the version before it becomes the latest.
     /// Graphs keep no index by version: the previous one is found among all stored graphs.
     pub fn remove_requirements(&mut self, record: &DecisionRequirementsRecord) -> Result<()> {
-        let latest_key = latest_requirements(&record.decision_requirements_id);
+        let latest_key = latest_requirements(&record.tenant_id, &record.decision_requirements_id);
         let is_latest = read_latest(
             self.txn,
             ColumnFamily::LatestDecisionRequirementsVersions,
@@ -257,6 +265,7 @@ impl<'t, 's> MutableDecisionState<'t, 's> {
                 decode(ColumnFamily::DecisionRequirements, &value)?;
             let version = graph.decision_requirements_version;
             if graph.decision_requirements_id == record.decision_requirements_id
+                && graph.tenant_id == record.tenant_id
                 && version < record.decision_requirements_version
                 && previous.is_none_or(|(v, _)| v < version)
             {

@@ -31,10 +31,8 @@ fn taken(flow_scope: i64, gateway: &str, flow: &str) -> Vec<u8> {
         .build()
 }
 
-fn read_count(bytes: Option<Vec<u8>>) -> u32 {
-    bytes
-        .and_then(|b| Some(u32::from_be_bytes(b.as_slice().try_into().ok()?)))
-        .unwrap_or(0)
+fn read_count(bytes: Option<Vec<u8>>) -> Result<u32> {
+    Ok(super::read_int(ColumnFamily::TakenSequenceFlows, bytes, u32::from_be_bytes)?.unwrap_or(0))
 }
 
 /// The batch's element instances, each decoded once and encoded once per batch.
@@ -200,7 +198,7 @@ impl<'t> ElementInstanceState<'t> {
 
     /// Tokens waiting at `gateway` that arrived over `flow`.
     pub fn taken_flows(&self, flow_scope: i64, gateway: &str, flow: &str) -> Result<u32> {
-        Ok(read_count(self.txn.get(&taken(flow_scope, gateway, flow))?))
+        read_count(self.txn.get(&taken(flow_scope, gateway, flow))?)
     }
 }
 
@@ -256,7 +254,7 @@ impl<'t, 's> MutableElementInstanceState<'t, 's> {
 
     pub fn add_taken_flow(&mut self, flow_scope: i64, gateway: &str, flow: &str) -> Result<()> {
         let key = taken(flow_scope, gateway, flow);
-        let count = read_count(self.txn.get(&key)?) + 1;
+        let count = read_count(self.txn.get(&key)?)? + 1;
         self.txn.put(key, count.to_be_bytes().to_vec());
         Ok(())
     }
@@ -269,7 +267,7 @@ impl<'t, 's> MutableElementInstanceState<'t, 's> {
         flow: &str,
     ) -> Result<bool> {
         let key = taken(flow_scope, gateway, flow);
-        let count = read_count(self.txn.get(&key)?);
+        let count = read_count(self.txn.get(&key)?)?;
         match count {
             0 => Ok(false),
             1 => {

@@ -3,22 +3,24 @@
 use beeline_protocol::value::FormRecord;
 use beeline_state::{ColumnFamily, KeyBuilder, Result, Transaction};
 
-use super::decode;
 use super::versions::{lower_latest, next_version, raise_latest, read_latest};
+use super::{decode, read_int};
 
 fn form(key: i64) -> Vec<u8> {
     KeyBuilder::new(ColumnFamily::Forms).i64(key).build()
 }
 
-fn version(form_id: &str, version: i32) -> Vec<u8> {
+fn version(tenant: &str, form_id: &str, version: i32) -> Vec<u8> {
     KeyBuilder::new(ColumnFamily::FormVersions)
+        .str(tenant)
         .str(form_id)
         .i64(i64::from(version))
         .build()
 }
 
-fn latest(form_id: &str) -> Vec<u8> {
+fn latest(tenant: &str, form_id: &str) -> Vec<u8> {
     KeyBuilder::new(ColumnFamily::LatestFormVersions)
+        .str(tenant)
         .str(form_id)
         .build()
 }
@@ -39,34 +41,48 @@ impl<'t> FormState<'t> {
             .transpose()
     }
 
-    /// The latest version of a form: (version, form key).
-    pub fn latest(&self, form_id: &str) -> Result<Option<(i32, i64)>> {
-        read_latest(self.txn, ColumnFamily::LatestFormVersions, &latest(form_id))
+    /// The latest version of a tenant's form: (version, form key).
+    pub fn latest(&self, tenant: &str, form_id: &str) -> Result<Option<(i32, i64)>> {
+        read_latest(
+            self.txn,
+            ColumnFamily::LatestFormVersions,
+            &latest(tenant, form_id),
+        )
     }
 
-    /// The version the next deployment of a form gets (deleted versions are not reused).
-    pub fn next_version(&self, form_id: &str) -> Result<i32> {
-        next_version(self.txn, ColumnFamily::LatestFormVersions, &latest(form_id))
+    /// The version the next deployment of a tenant's form gets (deleted versions are not
+    /// reused).
+    pub fn next_version(&self, tenant: &str, form_id: &str) -> Result<i32> {
+        next_version(
+            self.txn,
+            ColumnFamily::LatestFormVersions,
+            &latest(tenant, form_id),
+        )
     }
 
-    pub fn by_version(&self, form_id: &str, version_number: i32) -> Result<Option<i64>> {
-        Ok(self
-            .txn
-            .get(&version(form_id, version_number))?
-            .and_then(|bytes| Some(i64::from_be_bytes(bytes.as_slice().try_into().ok()?))))
+    pub fn by_version(
+        &self,
+        tenant: &str,
+        form_id: &str,
+        version_number: i32,
+    ) -> Result<Option<i64>> {
+        self.txn
+            .get(&version(tenant, form_id, version_number))
+            .and_then(|bytes| read_int(ColumnFamily::FormVersions, bytes, i64::from_be_bytes))
     }
 
-    /// The latest version of `form_id` that `matches`, newest first.
+    /// The latest version of a tenant's `form_id` that `matches`, newest first.
     pub fn latest_matching(
         &self,
+        tenant: &str,
         form_id: &str,
         matches: impl Fn(&FormRecord) -> bool,
     ) -> Result<Option<FormRecord>> {
-        let Some((latest, _)) = self.latest(form_id)? else {
+        let Some((latest, _)) = self.latest(tenant, form_id)? else {
             return Ok(None);
         };
         for number in (1..=latest).rev() {
-            if let Some(key) = self.by_version(form_id, number)?
+            if let Some(key) = self.by_version(tenant, form_id, number)?
                 && let Some(found) = self.get(key)?
                 && matches(&found)
             {
@@ -96,13 +112,13 @@ impl<'t, 's> MutableFormState<'t, 's> {
             beeline_protocol::protobuf::encode_to_vec(&stored),
         );
         self.txn.put(
-            version(&record.form_id, record.version),
+            version(&record.tenant_id, &record.form_id, record.version),
             key.to_be_bytes().to_vec(),
         );
         raise_latest(
             self.txn,
             ColumnFamily::LatestFormVersions,
-            latest(&record.form_id),
+            latest(&record.tenant_id, &record.form_id),
             record.version,
             key,
         )
@@ -111,18 +127,20 @@ impl<'t, 's> MutableFormState<'t, 's> {
     /// The form is gone; the version before it becomes the latest.
     pub fn remove(&mut self, record: &FormRecord) -> Result<()> {
         let prefix = KeyBuilder::new(ColumnFamily::FormVersions)
+            .str(&record.tenant_id)
             .str(&record.form_id)
             .build();
         lower_latest(
             self.txn,
             ColumnFamily::LatestFormVersions,
-            latest(&record.form_id),
+            latest(&record.tenant_id, &record.form_id),
             ColumnFamily::FormVersions,
             &prefix,
             record.version,
         )?;
         self.txn.delete(form(record.form_key));
-        self.txn.delete(version(&record.form_id, record.version));
+        self.txn
+            .delete(version(&record.tenant_id, &record.form_id, record.version));
         Ok(())
     }
 }

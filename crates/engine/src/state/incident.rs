@@ -21,8 +21,8 @@ fn by_job(job: i64) -> Vec<u8> {
         .build()
 }
 
-fn read_key(bytes: Option<Vec<u8>>) -> Option<i64> {
-    bytes.and_then(|b| Some(i64::from_be_bytes(b.as_slice().try_into().ok()?)))
+fn read_key(cf: ColumnFamily, bytes: Option<Vec<u8>>) -> Result<Option<i64>> {
+    super::read_int(cf, bytes, i64::from_be_bytes)
 }
 
 pub struct IncidentState<'t> {
@@ -42,11 +42,14 @@ impl<'t> IncidentState<'t> {
     }
 
     pub fn of_element_instance(&self, element_instance: i64) -> Result<Option<i64>> {
-        Ok(read_key(self.txn.get(&by_element(element_instance))?))
+        read_key(
+            ColumnFamily::IncidentsByElementInstance,
+            self.txn.get(&by_element(element_instance))?,
+        )
     }
 
     pub fn of_job(&self, job: i64) -> Result<Option<i64>> {
-        Ok(read_key(self.txn.get(&by_job(job))?))
+        read_key(ColumnFamily::IncidentsByJob, self.txn.get(&by_job(job))?)
     }
 }
 

@@ -11,9 +11,10 @@ fn job(key: i64) -> Vec<u8> {
     KeyBuilder::new(ColumnFamily::Jobs).i64(key).build()
 }
 
-fn activatable(job_type: &str, key: i64) -> Vec<u8> {
+fn activatable(job_type: &str, tenant: &str, key: i64) -> Vec<u8> {
     KeyBuilder::new(ColumnFamily::ActivatableJobs)
         .str(job_type)
+        .str(tenant)
         .i64(key)
         .build()
 }
@@ -48,20 +49,32 @@ impl<'t> JobState<'t> {
             .transpose()
     }
 
-    /// Keys of activatable jobs of a type, oldest first, at most `limit`.
-    pub fn activatable(&self, job_type: &str, limit: usize) -> Result<Vec<i64>> {
-        let prefix = KeyBuilder::new(ColumnFamily::ActivatableJobs)
-            .str(job_type)
-            .build();
+    /// Keys of activatable jobs of a type belonging to one of `tenants`, oldest first, at
+    /// most `limit`.
+    pub fn activatable(
+        &self,
+        job_type: &str,
+        tenants: &[String],
+        limit: usize,
+    ) -> Result<Vec<i64>> {
         let mut keys = Vec::new();
-        for entry in self.txn.scan_queue(&prefix) {
-            if keys.len() >= limit {
-                break;
+        for tenant in tenants {
+            let prefix = KeyBuilder::new(ColumnFamily::ActivatableJobs)
+                .str(job_type)
+                .str(tenant)
+                .build();
+            for entry in self.txn.scan_queue(&prefix).take(limit) {
+                let (key, _) = entry?;
+                let mut reader = KeyReader::new(ColumnFamily::ActivatableJobs, &key)?;
+                reader.str()?;
+                reader.str()?;
+                keys.push(reader.i64()?);
             }
-            let (key, _) = entry?;
-            let mut reader = KeyReader::new(ColumnFamily::ActivatableJobs, &key)?;
-            reader.str()?;
-            keys.push(reader.i64()?);
+        }
+        if tenants.len() > 1 {
+            // Keys grow with time on a partition: the oldest jobs of all the tenants first.
+            keys.sort_unstable();
+            keys.truncate(limit);
         }
         Ok(keys)
     }
@@ -101,24 +114,29 @@ impl<'t, 's> MutableJobState<'t, 's> {
     }
 
     /// Removes the job's index entries for its current state.
-    fn unindex(&mut self, key: i64, current: &Job) {
+    fn unindex(&mut self, key: i64, current: &Job) -> Result<()> {
         let record = current.record();
-        match current.lifecycle() {
-            JobLifecycle::Activatable => self.txn.delete(activatable(&record.r#type, key)),
+        match current.lifecycle()? {
+            JobLifecycle::Activatable => {
+                self.txn
+                    .delete(activatable(&record.r#type, &record.tenant_id, key))
+            }
             JobLifecycle::Activated => self.txn.delete(deadline(record.deadline, key)),
             JobLifecycle::Failed if record.recurring_time > 0 => {
                 self.txn.delete(backoff(record.recurring_time, key))
             }
             JobLifecycle::Failed | JobLifecycle::ErrorThrown => {}
         }
+        Ok(())
     }
 
     /// Stores the job in `state`, indexed for it.
     fn store(&mut self, key: i64, record: &JobRecord, state: JobLifecycle, new: bool) {
         match state {
-            JobLifecycle::Activatable => self
-                .txn
-                .insert(activatable(&record.r#type, key), Vec::new()),
+            JobLifecycle::Activatable => self.txn.insert(
+                activatable(&record.r#type, &record.tenant_id, key),
+                Vec::new(),
+            ),
             JobLifecycle::Activated => self.txn.insert(deadline(record.deadline, key), Vec::new()),
             JobLifecycle::Failed if record.recurring_time > 0 => self
                 .txn
@@ -144,7 +162,7 @@ impl<'t, 's> MutableJobState<'t, 's> {
     /// Moves the job to `state` with `record` as its new data.
     pub fn transition(&mut self, key: i64, record: &JobRecord, state: JobLifecycle) -> Result<()> {
         if let Some(current) = self.get(key)? {
-            self.unindex(key, &current);
+            self.unindex(key, &current)?;
         }
         self.store(key, record, state, false);
         Ok(())
@@ -157,14 +175,14 @@ impl<'t, 's> MutableJobState<'t, 's> {
         };
         let mut record = current.record();
         change(&mut record);
-        self.unindex(key, &current);
-        self.store(key, &record, current.lifecycle(), false);
+        self.unindex(key, &current)?;
+        self.store(key, &record, current.lifecycle()?, false);
         Ok(())
     }
 
     pub fn remove(&mut self, key: i64) -> Result<()> {
         if let Some(current) = self.get(key)? {
-            self.unindex(key, &current);
+            self.unindex(key, &current)?;
             self.txn.delete(job(key));
         }
         Ok(())

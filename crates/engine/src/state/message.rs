@@ -3,9 +3,9 @@
 use beeline_protocol::value::MessageRecord;
 use beeline_state::{ColumnFamily, KeyBuilder, KeyReader, Result, Transaction};
 
-use super::decode;
 use super::time_index::{due, first_time};
 use super::values::CorrelationKeyLock;
+use super::{decode, read_int};
 
 fn by_key(message_key: i64) -> Vec<u8> {
     KeyBuilder::new(ColumnFamily::Messages)
@@ -13,8 +13,9 @@ fn by_key(message_key: i64) -> Vec<u8> {
         .build()
 }
 
-fn by_name(name: &str, correlation_key: &str, message_key: i64) -> Vec<u8> {
+fn by_name(tenant: &str, name: &str, correlation_key: &str, message_key: i64) -> Vec<u8> {
     KeyBuilder::new(ColumnFamily::MessagesByNameAndCorrelationKey)
+        .str(tenant)
         .str(name)
         .str(correlation_key)
         .i64(message_key)
@@ -28,8 +29,9 @@ fn by_deadline(deadline: i64, message_key: i64) -> Vec<u8> {
         .build()
 }
 
-fn by_id(name: &str, correlation_key: &str, message_id: &str) -> Vec<u8> {
+fn by_id(tenant: &str, name: &str, correlation_key: &str, message_id: &str) -> Vec<u8> {
     KeyBuilder::new(ColumnFamily::MessageIds)
+        .str(tenant)
         .str(name)
         .str(correlation_key)
         .str(message_id)
@@ -43,8 +45,9 @@ fn correlation(message_key: i64, bpmn_process_id: &str) -> Vec<u8> {
         .build()
 }
 
-fn active_instance(bpmn_process_id: &str, correlation_key: &str) -> Vec<u8> {
+fn active_instance(tenant: &str, bpmn_process_id: &str, correlation_key: &str) -> Vec<u8> {
     KeyBuilder::new(ColumnFamily::ActiveInstancesByCorrelationKey)
+        .str(tenant)
         .str(bpmn_process_id)
         .str(correlation_key)
         .build()
@@ -72,19 +75,28 @@ impl<'t> MessageState<'t> {
             .transpose()
     }
 
-    /// Whether a message with this name, correlation key and id is buffered.
+    /// Whether a message of the tenant with this name, correlation key and id is buffered.
     pub fn exists_with_id(
         &self,
+        tenant: &str,
         name: &str,
         correlation_key: &str,
         message_id: &str,
     ) -> Result<bool> {
-        self.txn.exists(&by_id(name, correlation_key, message_id))
+        self.txn
+            .exists(&by_id(tenant, name, correlation_key, message_id))
     }
 
-    /// Keys of buffered messages with this name and correlation key, oldest first.
-    pub fn keys_by_name(&self, name: &str, correlation_key: &str) -> Result<Vec<i64>> {
+    /// Keys of the tenant's buffered messages with this name and correlation key, oldest
+    /// first.
+    pub fn keys_by_name(
+        &self,
+        tenant: &str,
+        name: &str,
+        correlation_key: &str,
+    ) -> Result<Vec<i64>> {
         let prefix = KeyBuilder::new(ColumnFamily::MessagesByNameAndCorrelationKey)
+            .str(tenant)
             .str(name)
             .str(correlation_key)
             .build();
@@ -92,6 +104,7 @@ impl<'t> MessageState<'t> {
         for entry in self.txn.scan(&prefix) {
             let (key, _) = entry?;
             let mut reader = KeyReader::new(ColumnFamily::MessagesByNameAndCorrelationKey, &key)?;
+            reader.str()?;
             reader.str()?;
             reader.str()?;
             keys.push(reader.i64()?);
@@ -115,28 +128,35 @@ impl<'t> MessageState<'t> {
         self.txn.exists(&correlation(message_key, bpmn_process_id))
     }
 
-    /// The instance a message with this correlation key started and that is still active.
+    /// The instance of a tenant's process a message with this correlation key started and
+    /// that is still active.
     pub fn active_instance(
         &self,
+        tenant: &str,
         bpmn_process_id: &str,
         correlation_key: &str,
     ) -> Result<Option<i64>> {
-        Ok(self
-            .txn
-            .get(&active_instance(bpmn_process_id, correlation_key))?
-            .and_then(|bytes| bytes.try_into().ok().map(i64::from_be_bytes)))
+        self.txn
+            .get(&active_instance(tenant, bpmn_process_id, correlation_key))
+            .and_then(|bytes| {
+                read_int(
+                    ColumnFamily::ActiveInstancesByCorrelationKey,
+                    bytes,
+                    i64::from_be_bytes,
+                )
+            })
     }
 
-    /// The (BPMN process id, correlation key) an instance holds, if a message started it.
+    /// The correlation key an instance holds (with its tenant and BPMN process id), if a
+    /// message started it.
     pub fn correlation_key_of(
         &self,
         process_instance_key: i64,
-    ) -> Result<Option<(String, String)>> {
-        let Some(bytes) = self.txn.get(&key_of_instance(process_instance_key))? else {
-            return Ok(None);
-        };
-        let lock: CorrelationKeyLock = decode(ColumnFamily::CorrelationKeysByInstance, &bytes)?;
-        Ok(Some((lock.bpmn_process_id, lock.correlation_key)))
+    ) -> Result<Option<CorrelationKeyLock>> {
+        self.txn
+            .get(&key_of_instance(process_instance_key))?
+            .map(|bytes| decode(ColumnFamily::CorrelationKeysByInstance, &bytes))
+            .transpose()
     }
 }
 
@@ -156,14 +176,24 @@ impl<'t, 's> MutableMessageState<'t, 's> {
             beeline_protocol::protobuf::encode_to_vec(message),
         );
         self.txn.insert(
-            by_name(&message.name, &message.correlation_key, message_key),
+            by_name(
+                &message.tenant_id,
+                &message.name,
+                &message.correlation_key,
+                message_key,
+            ),
             Vec::new(),
         );
         self.txn
             .insert(by_deadline(message.deadline, message_key), Vec::new());
         if !message.message_id.is_empty() {
             self.txn.insert(
-                by_id(&message.name, &message.correlation_key, &message.message_id),
+                by_id(
+                    &message.tenant_id,
+                    &message.name,
+                    &message.correlation_key,
+                    &message.message_id,
+                ),
                 message_key.to_be_bytes().to_vec(),
             );
         }
@@ -172,6 +202,7 @@ impl<'t, 's> MutableMessageState<'t, 's> {
     pub fn remove(&mut self, message_key: i64, message: &MessageRecord) {
         self.txn.delete(by_key(message_key));
         self.txn.delete(by_name(
+            &message.tenant_id,
             &message.name,
             &message.correlation_key,
             message_key,
@@ -179,6 +210,7 @@ impl<'t, 's> MutableMessageState<'t, 's> {
         self.txn.delete(by_deadline(message.deadline, message_key));
         if !message.message_id.is_empty() {
             self.txn.delete(by_id(
+                &message.tenant_id,
                 &message.name,
                 &message.correlation_key,
                 &message.message_id,
@@ -206,21 +238,16 @@ impl<'t, 's> MutableMessageState<'t, 's> {
         self.txn.delete(correlation(message_key, bpmn_process_id));
     }
 
-    /// Locks the correlation key for the instance a message started.
-    pub fn lock_correlation_key(
-        &mut self,
-        bpmn_process_id: &str,
-        correlation_key: &str,
-        process_instance_key: i64,
-    ) {
+    /// Locks the correlation key (of a tenant's process) for the instance a message started.
+    pub fn lock_correlation_key(&mut self, lock: CorrelationKeyLock, process_instance_key: i64) {
         self.txn.put(
-            active_instance(bpmn_process_id, correlation_key),
+            active_instance(
+                &lock.tenant_id,
+                &lock.bpmn_process_id,
+                &lock.correlation_key,
+            ),
             process_instance_key.to_be_bytes().to_vec(),
         );
-        let lock = CorrelationKeyLock {
-            bpmn_process_id: bpmn_process_id.to_string(),
-            correlation_key: correlation_key.to_string(),
-        };
         self.txn.put(
             key_of_instance(process_instance_key),
             beeline_protocol::protobuf::encode_to_vec(&lock),
@@ -229,11 +256,12 @@ impl<'t, 's> MutableMessageState<'t, 's> {
 
     /// Releases the correlation key an ended instance held, if any.
     pub fn release_correlation_key(&mut self, process_instance_key: i64) -> Result<()> {
-        if let Some((process_id, correlation_key)) =
-            MessageState::new(self.txn).correlation_key_of(process_instance_key)?
-        {
-            self.txn
-                .delete(active_instance(&process_id, &correlation_key));
+        if let Some(lock) = MessageState::new(self.txn).correlation_key_of(process_instance_key)? {
+            self.txn.delete(active_instance(
+                &lock.tenant_id,
+                &lock.bpmn_process_id,
+                &lock.correlation_key,
+            ));
             self.txn.delete(key_of_instance(process_instance_key));
         }
         Ok(())

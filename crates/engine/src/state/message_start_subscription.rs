@@ -31,18 +31,27 @@ impl<'t> MessageStartSubscriptionState<'t> {
         Self { txn }
     }
 
-    /// Start events waiting for messages named `message_name`.
-    pub fn by_name(&self, message_name: &str) -> Result<Vec<StoredMessageStartEventSubscription>> {
+    /// A tenant's start events waiting for messages named `message_name`.
+    pub fn by_name(
+        &self,
+        tenant: &str,
+        message_name: &str,
+    ) -> Result<Vec<StoredMessageStartEventSubscription>> {
         let prefix = KeyBuilder::new(ColumnFamily::MessageStartEventSubscriptions)
             .str(message_name)
             .build();
         let mut found = Vec::new();
         for entry in self.txn.scan(&prefix) {
             let (_, value) = entry?;
-            found.push(decode(
-                ColumnFamily::MessageStartEventSubscriptions,
-                &value,
-            )?);
+            let stored: StoredMessageStartEventSubscription =
+                decode(ColumnFamily::MessageStartEventSubscriptions, &value)?;
+            if stored
+                .record
+                .as_ref()
+                .is_some_and(|r| r.tenant_id == tenant)
+            {
+                found.push(stored);
+            }
         }
         Ok(found)
     }

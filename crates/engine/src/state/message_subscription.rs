@@ -50,9 +50,11 @@ impl<'t> MessageSubscriptionState<'t> {
             .transpose()
     }
 
-    /// Subscriptions for a message name and correlation key, in element instance order.
+    /// A tenant's subscriptions for a message name and correlation key, in element instance
+    /// order.
     pub fn by_name(
         &self,
+        tenant: &str,
         message_name: &str,
         correlation_key: &str,
     ) -> Result<Vec<StoredMessageSubscription>> {
@@ -69,7 +71,12 @@ impl<'t> MessageSubscriptionState<'t> {
             )?;
             reader.str()?;
             reader.str()?;
-            if let Some(stored) = self.get(reader.i64()?, message_name)? {
+            if let Some(stored) = self.get(reader.i64()?, message_name)?
+                && stored
+                    .record
+                    .as_ref()
+                    .is_some_and(|r| r.tenant_id == tenant)
+            {
                 found.push(stored);
             }
         }

@@ -13,10 +13,11 @@ fn meta_key(id: u32) -> Vec<u8> {
 }
 
 fn read_i64(txn: &Transaction<'_>, id: u32) -> Result<Option<i64>> {
-    Ok(txn.get(&meta_key(id))?.and_then(|bytes| {
-        let array: [u8; 8] = bytes.as_slice().try_into().ok()?;
-        Some(i64::from_be_bytes(array))
-    }))
+    super::read_int(
+        ColumnFamily::Meta,
+        txn.get(&meta_key(id))?,
+        i64::from_be_bytes,
+    )
 }
 
 pub struct MetaState<'t> {
@@ -96,5 +97,29 @@ impl<'t, 's> MutableMetaState<'t, 's> {
             );
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Caches;
+    use crate::state::EngineState;
+    use crate::transient::Transient;
+    use beeline_state::{MemStore, Store, WriteBatch};
+
+    #[test]
+    fn a_damaged_key_counter_is_an_error_not_a_fresh_start() {
+        let store = MemStore::new();
+        let mut batch = WriteBatch::default();
+        batch.put(meta_key(NEXT_KEY_COUNTER), vec![0, 0, 7]);
+        store.write(batch).unwrap();
+        let (caches, transient) = (Caches::default(), Transient::default());
+        let state = EngineState::new(&store, 1, &caches, &transient);
+        let error = state.meta().next_key_counter().unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "undecodable state in column family Meta: an integer of 8 bytes is stored as 3"
+        );
     }
 }

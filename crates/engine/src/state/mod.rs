@@ -252,17 +252,35 @@ pub(crate) fn pending_since(
     let mut found = Vec::new();
     for entry in txn.scan_queue(&prefix) {
         let (key, value) = entry?;
-        let since = value
-            .as_slice()
-            .try_into()
-            .map(i64::from_be_bytes)
-            .unwrap_or(i64::MIN);
-        if since <= before {
+        let since = read_int(cf, Some(value), i64::from_be_bytes)?;
+        if since.is_some_and(|since| since <= before) {
             let mut reader = beeline_state::KeyReader::new(cf, &key)?;
             found.push((reader.i64()?, reader.str()?.to_string()));
         }
     }
     Ok(found)
+}
+
+/// A big-endian integer stored in `cf` (read with `from`, such as `i64::from_be_bytes`): a
+/// value of another length is damage, never read as absent or as zero.
+pub(crate) fn read_int<const N: usize, T>(
+    cf: beeline_state::ColumnFamily,
+    bytes: Option<Vec<u8>>,
+    from: fn([u8; N]) -> T,
+) -> beeline_state::Result<Option<T>> {
+    bytes
+        .map(|bytes| {
+            let array: [u8; N] =
+                bytes
+                    .as_slice()
+                    .try_into()
+                    .map_err(|_| beeline_state::Error::Decode {
+                        cf: cf.name(),
+                        reason: format!("an integer of {N} bytes is stored as {}", bytes.len()),
+                    })?;
+            Ok(from(array))
+        })
+        .transpose()
 }
 
 /// Decodes a protobuf value stored in `cf`.

@@ -5,8 +5,8 @@ use std::sync::Arc;
 use beeline_protocol::value::{CommandDistributionRecord, ProcessRecord};
 use beeline_state::{ColumnFamily, Error, KeyBuilder, KeyReader, Result, Transaction};
 
-use super::decode;
 use super::versions::{lower_latest, next_version, raise_latest, read_latest};
+use super::{decode, read_int};
 use crate::model::{DeployedProcess, ProcessCache, transform_bpmn};
 
 fn definition(key: i64) -> Vec<u8> {
@@ -15,21 +15,24 @@ fn definition(key: i64) -> Vec<u8> {
         .build()
 }
 
-fn version(bpmn_process_id: &str, version: i32) -> Vec<u8> {
+fn version(tenant: &str, bpmn_process_id: &str, version: i32) -> Vec<u8> {
     KeyBuilder::new(ColumnFamily::ProcessVersions)
+        .str(tenant)
         .str(bpmn_process_id)
         .i64(i64::from(version))
         .build()
 }
 
-fn latest(bpmn_process_id: &str) -> Vec<u8> {
+fn latest(tenant: &str, bpmn_process_id: &str) -> Vec<u8> {
     KeyBuilder::new(ColumnFamily::LatestProcessVersions)
+        .str(tenant)
         .str(bpmn_process_id)
         .build()
 }
 
-fn versions_of(bpmn_process_id: &str) -> Vec<u8> {
+fn versions_of(tenant: &str, bpmn_process_id: &str) -> Vec<u8> {
     KeyBuilder::new(ColumnFamily::ProcessVersions)
+        .str(tenant)
         .str(bpmn_process_id)
         .build()
 }
@@ -65,29 +68,34 @@ impl<'t> ProcessState<'t> {
             .transpose()
     }
 
-    /// The latest version of a process: (version, definition key).
-    pub fn latest(&self, bpmn_process_id: &str) -> Result<Option<(i32, i64)>> {
+    /// The latest version of a process of a tenant: (version, definition key).
+    pub fn latest(&self, tenant: &str, bpmn_process_id: &str) -> Result<Option<(i32, i64)>> {
         read_latest(
             self.txn,
             ColumnFamily::LatestProcessVersions,
-            &latest(bpmn_process_id),
+            &latest(tenant, bpmn_process_id),
         )
     }
 
-    /// The version the next deployment of a process gets (deleted versions are not reused).
-    pub fn next_version(&self, bpmn_process_id: &str) -> Result<i32> {
+    /// The version the next deployment of a tenant's process gets (deleted versions are not
+    /// reused).
+    pub fn next_version(&self, tenant: &str, bpmn_process_id: &str) -> Result<i32> {
         next_version(
             self.txn,
             ColumnFamily::LatestProcessVersions,
-            &latest(bpmn_process_id),
+            &latest(tenant, bpmn_process_id),
         )
     }
 
-    pub fn by_version(&self, bpmn_process_id: &str, version_number: i32) -> Result<Option<i64>> {
-        Ok(self
-            .txn
-            .get(&version(bpmn_process_id, version_number))?
-            .and_then(|bytes| Some(i64::from_be_bytes(bytes.as_slice().try_into().ok()?))))
+    pub fn by_version(
+        &self,
+        tenant: &str,
+        bpmn_process_id: &str,
+        version_number: i32,
+    ) -> Result<Option<i64>> {
+        self.txn
+            .get(&version(tenant, bpmn_process_id, version_number))
+            .and_then(|bytes| read_int(ColumnFamily::ProcessVersions, bytes, i64::from_be_bytes))
     }
 
     /// The definition ready to run, from the cache or rebuilt from its stored resource.
@@ -206,9 +214,9 @@ impl<'t, 's> MutableProcessState<'t, 's> {
         lower_latest(
             self.txn,
             ColumnFamily::LatestProcessVersions,
-            latest(&record.bpmn_process_id),
+            latest(&record.tenant_id, &record.bpmn_process_id),
             ColumnFamily::ProcessVersions,
-            &versions_of(&record.bpmn_process_id),
+            &versions_of(&record.tenant_id, &record.bpmn_process_id),
             record.version,
         )
     }
@@ -218,8 +226,11 @@ impl<'t, 's> MutableProcessState<'t, 's> {
     pub fn remove(&mut self, record: &ProcessRecord) -> Result<()> {
         self.start_deleting(record)?;
         self.txn.delete(definition(record.process_definition_key));
-        self.txn
-            .delete(version(&record.bpmn_process_id, record.version));
+        self.txn.delete(version(
+            &record.tenant_id,
+            &record.bpmn_process_id,
+            record.version,
+        ));
         self.cache.remove(record.process_definition_key);
         Ok(())
     }
@@ -234,13 +245,13 @@ impl<'t, 's> MutableProcessState<'t, 's> {
             beeline_protocol::protobuf::encode_to_vec(&stored),
         );
         self.txn.put(
-            version(&record.bpmn_process_id, record.version),
+            version(&record.tenant_id, &record.bpmn_process_id, record.version),
             key.to_be_bytes().to_vec(),
         );
         raise_latest(
             self.txn,
             ColumnFamily::LatestProcessVersions,
-            latest(&record.bpmn_process_id),
+            latest(&record.tenant_id, &record.bpmn_process_id),
             record.version,
             key,
         )

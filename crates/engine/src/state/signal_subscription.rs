@@ -40,8 +40,12 @@ impl<'t> SignalSubscriptionState<'t> {
         Self { txn }
     }
 
-    /// Subscriptions to a signal name, oldest first: (key, subscription).
-    pub fn by_name(&self, signal_name: &str) -> Result<Vec<(i64, SignalSubscriptionRecord)>> {
+    /// A tenant's subscriptions to a signal name, oldest first: (key, subscription).
+    pub fn by_name(
+        &self,
+        tenant: &str,
+        signal_name: &str,
+    ) -> Result<Vec<(i64, SignalSubscriptionRecord)>> {
         let prefix = KeyBuilder::new(ColumnFamily::SignalSubscriptions)
             .str(signal_name)
             .build();
@@ -50,10 +54,12 @@ impl<'t> SignalSubscriptionState<'t> {
             let (key, value) = entry?;
             let mut reader = KeyReader::new(ColumnFamily::SignalSubscriptions, &key)?;
             reader.str()?;
-            found.push((
-                reader.i64()?,
-                decode(ColumnFamily::SignalSubscriptions, &value)?,
-            ));
+            let key = reader.i64()?;
+            let record: SignalSubscriptionRecord =
+                decode(ColumnFamily::SignalSubscriptions, &value)?;
+            if record.tenant_id == tenant {
+                found.push((key, record));
+            }
         }
         Ok(found)
     }

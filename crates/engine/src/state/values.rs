@@ -106,12 +106,14 @@ pub enum JobLifecycle {
 }
 
 impl JobLifecycle {
-    pub fn from_value(value: u32) -> Self {
+    /// The state stored as `value`, or `None` for a number no state has.
+    pub fn from_value(value: u32) -> Option<Self> {
         match value {
-            1 => Self::Activated,
-            2 => Self::Failed,
-            3 => Self::ErrorThrown,
-            _ => Self::Activatable,
+            0 => Some(Self::Activatable),
+            1 => Some(Self::Activated),
+            2 => Some(Self::Failed),
+            3 => Some(Self::ErrorThrown),
+            _ => None,
         }
     }
 
@@ -138,8 +140,17 @@ impl Job {
         self.record.clone().unwrap_or_default()
     }
 
-    pub fn lifecycle(&self) -> JobLifecycle {
-        JobLifecycle::from_value(self.state)
+    /// Its state; a number no state has is damage, never read as some state.
+    pub fn lifecycle(&self) -> Result<JobLifecycle, beeline_state::Error> {
+        JobLifecycle::from_value(self.state).ok_or_else(|| beeline_state::Error::Decode {
+            cf: beeline_state::ColumnFamily::Jobs.name(),
+            reason: format!(
+                "a job of type '{}' (instance {}) has state {}, which is no job state",
+                self.record.as_ref().map_or("", |r| r.r#type.as_str()),
+                self.record.as_ref().map_or(0, |r| r.process_instance_key),
+                self.state
+            ),
+        })
     }
 }
 
@@ -244,6 +255,8 @@ pub struct CorrelationKeyLock {
     pub bpmn_process_id: String,
     #[prost(string, tag = "2")]
     pub correlation_key: String,
+    #[prost(string, tag = "3")]
+    pub tenant_id: String,
 }
 
 /// A message subscription with its key and whether it waits for a correlation to be
@@ -276,11 +289,13 @@ pub enum SubscriptionLifecycle {
 }
 
 impl SubscriptionLifecycle {
-    pub fn from_value(value: u32) -> Self {
+    /// The state stored as `value`, or `None` for a number no state has.
+    pub fn from_value(value: u32) -> Option<Self> {
         match value {
-            1 => Self::Created,
-            2 => Self::Deleting,
-            _ => Self::Creating,
+            0 => Some(Self::Creating),
+            1 => Some(Self::Created),
+            2 => Some(Self::Deleting),
+            _ => None,
         }
     }
 }
@@ -301,8 +316,15 @@ impl StoredProcessMessageSubscription {
         self.record.clone().unwrap_or_default()
     }
 
-    pub fn lifecycle(&self) -> SubscriptionLifecycle {
-        SubscriptionLifecycle::from_value(self.state)
+    /// Its state; a number no state has is damage, never read as some state.
+    pub fn lifecycle(&self) -> Result<SubscriptionLifecycle, beeline_state::Error> {
+        SubscriptionLifecycle::from_value(self.state).ok_or_else(|| beeline_state::Error::Decode {
+            cf: beeline_state::ColumnFamily::ProcessMessageSubscriptions.name(),
+            reason: format!(
+                "process message subscription {} has state {}, which is no subscription state",
+                self.key, self.state
+            ),
+        })
     }
 }
 

@@ -2,8 +2,8 @@
 
 use beeline_state::{ColumnFamily, KeyBuilder, KeyReader, Result, Transaction};
 
-use super::decode;
 use super::values::StoredVariable;
+use super::{decode, read_int};
 
 fn variable(scope: i64, name: &str) -> Vec<u8> {
     KeyBuilder::new(ColumnFamily::Variables)
@@ -70,11 +70,12 @@ impl<'t> VariableState<'t> {
     }
 
     pub fn parent(&self, scope: i64) -> Result<Option<i64>> {
-        Ok(self
-            .txn
-            .get(&parent(scope))?
-            .and_then(|b| Some(i64::from_be_bytes(b.as_slice().try_into().ok()?)))
-            .filter(|p| *p > 0))
+        Ok(read_int(
+            ColumnFamily::VariableScopeParents,
+            self.txn.get(&parent(scope))?,
+            i64::from_be_bytes,
+        )?
+        .filter(|p| *p > 0))
     }
 
     /// The scope chain from `scope` up to the root, `scope` first.

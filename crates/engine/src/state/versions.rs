@@ -1,5 +1,5 @@
-//! The latest version of a versioned resource (processes, decisions, forms): an entry per id
-//! holding the newest version and its key.
+//! The latest version of a versioned resource (processes, decisions, forms): an entry per
+//! tenant and id holding the newest version and its key.
 
 use beeline_state::{ColumnFamily, KeyBuilder, KeyReader, Result, Transaction};
 
@@ -30,10 +30,12 @@ fn deleted_latest(cf: ColumnFamily, key: &[u8]) -> Vec<u8> {
 /// every deleted one.
 pub(super) fn next_version(txn: &Transaction<'_>, cf: ColumnFamily, key: &[u8]) -> Result<i32> {
     let latest = read_latest(txn, cf, key)?.map_or(0, |(v, _)| v);
-    let deleted = txn
-        .get(&deleted_latest(cf, key))?
-        .and_then(|b| Some(i32::from_be_bytes(b.as_slice().try_into().ok()?)))
-        .unwrap_or(0);
+    let deleted = super::read_int(
+        ColumnFamily::DeletedLatestVersions,
+        txn.get(&deleted_latest(cf, key))?,
+        i32::from_be_bytes,
+    )?
+    .unwrap_or(0);
     Ok(latest.max(deleted) + 1)
 }
 
@@ -88,10 +90,12 @@ pub(super) fn replace_latest(
     previous: Option<(i32, i64)>,
 ) -> Result<()> {
     let deleted = deleted_latest(cf, &key);
-    let highest = txn
-        .get(&deleted)?
-        .and_then(|b| Some(i32::from_be_bytes(b.as_slice().try_into().ok()?)))
-        .unwrap_or(0);
+    let highest = super::read_int(
+        ColumnFamily::DeletedLatestVersions,
+        txn.get(&deleted)?,
+        i32::from_be_bytes,
+    )?
+    .unwrap_or(0);
     txn.put(deleted, highest.max(removed).to_be_bytes().to_vec());
     match previous {
         Some((version, value_key)) => {
@@ -106,12 +110,14 @@ pub(super) fn replace_latest(
     Ok(())
 }
 
-/// The (version, key) entries under `prefix` of a versions family: (id, version) -> key.
+/// The (version, key) entries under `prefix` of a versions family: (tenant, id, version) ->
+/// key.
 fn versions(txn: &Transaction<'_>, cf: ColumnFamily, prefix: &[u8]) -> Result<Vec<(i32, i64)>> {
     let mut found = Vec::new();
     for entry in txn.scan(prefix) {
         let (entry_key, value) = entry?;
         let mut reader = KeyReader::new(cf, &entry_key)?;
+        reader.str()?;
         reader.str()?;
         let version = i32::try_from(reader.i64()?).unwrap_or(i32::MAX);
         if let Ok(bytes) = <[u8; 8]>::try_from(value.as_slice()) {

@@ -5,6 +5,7 @@
 //! |---|---|---|
 //! | request field invalid (gateway check) | INVALID_ARGUMENT | names the field |
 //! | key names no partition of this cluster | NOT_FOUND | names the field and partition |
+//! | tenant the caller is not assigned to | PERMISSION_DENIED | names the request and tenant |
 //! | rejection INVALID_ARGUMENT | INVALID_ARGUMENT | `Command '<INTENT>' rejected with code '<TYPE>': <reason>` |
 //! | rejection NOT_FOUND | NOT_FOUND | same form |
 //! | rejection ALREADY_EXISTS | ALREADY_EXISTS | same form |
@@ -35,6 +36,7 @@ pub fn code(error: &GatewayError) -> Code {
     match error {
         GatewayError::InvalidArgument(_) => Code::InvalidArgument,
         GatewayError::NotFound(_) => Code::NotFound,
+        GatewayError::PermissionDenied(_) => Code::PermissionDenied,
         GatewayError::Unimplemented(_) => Code::Unimplemented,
         GatewayError::Rejected { rejection, .. } => rejection_code(*rejection),
         GatewayError::Backpressure(_)

@@ -13,6 +13,7 @@ use crate::dispatch::Dispatcher;
 use crate::error::GatewayError;
 use crate::jobs::{self, Wake};
 pub use crate::jobs::{ActivatedJob, JobSink};
+use crate::tenancy;
 use crate::validate;
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -46,7 +47,7 @@ pub(crate) fn batch(request: &ActivateJobs) -> Result<JobBatchRecord, GatewayErr
         1,
     )?;
     validate::at_least("timeout", request.timeout, 1)?;
-    let tenant_ids = validate::tenants("ActivateJobs", &request.tenant_ids)?;
+    let tenant_ids = tenancy::tenants("ActivateJobs", &request.tenant_ids)?;
     Ok(JobBatchRecord {
         r#type: request.job_type.clone(),
         worker: request.worker.clone(),

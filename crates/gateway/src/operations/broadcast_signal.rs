@@ -10,6 +10,7 @@ use super::{Keyed, keyed};
 use crate::dispatch::Dispatcher;
 use crate::error::GatewayError;
 use crate::routing::RoundRobin;
+use crate::tenancy;
 use crate::validate;
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -23,7 +24,7 @@ pub struct BroadcastSignal {
 pub(crate) fn command(request: &BroadcastSignal) -> Result<Record, GatewayError> {
     validate::not_empty("signalName", &request.signal_name)?;
     let variables = validate::variables("variables", &request.variables)?;
-    let tenant_id = validate::tenant("BroadcastSignal", &request.tenant_id)?;
+    let tenant_id = tenancy::tenant("BroadcastSignal", &request.tenant_id)?;
     Ok(Record::command(
         NO_KEY,
         SignalIntent::Broadcast,

@@ -11,7 +11,7 @@ use beeline_protocol::value::MessageCorrelationRecord;
 use super::keyed;
 use crate::dispatch::Dispatcher;
 use crate::error::GatewayError;
-use crate::{routing, validate};
+use crate::{routing, tenancy, validate};
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct CorrelateMessage {
@@ -25,7 +25,7 @@ pub struct CorrelateMessage {
 pub(crate) fn command(request: &CorrelateMessage) -> Result<Record, GatewayError> {
     validate::not_empty("name", &request.name)?;
     let variables = validate::variables("variables", &request.variables)?;
-    let tenant_id = validate::tenant("CorrelateMessage", &request.tenant_id)?;
+    let tenant_id = tenancy::tenant("CorrelateMessage", &request.tenant_id)?;
     Ok(Record::command(
         NO_KEY,
         MessageCorrelationIntent::Correlate,

@@ -14,6 +14,7 @@ use beeline_protocol::value::{
 use super::{Keyed, keyed, operation_reference};
 use crate::dispatch::Dispatcher;
 use crate::error::GatewayError;
+use crate::tenancy;
 use crate::validate;
 
 /// Which process to start.
@@ -73,7 +74,7 @@ pub(crate) fn creation(
         ));
     }
     let variables = validate::variables("variables", &request.variables)?;
-    let tenant_id = validate::tenant(operation, &request.tenant_id)?;
+    let tenant_id = tenancy::tenant(operation, &request.tenant_id)?;
     let mut start_instructions = Vec::with_capacity(request.start_instructions.len());
     for (i, element_id) in request.start_instructions.iter().enumerate() {
         validate::not_empty(&format!("startInstructions[{i}].elementId"), element_id)?;

@@ -10,6 +10,7 @@ use super::{Keyed, keyed};
 use crate::dispatch::Dispatcher;
 use crate::error::GatewayError;
 use crate::routing::DEPLOYMENT_PARTITION;
+use crate::tenancy;
 use crate::validate;
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -32,7 +33,7 @@ pub(crate) fn command(request: DeployResources) -> Result<Record, GatewayError> 
             "No resources provided".into(),
         ));
     }
-    let tenant_id = validate::tenant("DeployResource", &request.tenant_id)?;
+    let tenant_id = tenancy::tenant("DeployResource", &request.tenant_id)?;
     let mut resources = Vec::with_capacity(request.resources.len());
     for (i, resource) in request.resources.into_iter().enumerate() {
         validate::not_empty(&format!("resources[{i}].name"), &resource.name)?;

@@ -11,6 +11,7 @@ use super::{Keyed, keyed};
 use crate::dispatch::Dispatcher;
 use crate::error::GatewayError;
 use crate::routing::RoundRobin;
+use crate::tenancy;
 use crate::validate;
 
 /// Which decision to evaluate.
@@ -42,7 +43,7 @@ pub(crate) fn command(request: &EvaluateDecision) -> Result<Record, GatewayError
         }
     };
     let variables = validate::variables("variables", &request.variables)?;
-    let tenant_id = validate::tenant("EvaluateDecision", &request.tenant_id)?;
+    let tenant_id = tenancy::tenant("EvaluateDecision", &request.tenant_id)?;
     Ok(Record::command(
         NO_KEY,
         DecisionEvaluationIntent::Evaluate,

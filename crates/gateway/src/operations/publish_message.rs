@@ -9,7 +9,7 @@ use beeline_protocol::value::MessageRecord;
 use super::{Keyed, keyed};
 use crate::dispatch::Dispatcher;
 use crate::error::GatewayError;
-use crate::{routing, validate};
+use crate::{routing, tenancy, validate};
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PublishMessage {
@@ -27,7 +27,7 @@ pub struct PublishMessage {
 pub(crate) fn command(request: &PublishMessage) -> Result<Record, GatewayError> {
     validate::not_empty("name", &request.name)?;
     let variables = validate::variables("variables", &request.variables)?;
-    let tenant_id = validate::tenant("PublishMessage", &request.tenant_id)?;
+    let tenant_id = tenancy::tenant("PublishMessage", &request.tenant_id)?;
     Ok(Record::command(
         NO_KEY,
         MessageIntent::Publish,

@@ -23,6 +23,7 @@ use tracing::Instrument;
 use crate::dispatch::Dispatcher;
 use crate::error::GatewayError;
 use crate::jobs::{self, ActivatedJob, JobSink, Pass, Wake};
+use crate::tenancy;
 use crate::validate;
 
 /// What the client reads: jobs, then, if the stream ends on the gateway's side, why.
@@ -45,7 +46,7 @@ const BUFFER: usize = 16;
 pub(crate) fn batch(request: &StreamJobs) -> Result<JobBatchRecord, GatewayError> {
     validate::not_empty("type", &request.job_type)?;
     validate::at_least("timeout", request.timeout, 1)?;
-    let tenant_ids = validate::tenants("StreamActivatedJobs", &request.tenant_ids)?;
+    let tenant_ids = tenancy::tenants("StreamActivatedJobs", &request.tenant_ids)?;
     Ok(JobBatchRecord {
         r#type: request.job_type.clone(),
         worker: request.worker.clone(),

@@ -149,7 +149,10 @@ async fn authenticate(
         .check(request.headers().get(header::AUTHORIZATION))
         .await
     {
-        Ok(()) => next.run(request).await,
+        Ok(principal) => match auth.caller(principal) {
+            Some(caller) => caller.scope(next.run(request)).await,
+            None => next.run(request).await,
+        },
         Err(message) => {
             let path = request.uri().path().to_owned();
             let mut response =

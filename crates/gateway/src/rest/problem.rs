@@ -7,6 +7,7 @@
 //! |---|---|---|
 //! | request field invalid (gateway check), body not JSON or of the wrong shape | 400 | INVALID_ARGUMENT |
 //! | key names no partition of this cluster | 404 | NOT_FOUND |
+//! | tenant the caller is not assigned to | 403 | FORBIDDEN |
 //! | rejection INVALID_ARGUMENT | 400 | INVALID_ARGUMENT |
 //! | rejection NOT_FOUND | 404 | NOT_FOUND |
 //! | rejection ALREADY_EXISTS, INVALID_STATE | 409 | the rejection type |
@@ -83,6 +84,7 @@ impl From<GatewayError> for Problem {
         let (status, title) = match &error {
             GatewayError::InvalidArgument(_) => (StatusCode::BAD_REQUEST, "INVALID_ARGUMENT"),
             GatewayError::NotFound(_) => (StatusCode::NOT_FOUND, "NOT_FOUND"),
+            GatewayError::PermissionDenied(_) => (StatusCode::FORBIDDEN, "FORBIDDEN"),
             GatewayError::Unimplemented(_) => (StatusCode::NOT_IMPLEMENTED, "UNIMPLEMENTED"),
             GatewayError::Rejected { rejection, .. } => {
                 (rejection_status(*rejection), rejection.name())

@@ -9,6 +9,9 @@
 //! also take `variables` and `$or`. Anything else (an unknown property, an operator the kind
 //! does not have, a malformed cursor, a limit out of range) is 400 problem+json naming the
 //! property.
+//!
+//! With multi-tenancy on, every read is limited to the caller's tenants: a search finds, and a
+//! GET by key sees, only rows of the tenants the caller is assigned to.
 
 use std::sync::Arc;
 
@@ -30,6 +33,7 @@ use serde_json::{Map, Value as Json};
 
 use super::problem::Problem;
 use super::{Call, Gateway, PathParam, Reply, answer, json};
+use crate::tenancy;
 
 /// Variable values longer than this are cut in search results (`isTruncated`); a GET by key
 /// returns the whole value.
@@ -211,6 +215,7 @@ async fn search(
         if let Some(scope) = scope {
             query.conditions.push(scope?);
         }
+        query.conditions.extend(tenant_scope(entity)?);
         let truncate = !parameters
             .as_deref()
             .is_some_and(|q| q.split('&').any(|p| p == "truncateValues=false"));
@@ -234,7 +239,7 @@ async fn get_by_key(
         let store = store(&d)?;
         let value = path_value(entity, parameter, &key)?;
         let results = store
-            .search(Query::by_key(entity, value))
+            .search(visible_by_key(entity, value)?)
             .await
             .map_err(store_problem)?;
         let Some(row) = results.rows.first() else {
@@ -243,6 +248,28 @@ async fn get_by_key(
         Ok(Reply::Json(json::to_vec(&item(entity, row, false))))
     })
     .await
+}
+
+/// The caller's tenants as a condition on the entity's `tenantId`, when multi-tenancy is on.
+fn tenant_scope(entity: &'static Entity) -> Result<Option<Condition>, Problem> {
+    let Some(tenants) = tenancy::readable() else {
+        return Ok(None);
+    };
+    let field = entity.field("tenantId").ok_or_else(|| {
+        Problem::from(crate::error::GatewayError::Internal(format!(
+            "{} have no tenant to limit the read to",
+            entity.name
+        )))
+    })?;
+    let tenants = tenants.iter().map(|t| Value::text(t.as_str())).collect();
+    Ok(Some(Condition::Field(field, Op::In(tenants))))
+}
+
+/// The row with this key, if the caller may see it.
+fn visible_by_key(entity: &'static Entity, key: Value) -> Result<Query, Problem> {
+    let mut query = Query::by_key(entity, key);
+    query.conditions.extend(tenant_scope(entity)?);
+    Ok(query)
 }
 
 /// A path's key: digits for a key field, any text for a text key (decision instances).
@@ -278,7 +305,7 @@ async fn xml(
         let store = store(&d)?;
         let value = path_value(entity, parameter, &key)?;
         let results = store
-            .search(Query::by_key(entity, value))
+            .search(visible_by_key(entity, value)?)
             .await
             .map_err(store_problem)?;
         let Some(row) = results.rows.first() else {
@@ -320,6 +347,7 @@ async fn sequence_flows(
                 .conditions
                 .push(Condition::Field(field, Op::Eq(Value::Int(key))));
         }
+        query.conditions.extend(tenant_scope(&SEQUENCE_FLOWS)?);
         query.page = Page::Offset {
             from: 0,
             limit: MAX_LIMIT,
@@ -345,6 +373,15 @@ async fn element_statistics(
     answer(&d, "GetProcessInstanceStatistics", &call.path, async {
         let store = store(&d)?;
         let key = json::path_key("processInstanceKey", &key)?;
+        if tenancy::readable().is_some() {
+            let instance = store
+                .search(visible_by_key(&PROCESS_INSTANCES, Value::Int(key))?)
+                .await
+                .map_err(store_problem)?;
+            if instance.rows.is_empty() {
+                return Err(not_found(&PROCESS_INSTANCES, &key.to_string()));
+            }
+        }
         let statistics = store.element_statistics(key).await.map_err(store_problem)?;
         let items: Vec<Json> = statistics
             .into_iter()

@@ -148,6 +148,7 @@ async fn oidc_bearer_tokens_are_checked_against_the_jwks() {
             jwks: JwksSource::File(jwks),
             issuer: Some("http://idp.test/realms/camunda".into()),
             audience: Some("zeebe-api".into()),
+            ..OidcConfig::new(JwksSource::File(std::path::PathBuf::new()))
         }),
         ..GatewayConfig::default()
     };

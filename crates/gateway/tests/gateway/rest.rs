@@ -22,7 +22,7 @@ impl Answer {
     }
 
     /// A problem+json answer with this status and title; its detail.
-    fn problem(&self, status: u16, title: &str, path: &str) -> String {
+    pub(super) fn problem(&self, status: u16, title: &str, path: &str) -> String {
         assert_eq!(self.status, status, "{}", self.text());
         assert_eq!(
             self.content_type,
@@ -105,7 +105,7 @@ pub(super) async fn http(
 }
 
 impl Node {
-    async fn post(&self, path: &str, body: Value) -> Answer {
+    pub(super) async fn post(&self, path: &str, body: Value) -> Answer {
         self.send("POST", path, &body.to_string()).await
     }
 

@@ -117,6 +117,17 @@ impl Shared {
         }
     }
 
+    /// The segment appends go to. `open` makes one and only a reset empties the list, which
+    /// fails the journal when it cannot make the next one.
+    fn active(&self) -> Result<Arc<Segment>> {
+        self.segments().last().cloned().ok_or_else(|| {
+            Error::Failed(format!(
+                "the journal in {} has no active segment",
+                self.dir.display()
+            ))
+        })
+    }
+
     fn fail(&self, reason: String) {
         tracing::error!(dir = %self.dir.display(), %reason, "journal failed");
         let mut failure = self.failure.lock().unwrap_or_else(|e| e.into_inner());
@@ -267,13 +278,8 @@ impl FileJournal {
         self.spare.as_ref().is_some_and(Spare::is_ready)
     }
 
-    fn active(&self) -> Arc<Segment> {
-        // `open` guarantees at least one segment; the list never becomes empty afterwards.
-        self.shared
-            .segments()
-            .last()
-            .cloned()
-            .expect("a journal always has an active segment")
+    fn active(&self) -> Result<Arc<Segment>> {
+        self.shared.active()
     }
 
     /// Starts preparing the file of the segment after the active one.
@@ -329,7 +335,9 @@ impl FileJournal {
     /// roll's sync, which then writes it all while appends wait: 44-415 ms for 128 MiB on the
     /// reference machine. The last, partial page is left: the next write-out changes it again.
     fn start_writeback(&mut self) {
-        let active = self.active();
+        let Ok(active) = self.active() else {
+            return;
+        };
         let whole_pages = active.end() / pending::PAGE * pending::PAGE;
         if whole_pages <= self.tail.written_back {
             return;
@@ -354,18 +362,16 @@ impl FileJournal {
     /// Where the active segment's pages dropped from the page cache end (see
     /// [`Segment::release_cache`]; diagnostics and tests).
     pub fn cache_released_up_to(&self) -> u64 {
-        self.active().cache_released_up_to()
+        self.active()
+            .map_or(0, |active| active.cache_released_up_to())
     }
 
     /// Seals the active segment (written and synced, so flushers never need to look back) and
     /// starts the next.
     fn roll(&mut self) -> Result<()> {
-        tracing::debug!(
-            segment = self.active().id,
-            "rolling the log to a new segment"
-        );
+        let active = self.active()?;
+        tracing::debug!(segment = active.id, "rolling the log to a new segment");
         self.shared.write_out()?;
-        let active = self.active();
         active.file.sync_data().map_err(|e| {
             self.shared.fail(format!("sync failed: {e}"));
             Error::io(&active.path, e)
@@ -598,7 +604,7 @@ impl Journal for FileJournal {
         for segment in dropped {
             std::fs::remove_file(&segment.path).map_err(|e| Error::io(&segment.path, e))?;
         }
-        let active = self.active();
+        let active = self.active()?;
         let cut = reader::offset_after(&active, index)?;
         zero_from(&active, cut)?;
         active.rewind(index, cut);
@@ -650,7 +656,7 @@ impl Journal for FileJournal {
         }
         let next_index = next_index.max(1);
         self.shared.write_out()?;
-        let last_id = self.active().id;
+        let last_id = self.active()?.id;
         // The old segments go first: a crash in between leaves an empty directory (the Raft
         // layer then resets again from its purge mark), never two segments that do not join.
         let old: Vec<Arc<Segment>> = self.shared.segments_mut().drain(..).collect();
@@ -668,8 +674,14 @@ impl Journal for FileJournal {
                 }
             }
         }
-        sync_dir(&self.shared.dir)?;
-        self.create_segment(last_id + 1, next_index)?;
+        // Without its segments the journal cannot go on until it is opened again.
+        let next =
+            sync_dir(&self.shared.dir).and_then(|()| self.create_segment(last_id + 1, next_index));
+        if let Err(e) = next {
+            self.shared
+                .fail(format!("cannot start a segment after a reset: {e}"));
+            return Err(e);
+        }
         self.shared.rewrites.fetch_add(1, Ordering::AcqRel);
         self.shared.written.store(next_index - 1, Ordering::Release);
         self.shared

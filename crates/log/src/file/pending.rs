@@ -86,22 +86,18 @@ impl Shared {
     /// order, so published ends only grow.
     pub(super) fn write_out(&self) -> Result<u64> {
         let mut writing = lock(&self.writing);
-        let mut batch = {
+        let (mut batch, segment) = {
             let mut pending = self.pending();
             if pending.frames.is_empty() {
                 return Ok(self.written.load(Ordering::Acquire));
             }
+            // Frames pending belong to the active segment: a roll writes them out before the
+            // next segment becomes active, and appends only ever go to the newest segment.
+            let segment = self.active()?;
             let mut next = std::mem::take(&mut writing.free);
             next.offset = pending.offset + pending.bytes.len() as u64;
-            std::mem::replace(&mut *pending, next)
+            (std::mem::replace(&mut *pending, next), segment)
         };
-        // Frames pending belong to the active segment: a roll writes them out before the next
-        // segment becomes active, and appends only ever go to the newest segment.
-        let segment = self
-            .segments()
-            .last()
-            .cloned()
-            .expect("a journal always has an active segment");
         let end = batch.offset + batch.bytes.len() as u64;
         let padding = end
             .next_multiple_of(PAGE)

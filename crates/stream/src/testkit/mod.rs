@@ -8,6 +8,12 @@
 //! harness.advance_time(60_000);
 //! harness.records().with_intent(MessageIntent::Expired).expect_one();
 //! ```
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "the test kit: a failure in it fails the test that uses it"
+)]
 
 pub mod bpmn;
 mod client;

@@ -1,8 +1,10 @@
 //! Limits: what does not fit a message or a log entry gets a clear answer, and neither loops
 //! nor stops the partition.
 
-use beeline_protocol::intent::{ErrorIntent, IncidentIntent, JobIntent, MessageIntent};
-use beeline_protocol::value::{IncidentRecord, MessageRecord};
+use beeline_protocol::intent::{
+    ErrorIntent, IncidentIntent, JobIntent, MessageIntent, ProcessIntent,
+};
+use beeline_protocol::value::{IncidentRecord, JobRecord, MessageRecord};
 use beeline_protocol::{RecordType, RejectionType};
 use beeline_stream::PartitionError;
 use beeline_stream::testkit::Harness;
@@ -156,4 +158,50 @@ fn an_internal_step_too_large_for_the_log_bans_its_instance_and_the_partition_go
     // The partition goes on.
     let other = harness.create_instance("p", r#"{"big":"no"}"#);
     assert!(other > instance);
+}
+
+#[test]
+fn a_deployment_refused_for_its_size_leaves_nothing_cached_for_the_next_one_with_its_key() {
+    let harness = Harness::with_config(1, |config| config.max_batch_bytes = 64 << 10);
+    // 40 KB of comment: the command fits one entry, its results (the resource in DEPLOYMENT
+    // CREATED and in PROCESS CREATED) do not. Its batch read the new definition, as every
+    // deployment does, before the stream processor refused the results.
+    let large = ProcessBuilder::new("p")
+        .start_event("s")
+        .service_task("task", "from-the-refused-deployment")
+        .end_event("e")
+        .build()
+        .replacen("?>", &format!("?><!--{}-->", "x".repeat(40_000)), 1);
+    let refused = harness.deploy("large.bpmn", &large).unwrap();
+    assert_eq!(
+        (refused.record_type, refused.rejection_type),
+        (
+            RecordType::CommandRejection,
+            RejectionType::ExceededBatchRecordSize
+        )
+    );
+    // The next deployment is given the same keys, the refused one's being rolled back.
+    let deployed = harness.deploy_process(
+        &ProcessBuilder::new("p")
+            .start_event("s")
+            .service_task("task", "from-the-written-deployment")
+            .end_event("e"),
+    );
+    let process = harness
+        .records()
+        .with_intent(ProcessIntent::Created)
+        .expect_one();
+    assert!(deployed.key < process.key, "{}", harness.records().log());
+
+    let instance = harness.create_instance("p", "{}");
+    let job = harness
+        .records()
+        .with_intent(JobIntent::Created)
+        .expect_one();
+    let job = job.value_as::<JobRecord>().unwrap();
+    assert_eq!(
+        (job.process_instance_key, job.r#type.as_str()),
+        (instance, "from-the-written-deployment"),
+        "the instance runs the definition that was written"
+    );
 }

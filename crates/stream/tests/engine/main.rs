@@ -1,5 +1,11 @@
 //! Engine scenarios through the test kit: deploy models, run instances, work on jobs, and
 //! assert on the record stream (printed in compact form when an assertion fails).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 mod call_activity;
 mod corpus;
@@ -21,6 +27,7 @@ mod replay;
 mod resource_deletion;
 mod signals;
 mod task_listeners;
+mod tenants;
 mod timers;
 mod user_tasks;
 mod variables;

@@ -3,6 +3,7 @@ use beeline_protocol::value::CommandDistributionRecord;
 
 use crate::appliers::EventApplier;
 use crate::error::ProcessingError;
+use crate::partitions;
 use crate::processing::value_of;
 use crate::state::EngineState;
 
@@ -12,7 +13,8 @@ pub(crate) struct CommandDistributionAcknowledgedApplier;
 impl EventApplier for CommandDistributionAcknowledgedApplier {
     fn apply(&self, event: &Record, state: &mut EngineState<'_>) -> Result<(), ProcessingError> {
         let distribution = value_of::<CommandDistributionRecord>(event)?;
-        let partition = u16::try_from(distribution.partition_id).unwrap_or(0);
+        let partition =
+            partitions::from_id(distribution.partition_id, "the acknowledging partition")?;
         state.processes_mut().remove_pending(event.key, partition);
         Ok(())
     }

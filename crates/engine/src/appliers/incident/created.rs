@@ -32,7 +32,7 @@ impl EventApplier for IncidentCreatedV2Applier {
         state.incidents_mut().create(event.key, incident);
         if incident.job_key > 0
             && let Some(job) = state.jobs().get(incident.job_key)?
-            && job.lifecycle() == JobLifecycle::Activatable
+            && job.lifecycle()? == JobLifecycle::Activatable
         {
             let mut record = job.record();
             record.recurring_time = -1;

@@ -27,7 +27,7 @@ impl EventApplier for IncidentResolvedApplier {
         if incident.job_key > 0
             && let Some(job) = state.jobs().get(incident.job_key)?
             && matches!(
-                job.lifecycle(),
+                job.lifecycle()?,
                 JobLifecycle::Failed | JobLifecycle::ErrorThrown
             )
             && job.record().retries > 0

@@ -5,6 +5,7 @@ use crate::appliers::EventApplier;
 use crate::error::ProcessingError;
 use crate::processing::value_of;
 use crate::state::EngineState;
+use crate::state::values::CorrelationKeyLock;
 
 /// `MESSAGE_START_EVENT_SUBSCRIPTION CORRELATED`: a message started an instance; it is
 /// correlated to the process, and its correlation key is taken until the instance ends.
@@ -17,11 +18,14 @@ impl EventApplier for MessageStartEventSubscriptionCorrelatedApplier {
             .messages_mut()
             .put_correlation(record.message_key, &record.bpmn_process_id);
         if !record.correlation_key.is_empty() {
-            state.messages_mut().lock_correlation_key(
-                &record.bpmn_process_id,
-                &record.correlation_key,
-                record.process_instance_key,
-            );
+            let lock = CorrelationKeyLock {
+                bpmn_process_id: record.bpmn_process_id.clone(),
+                correlation_key: record.correlation_key.clone(),
+                tenant_id: record.tenant_id.clone(),
+            };
+            state
+                .messages_mut()
+                .lock_correlation_key(lock, record.process_instance_key);
         }
         Ok(())
     }

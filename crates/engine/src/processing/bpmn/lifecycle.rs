@@ -133,7 +133,17 @@ fn completing(
     let mut completion = instance
         .completion_variables
         .as_ref()
-        .map(|bytes| Document::parse(bytes).unwrap_or_default());
+        .map(|bytes| {
+            // Checked when the job was completed: what does not read now is damage.
+            Document::parse(bytes).map_err(|reason| {
+                ProcessingError::Internal(format!(
+                    "the completion variables stored for element instance {} do not read: \
+                     {reason}",
+                    instance.key
+                ))
+            })
+        })
+        .transpose()?;
     if instance.is(ElementLifecycle::Activated) {
         if let Some(result) = processor.completion_result(bpmn, false)? {
             completion = Some(result);

@@ -42,7 +42,7 @@ impl CommandProcessor for ClockChangeProcessor {
         };
         let event = ctx.append_event(key, event_intent, clock.clone())?;
         if distributed {
-            distribution::acknowledge(ctx, command);
+            distribution::acknowledge(ctx, command)?;
             Ok(())
         } else {
             ctx.respond(event);

@@ -1,6 +1,6 @@
 use beeline_protocol::intent::DecisionEvaluationIntent;
 use beeline_protocol::value::DecisionEvaluationRecord;
-use beeline_protocol::{Record, RejectionType};
+use beeline_protocol::{Record, RejectionType, tenant_or_default};
 
 use super::evaluate_decision;
 use crate::error::ProcessingError;
@@ -31,10 +31,19 @@ impl CommandProcessor for DecisionEvaluateProcessor {
                 return Ok(());
             }
         };
+        let tenant = tenant_or_default(&request.tenant_id);
         let decision = if request.decision_key > 0 {
-            ctx.state().decisions().get(request.decision_key)?
+            // A decision of another tenant is not there for this command.
+            ctx.state()
+                .decisions()
+                .get(request.decision_key)?
+                .filter(|decision| decision.tenant_id == tenant)
         } else if !request.decision_id.is_empty() {
-            match ctx.state().decisions().latest(&request.decision_id)? {
+            match ctx
+                .state()
+                .decisions()
+                .latest(tenant, &request.decision_id)?
+            {
                 Some((_, key)) => ctx.state().decisions().get(key)?,
                 None => None,
             }

@@ -4,7 +4,7 @@ use beeline_protocol::intent::{DeploymentIntent, ProcessIntent};
 use beeline_protocol::value::{
     DeploymentRecord, DeploymentResource, ProcessMetadata, ProcessRecord,
 };
-use beeline_protocol::{Record, RejectionType};
+use beeline_protocol::{Record, RejectionType, tenant_or_default};
 use md5::{Digest, Md5};
 
 use super::{decisions, forms, start_events};
@@ -17,8 +17,6 @@ use crate::processing::{CommandProcessor, ProcessingContext, distribution, value
 /// other partition. On a partition that receives a distributed deployment, the keys and
 /// versions come with it.
 pub(crate) struct DeploymentCreateProcessor;
-
-const DEFAULT_TENANT: &str = "<default>";
 
 impl CommandProcessor for DeploymentCreateProcessor {
     fn process(
@@ -106,11 +104,7 @@ impl CommandProcessor for DeploymentCreateProcessor {
             );
             return Ok(());
         }
-        let tenant = if deployment.tenant_id.is_empty() {
-            DEFAULT_TENANT.to_string()
-        } else {
-            deployment.tenant_id.clone()
-        };
+        let tenant = tenant_or_default(&deployment.tenant_id).to_owned();
         let deployment_key = ctx.next_key()?;
         let mut result = deployment.clone();
         result.deployment_key = deployment_key;
@@ -118,7 +112,7 @@ impl CommandProcessor for DeploymentCreateProcessor {
         result.processes_metadata.clear();
         for (id, version_tag, resource) in processes {
             let checksum = Md5::digest(&resource.resource).to_vec();
-            let latest = ctx.state().processes().latest(&id)?;
+            let latest = ctx.state().processes().latest(&tenant, &id)?;
             let duplicate = match latest {
                 Some((version, key)) => ctx
                     .state()
@@ -142,7 +136,7 @@ impl CommandProcessor for DeploymentCreateProcessor {
                 },
                 None => {
                     let key = ctx.next_key()?;
-                    let version = ctx.state().processes().next_version(&id)?;
+                    let version = ctx.state().processes().next_version(&tenant, &id)?;
                     let metadata = ProcessMetadata {
                         bpmn_process_id: id,
                         version,
@@ -228,7 +222,10 @@ fn apply_distributed(
             .find(|r| r.resource_name == metadata.resource_name)
             .map(|r| r.resource.clone())
             .unwrap_or_default();
-        let latest = ctx.state().processes().latest(&metadata.bpmn_process_id)?;
+        let latest = ctx
+            .state()
+            .processes()
+            .latest(&metadata.tenant_id, &metadata.bpmn_process_id)?;
         ctx.append_event(
             metadata.process_definition_key,
             ProcessIntent::Created,
@@ -253,6 +250,6 @@ fn apply_distributed(
         let created = ctx.append_event(command.key, DeploymentIntent::Created, deployment)?;
         ctx.respond(created);
     }
-    distribution::acknowledge(ctx, command);
+    distribution::acknowledge(ctx, command)?;
     Ok(())
 }

@@ -34,7 +34,7 @@ pub(super) fn deploy(
 ) -> Result<(DecisionRequirementsMetadata, Vec<DecisionMetadata>), ProcessingError> {
     let checksum = Md5::digest(&resource.resource).to_vec();
     let id = model.id().to_string();
-    let latest = ctx.state().decisions().latest_requirements(&id)?;
+    let latest = ctx.state().decisions().latest_requirements(tenant, &id)?;
     if let Some((version, key)) = latest
         && let Some(existing) = ctx.state().decisions().requirements(key)?
         && existing.checksum == checksum
@@ -52,7 +52,10 @@ pub(super) fn deploy(
         return Ok((metadata, decisions));
     }
     let key = ctx.next_key()?;
-    let version = ctx.state().decisions().next_requirements_version(&id)?;
+    let version = ctx
+        .state()
+        .decisions()
+        .next_requirements_version(tenant, &id)?;
     let requirements = DecisionRequirementsRecord {
         decision_requirements_id: id,
         decision_requirements_name: model.name().to_string(),
@@ -74,7 +77,7 @@ pub(super) fn deploy(
     let mut decisions = Vec::new();
     for info in model.decisions() {
         let decision_key = ctx.next_key()?;
-        let version = ctx.state().decisions().next_version(&info.id)?;
+        let version = ctx.state().decisions().next_version(tenant, &info.id)?;
         let decision = DecisionRecord {
             decision_id: info.id.clone(),
             decision_name: info.name.clone(),

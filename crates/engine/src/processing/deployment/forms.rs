@@ -51,7 +51,7 @@ pub(super) fn deploy(
     tenant: &str,
 ) -> Result<FormMetadata, ProcessingError> {
     let checksum = Md5::digest(&resource.resource).to_vec();
-    let latest = ctx.state().forms().latest(&form.id)?;
+    let latest = ctx.state().forms().latest(tenant, &form.id)?;
     if let Some((_, key)) = latest
         && let Some(existing) = ctx.state().forms().get(key)?
         && existing.checksum == checksum
@@ -64,7 +64,7 @@ pub(super) fn deploy(
     let key = ctx.next_key()?;
     let record = FormRecord {
         form_id: form.id.clone(),
-        version: ctx.state().forms().next_version(&form.id)?,
+        version: ctx.state().forms().next_version(tenant, &form.id)?,
         form_key: key,
         resource_name: resource.resource_name.clone(),
         checksum,

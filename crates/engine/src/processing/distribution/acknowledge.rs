@@ -3,6 +3,7 @@ use beeline_protocol::intent::CommandDistributionIntent;
 use beeline_protocol::value::CommandDistributionRecord;
 
 use crate::error::ProcessingError;
+use crate::partitions;
 use crate::processing::{CommandProcessor, ProcessingContext, value_of};
 
 /// `COMMAND_DISTRIBUTION ACKNOWLEDGE`: a partition received a distributed command. When the
@@ -16,7 +17,8 @@ impl CommandProcessor for CommandDistributionAcknowledgeProcessor {
         ctx: &mut ProcessingContext<'_, '_>,
     ) -> Result<(), ProcessingError> {
         let acknowledgement = value_of::<CommandDistributionRecord>(command)?.clone();
-        let partition = u16::try_from(acknowledgement.partition_id).unwrap_or(0);
+        let partition =
+            partitions::from_id(acknowledgement.partition_id, "the acknowledging partition")?;
         if !ctx
             .state()
             .processes()

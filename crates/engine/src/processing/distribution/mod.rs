@@ -5,10 +5,11 @@ mod acknowledge;
 
 use beeline_protocol::intent::CommandDistributionIntent;
 use beeline_protocol::value::CommandDistributionRecord;
-use beeline_protocol::{Intent, Record, Value, key};
+use beeline_protocol::{Intent, Record, Value};
 
 use super::{ProcessingContext, Processors};
 use crate::error::ProcessingError;
+use crate::partitions;
 
 pub(super) fn register(processors: &mut Processors) {
     processors.register(
@@ -51,8 +52,11 @@ pub(crate) fn distribute<V: Value>(
 
 /// Tells the partition that distributed `command` that this one has it (also when it
 /// arrives a second time).
-pub(crate) fn acknowledge(ctx: &mut ProcessingContext<'_, '_>, command: &Record) {
-    let origin = key::partition_of(command.key).unwrap_or(1);
+pub(crate) fn acknowledge(
+    ctx: &mut ProcessingContext<'_, '_>,
+    command: &Record,
+) -> Result<(), ProcessingError> {
+    let origin = partitions::of_key(command.key, "the distributed command's key")?;
     let intent: Intent = command.intent;
     ctx.send(
         origin,
@@ -66,4 +70,5 @@ pub(crate) fn acknowledge(ctx: &mut ProcessingContext<'_, '_>, command: &Record)
             command_value: Vec::new(),
         },
     );
+    Ok(())
 }

@@ -30,7 +30,7 @@ impl CommandProcessor for IncidentResolveProcessor {
         };
         if incident.job_key > 0
             && let Some(job) = ctx.state().jobs().get(incident.job_key)?
-            && job.lifecycle() == JobLifecycle::Failed
+            && job.lifecycle()? == JobLifecycle::Failed
             && job.record().retries <= 0
         {
             ctx.reject(

@@ -57,14 +57,14 @@ pub(super) fn job_in_state(
         );
         return Ok(None);
     };
-    if !states.contains(&job.lifecycle()) {
+    if !states.contains(&job.lifecycle()?) {
         ctx.reject(
             command,
             RejectionType::InvalidState,
             format!(
                 "Expected to {action} job with key '{}', but it is in state '{}'",
                 command.key,
-                job.lifecycle().name()
+                job.lifecycle()?.name()
             ),
         );
         return Ok(None);

@@ -17,7 +17,7 @@ impl CommandProcessor for JobRecurProcessor {
     ) -> Result<(), ProcessingError> {
         let job = ctx.state().jobs().get(command.key)?;
         match job {
-            Some(job) if job.lifecycle() == JobLifecycle::Failed && job.record().recurring_time > 0 => {
+            Some(job) if job.lifecycle()? == JobLifecycle::Failed && job.record().recurring_time > 0 => {
                 let mut recurred = job.record();
                 recurred.recurring_time = -1;
                 ctx.append_event(command.key, JobIntent::RecurredAfterBackoff, recurred)?;

@@ -18,7 +18,7 @@ impl CommandProcessor for JobTimeOutProcessor {
         let job = ctx.state().jobs().get(command.key)?;
         match job {
             Some(job)
-                if job.lifecycle() == JobLifecycle::Activated
+                if job.lifecycle()? == JobLifecycle::Activated
                     && job.record().deadline <= ctx.now() =>
             {
                 let mut timed_out = job.record();

@@ -47,11 +47,11 @@ impl CommandProcessor for JobUpdateProcessor {
                     "Expected to update the timeout of job with key '{}' to a positive value, but got {}",
                     command.key, request.timeout
                 ));
-            } else if job.lifecycle() != JobLifecycle::Activated {
+            } else if job.lifecycle()? != JobLifecycle::Activated {
                 errors.push(format!(
                     "Expected to update the timeout of job with key '{}', but it is in state '{}'",
                     command.key,
-                    job.lifecycle().name()
+                    job.lifecycle()?.name()
                 ));
             }
         }

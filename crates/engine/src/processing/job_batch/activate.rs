@@ -1,6 +1,6 @@
 use beeline_protocol::intent::JobBatchIntent;
 use beeline_protocol::value::{JobBatchRecord, JobRecord};
-use beeline_protocol::{Record, RejectionType};
+use beeline_protocol::{DEFAULT_TENANT, Record, RejectionType};
 
 use crate::error::ProcessingError;
 use crate::processing::bpmn::ErrorType;
@@ -60,10 +60,11 @@ impl CommandProcessor for JobBatchActivateProcessor {
             );
             return Ok(());
         }
-        let keys = ctx
-            .state()
-            .jobs()
-            .activatable(&request.r#type, request.max_jobs_to_activate as usize)?;
+        let keys = ctx.state().jobs().activatable(
+            &request.r#type,
+            &tenants(&request.tenant_ids),
+            request.max_jobs_to_activate as usize,
+        )?;
         let deadline = ctx.now().saturating_add(request.timeout);
         let mut batch = request.clone();
         batch.job_keys.clear();
@@ -108,6 +109,15 @@ impl CommandProcessor for JobBatchActivateProcessor {
         let event = ctx.append_event(key, JobBatchIntent::Activated, batch)?;
         ctx.respond(event);
         Ok(())
+    }
+}
+
+/// The tenants whose jobs a batch takes: none named means the default tenant.
+fn tenants(tenant_ids: &[String]) -> Vec<String> {
+    if tenant_ids.is_empty() {
+        vec![DEFAULT_TENANT.to_owned()]
+    } else {
+        tenant_ids.to_vec()
     }
 }
 

@@ -9,15 +9,17 @@ use beeline_protocol::intent::{
     MessageStartEventSubscriptionIntent, MessageSubscriptionIntent,
     ProcessMessageSubscriptionIntent,
 };
-use beeline_protocol::key;
 use beeline_protocol::value::{
     MessageRecord, MessageSubscriptionRecord, ProcessMessageSubscriptionRecord,
 };
 
 use crate::error::ProcessingError;
+use crate::partitions;
 use crate::processing::ProcessingContext;
 use crate::processing::bpmn::behavior::events;
-use crate::state::values::{StoredMessageStartEventSubscription, StoredMessageSubscription};
+use crate::state::values::{
+    CorrelationKeyLock, StoredMessageStartEventSubscription, StoredMessageSubscription,
+};
 
 /// What a published message reached.
 #[derive(Debug, Default)]
@@ -37,11 +39,11 @@ pub(crate) fn correlate_published(
 ) -> Result<Reached, ProcessingError> {
     let mut reached = Reached::default();
     let mut processes = HashSet::new();
-    for stored in ctx
-        .state()
-        .message_subscriptions()
-        .by_name(&message.name, &message.correlation_key)?
-    {
+    for stored in ctx.state().message_subscriptions().by_name(
+        &message.tenant_id,
+        &message.name,
+        &message.correlation_key,
+    )? {
         let record = stored.record();
         if stored.correlating
             || processes.contains(&record.bpmn_process_id)
@@ -59,7 +61,7 @@ pub(crate) fn correlate_published(
     for subscription in ctx
         .state()
         .message_start_subscriptions()
-        .by_name(&message.name)?
+        .by_name(&message.tenant_id, &message.name)?
     {
         if start_allowed(ctx, &subscription, message_key, &message.correlation_key)?
             && let Some(instance) = start_instance(ctx, &subscription, message_key, message)?
@@ -80,11 +82,11 @@ pub(crate) fn correlate_next_message(
 ) -> Result<(), ProcessingError> {
     let record = stored.record();
     let now = ctx.now();
-    for message_key in ctx
-        .state()
-        .messages()
-        .keys_by_name(&record.message_name, &record.correlation_key)?
-    {
+    for message_key in ctx.state().messages().keys_by_name(
+        &record.tenant_id,
+        &record.message_name,
+        &record.correlation_key,
+    )? {
         let Some(message) = ctx.state().messages().get(message_key)? else {
             continue;
         };
@@ -119,11 +121,11 @@ pub(crate) fn correlate_elsewhere(
     {
         return Ok(());
     }
-    for stored in ctx
-        .state()
-        .message_subscriptions()
-        .by_name(&message.name, &message.correlation_key)?
-    {
+    for stored in ctx.state().message_subscriptions().by_name(
+        &message.tenant_id,
+        &message.name,
+        &message.correlation_key,
+    )? {
         let record = stored.record();
         if !stored.correlating
             && record.bpmn_process_id == bpmn_process_id
@@ -152,13 +154,18 @@ fn correlate(
         MessageSubscriptionIntent::Correlating,
         record.clone(),
     )?;
-    send_correlate(ctx, &record);
-    Ok(())
+    send_correlate(ctx, &record)
 }
 
 /// Sends PROCESS_MESSAGE_SUBSCRIPTION CORRELATE to the instance's partition.
-fn send_correlate(ctx: &mut ProcessingContext<'_, '_>, record: &MessageSubscriptionRecord) {
-    let partition = key::partition_of(record.process_instance_key).unwrap_or(1);
+fn send_correlate(
+    ctx: &mut ProcessingContext<'_, '_>,
+    record: &MessageSubscriptionRecord,
+) -> Result<(), ProcessingError> {
+    let partition = partitions::of_key(
+        record.process_instance_key,
+        "the message subscription's process instance key",
+    )?;
     let command = correlation_command(ctx.partition_id(), record);
     ctx.send(
         partition,
@@ -166,6 +173,7 @@ fn send_correlate(ctx: &mut ProcessingContext<'_, '_>, record: &MessageSubscript
         ProcessMessageSubscriptionIntent::Correlate,
         command,
     );
+    Ok(())
 }
 
 /// The PROCESS_MESSAGE_SUBSCRIPTION CORRELATE command for a subscription correlating a
@@ -204,7 +212,7 @@ fn start_allowed(
         !messages.is_correlated(message_key, &record.bpmn_process_id)?
             && (correlation_key.is_empty()
                 || messages
-                    .active_instance(&record.bpmn_process_id, correlation_key)?
+                    .active_instance(&record.tenant_id, &record.bpmn_process_id, correlation_key)?
                     .is_none()),
     )
 }
@@ -251,13 +259,18 @@ fn start_instance(
 }
 
 /// An instance a message started ended and freed its correlation key: the next buffered
-/// message for that key starts the next instance, at the latest version's start event.
+/// message (of its tenant) for that key starts the next instance, at the latest version's
+/// start event.
 pub(crate) fn start_next_buffered(
     ctx: &mut ProcessingContext<'_, '_>,
-    bpmn_process_id: &str,
-    correlation_key: &str,
+    held: &CorrelationKeyLock,
 ) -> Result<(), ProcessingError> {
-    let Some((_, latest)) = ctx.state().processes().latest(bpmn_process_id)? else {
+    let (tenant, correlation_key) = (held.tenant_id.as_str(), held.correlation_key.as_str());
+    let Some((_, latest)) = ctx
+        .state()
+        .processes()
+        .latest(tenant, &held.bpmn_process_id)?
+    else {
         return Ok(());
     };
     let now = ctx.now();
@@ -270,7 +283,7 @@ pub(crate) fn start_next_buffered(
         for message_key in ctx
             .state()
             .messages()
-            .keys_by_name(&name, correlation_key)?
+            .keys_by_name(tenant, &name, correlation_key)?
         {
             let Some(message) = ctx.state().messages().get(message_key)? else {
                 continue;

@@ -1,6 +1,6 @@
 use beeline_protocol::intent::MessageIntent;
 use beeline_protocol::value::MessageRecord;
-use beeline_protocol::{Record, RejectionType};
+use beeline_protocol::{Record, RejectionType, tenant_or_default};
 
 use super::correlate;
 use crate::error::ProcessingError;
@@ -19,8 +19,10 @@ impl CommandProcessor for MessagePublishProcessor {
         ctx: &mut ProcessingContext<'_, '_>,
     ) -> Result<(), ProcessingError> {
         let message = value_of::<MessageRecord>(command)?;
+        let tenant = tenant_or_default(&message.tenant_id);
         if !message.message_id.is_empty()
             && ctx.state().messages().exists_with_id(
+                tenant,
                 &message.name,
                 &message.correlation_key,
                 &message.message_id,
@@ -47,6 +49,7 @@ impl CommandProcessor for MessagePublishProcessor {
         }
         let key = ctx.next_key()?;
         let mut published = message.clone();
+        published.tenant_id = tenant.to_owned();
         published.deadline = ctx.now().saturating_add(message.time_to_live.max(0));
         let event = ctx.append_event(key, MessageIntent::Published, published.clone())?;
         ctx.respond(event);

@@ -1,6 +1,6 @@
 use beeline_protocol::intent::{MessageCorrelationIntent, MessageIntent};
 use beeline_protocol::value::{MessageCorrelationRecord, MessageRecord, MessageSubscriptionRecord};
-use beeline_protocol::{Intent, Record, RecordType, RejectionType};
+use beeline_protocol::{Intent, Record, RecordType, RejectionType, tenant_or_default};
 
 use crate::error::ProcessingError;
 use crate::processing::message::correlate;
@@ -30,7 +30,7 @@ impl CommandProcessor for MessageCorrelationCorrelateProcessor {
             message_id: String::new(),
             variables: request.variables.clone(),
             deadline: ctx.now(),
-            tenant_id: request.tenant_id.clone(),
+            tenant_id: tenant_or_default(&request.tenant_id).to_owned(),
         };
         ctx.append_event(key, MessageIntent::Published, message.clone())?;
         let reached = correlate::correlate_published(ctx, key, &message)?;

@@ -33,12 +33,12 @@ impl CommandProcessor for MessageSubscriptionCreateProcessor {
                     record.element_instance_key, record.message_name
                 ),
             );
-            confirm(ctx, &record, ProcessMessageSubscriptionIntent::Create);
+            confirm(ctx, &record, ProcessMessageSubscriptionIntent::Create)?;
             return Ok(());
         }
         let key = ctx.next_key()?;
         ctx.append_event(key, MessageSubscriptionIntent::Created, record.clone())?;
-        confirm(ctx, &record, ProcessMessageSubscriptionIntent::Create);
+        confirm(ctx, &record, ProcessMessageSubscriptionIntent::Create)?;
         if let Some(stored) = ctx
             .state()
             .message_subscriptions()

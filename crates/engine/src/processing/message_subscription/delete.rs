@@ -42,7 +42,7 @@ impl CommandProcessor for MessageSubscriptionDeleteProcessor {
                 ),
             ),
         }
-        confirm(ctx, &request, ProcessMessageSubscriptionIntent::Delete);
+        confirm(ctx, &request, ProcessMessageSubscriptionIntent::Delete)?;
         Ok(())
     }
 }

@@ -8,11 +8,12 @@ mod delete;
 mod reject;
 
 use beeline_protocol::intent::{MessageSubscriptionIntent, ProcessMessageSubscriptionIntent};
-use beeline_protocol::key;
 use beeline_protocol::value::{MessageSubscriptionRecord, ProcessMessageSubscriptionRecord};
 
 use super::message::correlate::correlation_command;
 use super::{ProcessingContext, Processors};
+use crate::error::ProcessingError;
+use crate::partitions;
 
 pub(super) fn register(processors: &mut Processors) {
     processors.register(
@@ -38,12 +39,16 @@ fn confirm(
     ctx: &mut ProcessingContext<'_, '_>,
     record: &MessageSubscriptionRecord,
     intent: ProcessMessageSubscriptionIntent,
-) {
-    let partition = key::partition_of(record.process_instance_key).unwrap_or(1);
+) -> Result<(), ProcessingError> {
+    let partition = partitions::of_key(
+        record.process_instance_key,
+        "the message subscription's process instance key",
+    )?;
     let confirmation = ProcessMessageSubscriptionRecord {
         message_key: -1,
         variables: Vec::new(),
         ..correlation_command(ctx.partition_id(), record)
     };
     ctx.send(partition, -1, intent, confirmation);
+    Ok(())
 }

@@ -1,7 +1,7 @@
 use beeline_bpmn::{ElementData, ElementIndex, ElementRef};
 use beeline_protocol::intent::{ProcessInstanceCreationIntent, ProcessInstanceIntent};
 use beeline_protocol::value::{ProcessInstanceCreationRecord, StartInstruction};
-use beeline_protocol::{Intent, Record, RejectionType};
+use beeline_protocol::{Intent, Record, RejectionType, tenant_or_default};
 
 use crate::error::ProcessingError;
 use crate::model::{DeployedProcess, InstanceRole};
@@ -22,6 +22,7 @@ impl CommandProcessor for ProcessInstanceCreateProcessor {
         ctx: &mut ProcessingContext<'_, '_>,
     ) -> Result<(), ProcessingError> {
         let request = value_of::<ProcessInstanceCreationRecord>(command)?;
+        let tenant = tenant_or_default(&request.tenant_id);
         let definition_key = if request.process_definition_key > 0 {
             request.process_definition_key
         } else if request.bpmn_process_id.is_empty() {
@@ -35,10 +36,10 @@ impl CommandProcessor for ProcessInstanceCreateProcessor {
             let processes = ctx.state().processes();
             let found = if request.version < 0 {
                 processes
-                    .latest(&request.bpmn_process_id)?
+                    .latest(tenant, &request.bpmn_process_id)?
                     .map(|(_, key)| key)
             } else {
-                processes.by_version(&request.bpmn_process_id, request.version)?
+                processes.by_version(tenant, &request.bpmn_process_id, request.version)?
             };
             match found {
                 Some(key) => key,
@@ -59,7 +60,14 @@ impl CommandProcessor for ProcessInstanceCreateProcessor {
                 }
             }
         };
-        let Some(process) = ctx.state().processes().deployed(definition_key)? else {
+        // A definition of another tenant is not there for this command (as Zeebe looks
+        // definitions up by key and tenant).
+        let Some(process) = ctx
+            .state()
+            .processes()
+            .deployed(definition_key)?
+            .filter(|process| process.tenant_id == tenant)
+        else {
             ctx.reject(
                 command,
                 RejectionType::NotFound,

@@ -3,6 +3,7 @@ use beeline_protocol::value::{MessageSubscriptionRecord, ProcessMessageSubscript
 use beeline_protocol::{Record, RejectionType};
 
 use crate::error::ProcessingError;
+use crate::partitions;
 use crate::processing::bpmn::behavior::{events, subscriptions, variables};
 use crate::processing::{CommandProcessor, ProcessingContext, value_of};
 use crate::state::values::SubscriptionLifecycle;
@@ -24,8 +25,11 @@ impl CommandProcessor for ProcessMessageSubscriptionCorrelateProcessor {
             .state()
             .process_message_subscriptions()
             .get(request.element_instance_key, &request.message_name)?;
-        let Some(stored) = stored.filter(|s| s.lifecycle() != SubscriptionLifecycle::Deleting)
-        else {
+        let stored = match stored {
+            Some(stored) if stored.lifecycle()? != SubscriptionLifecycle::Deleting => Some(stored),
+            _ => None,
+        };
+        let Some(stored) = stored else {
             ctx.reject(
                 command,
                 RejectionType::NotFound,
@@ -34,7 +38,7 @@ impl CommandProcessor for ProcessMessageSubscriptionCorrelateProcessor {
                     request.element_instance_key, request.message_name
                 ),
             );
-            refuse(ctx, &request);
+            refuse(ctx, &request)?;
             return Ok(());
         };
         let subscription = stored.record();
@@ -63,7 +67,7 @@ impl CommandProcessor for ProcessMessageSubscriptionCorrelateProcessor {
                     request.element_instance_key
                 ),
             );
-            refuse(ctx, &request);
+            refuse(ctx, &request)?;
             return Ok(());
         };
         if !events::can_trigger(ctx, &catch)? {
@@ -75,7 +79,7 @@ impl CommandProcessor for ProcessMessageSubscriptionCorrelateProcessor {
                     request.element_instance_key
                 ),
             );
-            refuse(ctx, &request);
+            refuse(ctx, &request)?;
             return Ok(());
         }
         let correlated = ProcessMessageSubscriptionRecord {
@@ -88,28 +92,41 @@ impl CommandProcessor for ProcessMessageSubscriptionCorrelateProcessor {
             ProcessMessageSubscriptionIntent::Correlated,
             correlated.clone(),
         )?;
-        // Checked when the message was published.
-        let message_variables = variables::Document::parse(&request.variables).unwrap_or_default();
+        // Checked when the message was published: what does not read now is damage.
+        let message_variables =
+            variables::Document::parse(&request.variables).map_err(|reason| {
+                ProcessingError::Internal(format!(
+                    "the variables of message {} do not read: {reason}",
+                    request.message_key
+                ))
+            })?;
         events::trigger(ctx, &process, &catch, &message_variables)?;
-        confirm(ctx, &correlated, MessageSubscriptionIntent::Correlate);
+        confirm(ctx, &correlated, MessageSubscriptionIntent::Correlate)?;
         Ok(())
     }
 }
 
 /// Refuses the message: the message's partition gives it to another instance.
-fn refuse(ctx: &mut ProcessingContext<'_, '_>, request: &ProcessMessageSubscriptionRecord) {
-    confirm(ctx, request, MessageSubscriptionIntent::Reject);
+fn refuse(
+    ctx: &mut ProcessingContext<'_, '_>,
+    request: &ProcessMessageSubscriptionRecord,
+) -> Result<(), ProcessingError> {
+    confirm(ctx, request, MessageSubscriptionIntent::Reject)
 }
 
 fn confirm(
     ctx: &mut ProcessingContext<'_, '_>,
     record: &ProcessMessageSubscriptionRecord,
     intent: MessageSubscriptionIntent,
-) {
-    let partition = u16::try_from(record.subscription_partition_id).unwrap_or(1);
+) -> Result<(), ProcessingError> {
+    let partition = partitions::from_id(
+        record.subscription_partition_id,
+        "the process message subscription's partition",
+    )?;
     let confirmation = MessageSubscriptionRecord {
         message_key: record.message_key,
         ..subscriptions::message_subscription(record)
     };
     ctx.send(partition, -1, intent, confirmation);
+    Ok(())
 }

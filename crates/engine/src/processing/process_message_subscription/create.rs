@@ -21,7 +21,7 @@ impl CommandProcessor for ProcessMessageSubscriptionCreateProcessor {
             .process_message_subscriptions()
             .get(request.element_instance_key, &request.message_name)?
         {
-            Some(stored) if stored.lifecycle() == SubscriptionLifecycle::Creating => {
+            Some(stored) if stored.lifecycle()? == SubscriptionLifecycle::Creating => {
                 ctx.append_event(
                     stored.key,
                     ProcessMessageSubscriptionIntent::Created,

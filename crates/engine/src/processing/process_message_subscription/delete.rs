@@ -21,7 +21,7 @@ impl CommandProcessor for ProcessMessageSubscriptionDeleteProcessor {
             .process_message_subscriptions()
             .get(request.element_instance_key, &request.message_name)?
         {
-            Some(stored) if stored.lifecycle() == SubscriptionLifecycle::Deleting => {
+            Some(stored) if stored.lifecycle()? == SubscriptionLifecycle::Deleting => {
                 ctx.append_event(
                     stored.key,
                     ProcessMessageSubscriptionIntent::Deleted,

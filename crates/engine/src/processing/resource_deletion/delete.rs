@@ -41,7 +41,7 @@ impl CommandProcessor for ResourceDeletionDeleteProcessor {
                 format!("Expected to delete resource but no resource found with key `{key}`"),
             );
             if distributed {
-                distribution::acknowledge(ctx, command);
+                distribution::acknowledge(ctx, command)?;
             }
             return Ok(());
         };
@@ -82,7 +82,7 @@ impl CommandProcessor for ResourceDeletionDeleteProcessor {
         }
         ctx.append_event(event_key, ResourceDeletionIntent::Deleted, value.clone())?;
         if distributed {
-            distribution::acknowledge(ctx, command);
+            distribution::acknowledge(ctx, command)?;
         } else {
             ctx.respond(deleting);
             distribution::distribute(ctx, event_key, ResourceDeletionIntent::Delete, value)?;
@@ -118,13 +118,16 @@ fn delete_process(
     let was_latest = ctx
         .state()
         .processes()
-        .latest(&record.bpmn_process_id)?
+        .latest(&record.tenant_id, &record.bpmn_process_id)?
         .is_some_and(|(_, latest)| latest == definition_key);
     let key = ctx.next_key()?;
     ctx.append_event(key, ProcessIntent::Deleting, record.clone())?;
     if was_latest {
         start_events::close(ctx, definition_key)?;
-        let previous = ctx.state().processes().latest(&record.bpmn_process_id)?;
+        let previous = ctx
+            .state()
+            .processes()
+            .latest(&record.tenant_id, &record.bpmn_process_id)?;
         if let Some((_, previous)) = previous
             && let Some(process) = ctx.state().processes().deployed(previous)?
         {

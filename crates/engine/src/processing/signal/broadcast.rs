@@ -1,6 +1,6 @@
 use beeline_protocol::intent::SignalIntent;
 use beeline_protocol::value::SignalRecord;
-use beeline_protocol::{Record, RejectionType};
+use beeline_protocol::{Record, RejectionType, tenant_or_default};
 
 use crate::error::ProcessingError;
 use crate::processing::bpmn::behavior::{events, variables};
@@ -18,6 +18,7 @@ impl CommandProcessor for SignalBroadcastProcessor {
         ctx: &mut ProcessingContext<'_, '_>,
     ) -> Result<(), ProcessingError> {
         let mut signal = value_of::<SignalRecord>(command)?.clone();
+        signal.tenant_id = tenant_or_default(&signal.tenant_id).to_owned();
         let distributed = command.key > 0;
         // Checked where it is broadcast; the copies distributed carry the canonical text.
         let signal_variables = match variables::Document::parse(&signal.variables) {
@@ -45,7 +46,7 @@ impl CommandProcessor for SignalBroadcastProcessor {
         for (_, subscription) in ctx
             .state()
             .signal_subscriptions()
-            .by_name(&signal.signal_name)?
+            .by_name(&signal.tenant_id, &signal.signal_name)?
         {
             let Some(process) = ctx
                 .state()
@@ -81,7 +82,7 @@ impl CommandProcessor for SignalBroadcastProcessor {
             }
         }
         if distributed {
-            distribution::acknowledge(ctx, command);
+            distribution::acknowledge(ctx, command)?;
             Ok(())
         } else {
             distribution::distribute(ctx, key, SignalIntent::Broadcast, signal)

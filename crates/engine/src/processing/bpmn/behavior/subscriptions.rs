@@ -23,6 +23,7 @@ use super::{events, timers};
 use crate::error::ProcessingError;
 use crate::expression::{EvalFailure, wrong_type};
 use crate::model::{DeployedProcess, InstanceRole};
+use crate::partitions;
 use crate::processing::ProcessingContext;
 use crate::processing::bpmn::{BpmnElementContext, ErrorType, Failure, Step};
 use crate::state::values::SubscriptionLifecycle;
@@ -275,7 +276,7 @@ fn write(
                 ProcessMessageSubscriptionIntent::Creating,
                 subscription.clone(),
             )?;
-            send_to_message_partition(bpmn.ctx, &subscription, MessageSubscriptionIntent::Create);
+            send_to_message_partition(bpmn.ctx, &subscription, MessageSubscriptionIntent::Create)?;
         }
         Opening::Signal { target, name } => {
             let subscription = SignalSubscriptionRecord {
@@ -316,9 +317,13 @@ pub(crate) fn send_to_message_partition(
     ctx: &mut ProcessingContext<'_, '_>,
     subscription: &ProcessMessageSubscriptionRecord,
     intent: MessageSubscriptionIntent,
-) {
-    let partition = u16::try_from(subscription.subscription_partition_id).unwrap_or(1);
+) -> Result<(), ProcessingError> {
+    let partition = partitions::from_id(
+        subscription.subscription_partition_id,
+        "the message subscription's partition",
+    )?;
     ctx.send(partition, -1, intent, message_subscription(subscription));
+    Ok(())
 }
 
 /// Closes the subscriptions of the element instance `element_instance_key` whose catch
@@ -342,7 +347,7 @@ pub(crate) fn close(
         .of_element_instance(element_instance_key)?
     {
         let record = stored.record();
-        if stored.lifecycle() == SubscriptionLifecycle::Deleting || kept(&record.element_id) {
+        if stored.lifecycle()? == SubscriptionLifecycle::Deleting || kept(&record.element_id) {
             continue;
         }
         ctx.append_event(
@@ -350,7 +355,7 @@ pub(crate) fn close(
             ProcessMessageSubscriptionIntent::Deleting,
             record.clone(),
         )?;
-        send_to_message_partition(ctx, &record, MessageSubscriptionIntent::Delete);
+        send_to_message_partition(ctx, &record, MessageSubscriptionIntent::Delete)?;
     }
     for (key, subscription) in ctx
         .state()

@@ -389,9 +389,10 @@ fn linked_form(
     version_tag: Option<&str>,
 ) -> Step<i64> {
     let forms = bpmn.ctx.state().forms();
+    let tenant = bpmn.process.tenant_id.as_str();
     let not_found = |message: String| Failure::Incident(ErrorType::FormNotFound, message);
     match binding {
-        BindingType::Latest => match forms.latest(form_id)? {
+        BindingType::Latest => match forms.latest(tenant, form_id)? {
             Some((_, key)) => Ok(key),
             None => Err(not_found(format!(
                 "Expected to find a form with id '{form_id}', but no form with this id is found, at least a form with this id should be available. To resolve the Incident please deploy a form with the same id"
@@ -399,7 +400,7 @@ fn linked_form(
         },
         BindingType::Deployment => {
             let deployment = bpmn.process.deployment_key;
-            match forms.latest_matching(form_id, |f| f.deployment_key == deployment)? {
+            match forms.latest_matching(tenant, form_id, |f| f.deployment_key == deployment)? {
                 Some(form) => Ok(form.form_key),
                 None => Err(not_found(format!(
                     "Expected to use a form with id '{form_id}' with binding type 'deployment', but no such form found in the deployment with key {deployment} which contained the current process. To resolve this incident, migrate the process instance to a process definition that is deployed together with the intended form to use."
@@ -408,7 +409,7 @@ fn linked_form(
         }
         BindingType::VersionTag => {
             let tag = version_tag.unwrap_or_default();
-            match forms.latest_matching(form_id, |f| f.version_tag == tag)? {
+            match forms.latest_matching(tenant, form_id, |f| f.version_tag == tag)? {
                 Some(form) => Ok(form.form_key),
                 None => Err(not_found(format!(
                     "Expected to use a form with id '{form_id}' and version tag '{tag}', but no such form found. To resolve the incident, deploy a form with the given id and version tag."

@@ -155,7 +155,7 @@ fn called_process(
 ) -> Step<Arc<DeployedProcess>> {
     let processes = bpmn.ctx.state().processes();
     let found = match called.binding_type {
-        BindingType::Latest => match processes.latest(process_id)? {
+        BindingType::Latest => match processes.latest(&bpmn.process.tenant_id, process_id)? {
             Some((_, key)) => processes.deployed(key)?,
             None => None,
         },
@@ -192,11 +192,12 @@ fn latest_matching(
     matches: impl Fn(&DeployedProcess) -> bool,
 ) -> Result<Option<Arc<DeployedProcess>>, ProcessingError> {
     let processes = bpmn.ctx.state().processes();
-    let Some((latest, _)) = processes.latest(process_id)? else {
+    let tenant = bpmn.process.tenant_id.as_str();
+    let Some((latest, _)) = processes.latest(tenant, process_id)? else {
         return Ok(None);
     };
     for version in (1..=latest).rev() {
-        if let Some(key) = processes.by_version(process_id, version)?
+        if let Some(key) = processes.by_version(tenant, process_id, version)?
             && let Some(process) = processes.deployed(key)?
             && matches(&process)
         {

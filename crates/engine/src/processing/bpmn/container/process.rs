@@ -15,7 +15,7 @@ use crate::processing::bpmn::behavior::{events, subscriptions};
 use crate::processing::bpmn::{BpmnElementContext, ElementProcessor, Step};
 use crate::processing::message::correlate;
 use crate::state::document;
-use crate::state::values::ElementInstance;
+use crate::state::values::{CorrelationKeyLock, ElementInstance};
 
 pub(crate) struct ProcessProcessor;
 
@@ -125,12 +125,10 @@ impl ElementProcessor for ProcessProcessor {
 /// buffered message with that key may start the next instance.
 fn start_next_buffered(
     bpmn: &mut BpmnElementContext<'_, '_, '_>,
-    held: Option<(String, String)>,
+    held: Option<CorrelationKeyLock>,
 ) -> Result<(), ProcessingError> {
     match held {
-        Some((process_id, correlation_key)) => {
-            correlate::start_next_buffered(bpmn.ctx, &process_id, &correlation_key)
-        }
+        Some(lock) => correlate::start_next_buffered(bpmn.ctx, &lock),
         None => Ok(()),
     }
 }

@@ -56,7 +56,12 @@ fn decision_result(bpmn: &mut BpmnElementContext<'_, '_, '_>) -> Step<Option<Doc
             }
         },
     };
-    let decision = match bpmn.ctx.state().decisions().latest(&decision_id)? {
+    let decision = match bpmn
+        .ctx
+        .state()
+        .decisions()
+        .latest(&bpmn.process.tenant_id, &decision_id)?
+    {
         Some((_, key)) => bpmn.ctx.state().decisions().get(key)?,
         None => None,
     };
