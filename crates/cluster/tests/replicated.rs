@@ -4,6 +4,12 @@
 //! commit; followers replay into their own state; a leader that goes away is replaced and
 //! nothing acknowledged is lost; a replica that comes back catches up; every replica ends
 //! with the same committed log and the same state.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failed unwrap is a failed test"
+)]
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
