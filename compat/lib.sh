@@ -119,3 +119,40 @@ make_certificates() {
       -extfile server.ext -out server.pem 2>/dev/null
   )
 }
+
+# start_postgres [SETTING...]: a PostgreSQL server of the suite's own, from the machine's
+# installation (as ./scripts/test installs it): its own directory, a free loopback port, run as
+# the postgres user when root (the server refuses root), with these `-c` settings (e.g.
+# fsync=off); stopped and deleted by stop_postgres. Sets BEELINE_POSTGRES_URL and psql_cmd.
+# Returns 1 where PostgreSQL is not installed.
+start_postgres() {
+  local bin port settings="" setting
+  bin="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)"
+  if [ -z "$bin" ] || [ ! -x "$bin/initdb" ]; then return 1; fi
+  POSTGRES_BIN="$bin"
+  POSTGRES_DIR="$(mktemp -d)"
+  postgres_as=()
+  if [ "$(id -u)" -eq 0 ]; then
+    chown postgres: "$POSTGRES_DIR"
+    postgres_as=(runuser -u postgres --)
+  fi
+  port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+  for setting in "$@"; do settings="$settings -c $setting"; done
+  "${postgres_as[@]}" "$bin/initdb" -D "$POSTGRES_DIR/data" -A trust -U beeline --no-sync -E UTF8 \
+    >"$POSTGRES_DIR/initdb.log" 2>&1 || { cat "$POSTGRES_DIR/initdb.log"; return 1; }
+  "${postgres_as[@]}" "$bin/pg_ctl" -D "$POSTGRES_DIR/data" -l "$POSTGRES_DIR/log" -w -t 60 \
+    -o "-c listen_addresses=127.0.0.1 -p $port -k $POSTGRES_DIR$settings" start >/dev/null \
+    || { cat "$POSTGRES_DIR/log"; return 1; }
+  BEELINE_POSTGRES_URL="postgresql://beeline@127.0.0.1:$port/postgres"
+  psql_cmd=("$bin/psql" -q -h 127.0.0.1 -p "$port" -U beeline -d postgres)
+}
+
+# stop_postgres: stops the server start_postgres started and deletes its directory.
+stop_postgres() {
+  if [ -n "${POSTGRES_DIR:-}" ]; then
+    "${postgres_as[@]}" "$POSTGRES_BIN/pg_ctl" -D "$POSTGRES_DIR/data" -m immediate -w stop \
+      >/dev/null 2>&1 || true
+    rm -rf "$POSTGRES_DIR"
+    POSTGRES_DIR=
+  fi
+}

@@ -2,7 +2,10 @@
 credentials grant, as Camunda's clients use it) that issues RS256 JWTs, and the JWKS of its key.
 Python's standard library and the openssl command only.
 
-    python3 token_server.py <port> <work dir> <client id> <client secret>
+    python3 token_server.py <port> <work dir> <client id> <client secret> [<cert> <key>]
+
+With a certificate and its key it serves the same over HTTPS on <port> + 1 too (the broker can
+read the JWKS there; the tokens' issuer stays the http:// one).
 
 POST /token        client_id, client_secret, audience (form): {"access_token": <JWT>, ...}
 GET  /jwks.json    the key set the broker checks tokens against
@@ -83,4 +86,13 @@ class Handler(BaseHTTPRequestHandler):
         self.answer(200, {"access_token": token, "token_type": "Bearer", "expires_in": 300})
 
 
+if len(sys.argv) > 6:
+    import ssl
+    import threading
+
+    https = ThreadingHTTPServer(("127.0.0.1", PORT + 1), Handler)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(sys.argv[5], sys.argv[6])
+    https.socket = context.wrap_socket(https.socket, server_side=True)
+    threading.Thread(target=https.serve_forever, daemon=True).start()
 ThreadingHTTPServer(("127.0.0.1", PORT), Handler).serve_forever()

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Camunda's Java client, CamundaClient (io.camunda:camunda-client-java 8.8), against a real
 # `beeline broker` with 2 partitions, twice: with the client's defaults (REST, port 8080's API
-# under /v2, and its polling job worker over REST) and with preferRestOverGrpc(false) (gRPC).
+# under /v2, and its polling job worker over REST) and with preferRestOverGrpc(false) (gRPC);
+# then the search checks again against a broker whose secondary storage is PostgreSQL (a server
+# the suite starts from the machine's installation, as ./scripts/test installs it).
 # Topology, status, deployments (BPMN and DMN), instances with and without results, a polling
 # worker, complete, fail with back-off, incidents, errors thrown, job updates, variables,
 # cancellation, messages published and correlated, signals, decisions, the clock, random
@@ -50,6 +52,28 @@ if ! "$java" -cp "$classpath" beeline.compat.CamundaClientCompat \
   "$BEELINE_ADDRESS" "$BEELINE_REST" "$BEELINE_MONITORING" "$partitions"; then
   failures=$((failures + 1))
   log_tail
+fi
+
+# The searches and gets again, answered from PostgreSQL (unless BEELINE_CHECKS leaves them out).
+if [ -n "${BEELINE_CHECKS:-}" ] && ! [[ "search (REST only)" =~ $BEELINE_CHECKS ]]; then
+  echo "    (the search checks with PostgreSQL are not among BEELINE_CHECKS)"
+elif start_postgres fsync=off; then
+  if stop_beeline; then echo "ok    SIGTERM stops the node cleanly"; else failures=$((failures + 1)); fi
+  echo "==> the search checks with PostgreSQL secondary storage"
+  start_beeline 26605 --partitions "$partitions" --secondary-storage postgres \
+    --secondary-storage-url "$BEELINE_POSTGRES_URL"
+  trap 'stop_beeline; stop_postgres' EXIT
+  if ! BEELINE_CHECKS='^search' "$java" -cp "$classpath" beeline.compat.CamundaClientCompat \
+    "$BEELINE_ADDRESS" "$BEELINE_REST" "$BEELINE_MONITORING" "$partitions"; then
+    failures=$((failures + 1))
+    log_tail
+  fi
+elif [ "${BEELINE_REQUIRE_POSTGRES:-}" = 1 ]; then
+  echo "FAIL  PostgreSQL is required (BEELINE_REQUIRE_POSTGRES=1) but not installed"
+  failures=$((failures + 1))
+else
+  echo "SKIPPED: the search checks with PostgreSQL need a PostgreSQL installation;" \
+    "./scripts/test installs one"
 fi
 
 finish "CamundaClient"

@@ -103,10 +103,20 @@ pub struct BrokerConfig {
     pub auth_basic_users: Option<Users>,
 
     /// OIDC authentication on both APIs: bearer tokens (JWTs) are checked against the keys of
-    /// this JWKS, a file or an `http://` URL (read at start, and again when a token names an
-    /// unknown key). Off by default.
+    /// this JWKS, a file or an `http://` or `https://` URL (read at start, and again when a
+    /// token names an unknown key). Off by default.
     #[arg(long, env = "BEELINE_AUTH_OIDC_JWKS", value_name = "FILE|URL")]
     pub auth_oidc_jwks: Option<String>,
+
+    /// Certificate authorities (a PEM file) trusted for an `https://` JWKS besides the
+    /// system's (default: the system's only; `SSL_CERT_FILE` and `SSL_CERT_DIR` are honoured).
+    #[arg(
+        long,
+        env = "BEELINE_AUTH_OIDC_JWKS_CA",
+        value_name = "FILE",
+        requires = "auth_oidc_jwks"
+    )]
+    pub auth_oidc_jwks_ca: Option<PathBuf>,
 
     /// The issuer (`iss`) OIDC tokens must name (default: any).
     #[arg(long, env = "BEELINE_AUTH_OIDC_ISSUER", requires = "auth_oidc_jwks")]

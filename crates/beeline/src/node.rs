@@ -363,6 +363,7 @@ fn auth(config: &BrokerConfig) -> AuthConfig {
             } else {
                 JwksSource::File(jwks.into())
             },
+            jwks_ca: config.auth_oidc_jwks_ca.clone(),
             issuer: config.auth_oidc_issuer.clone(),
             audience: config.auth_oidc_audience.clone(),
             username_claim: config.auth_oidc_username_claim.clone(),

@@ -196,6 +196,23 @@ impl ReadSideMetrics {
             &|e| i64::from(e.stopped.load(Ordering::Relaxed)),
         );
         let store = &self.store;
+        let (buckets, sum_ms) = store.lag.buckets();
+        let name = "beeline_secondary_storage_export_lag_seconds";
+        let _ = writeln!(
+            out,
+            "# HELP {name} Per flush written, from its oldest record's timestamp to the commit \
+             that made it searchable.\n# TYPE {name} histogram"
+        );
+        for (bound, count) in &buckets {
+            let le = bound.map_or_else(|| "+Inf".to_owned(), |ms| format!("{}", ms as f64 / 1e3));
+            let _ = writeln!(out, "{name}_bucket{{le=\"{le}\"}} {count}");
+        }
+        let count = buckets.last().map_or(0, |(_, count)| *count);
+        let _ = writeln!(
+            out,
+            "{name}_sum {}\n{name}_count {count}",
+            sum_ms as f64 / 1e3
+        );
         for (name, kind, help, value) in [
             (
                 "beeline_secondary_storage_flushes_total",

@@ -372,6 +372,12 @@ fn every_search_form(args: &[&str]) {
     let broker = Broker::start(&dir.path().join("data"), args);
     deploy(&broker, dir.path());
     deploy_xml(&broker, dir.path(), "tasks.bpmn", TASKS);
+    deploy_xml(
+        &broker,
+        dir.path(),
+        "shipping-cost.dmn",
+        include_str!("../../../examples/shipping-cost.dmn"),
+    );
     let mut keys = create(&broker, 6);
     keys.sort_by_key(|k| k.parse::<i64>().expect("digits"));
     let mut reviews = Vec::new();
@@ -556,6 +562,110 @@ fn every_search_form(args: &[&str]) {
         "{body}"
     );
     assert_eq!(body["state"], "CREATED");
+    let owner = body["assignee"].as_str().expect("an assignee").to_owned();
+
+    // The variables the user task sees: its instance's.
+    let (status, body) = search(
+        &broker,
+        &format!("user-tasks/{task}/variables"),
+        r#"{"filter":{"name":"owner"}}"#,
+    );
+    assert!(status.contains(" 200 "), "{status} {body}");
+    assert_eq!(body["page"]["totalItems"], 1, "{body}");
+    assert_eq!(body["items"][0]["value"], format!("\"{owner}\""), "{body}");
+    refused(
+        &broker,
+        "POST",
+        &format!("/v2/user-tasks/{task}/variables/search"),
+        r#"{"filter":{"value":"x"}}"#,
+        "[filter.value]",
+    );
+    let (status, body) = search(&broker, "user-tasks/1/variables", "{}");
+    assert!(status.contains(" 404 "), "{status} {body}");
+
+    // Element statistics over a definition's instances, filtered as instances are.
+    let (_, body) = search(
+        &broker,
+        "process-definitions",
+        r#"{"filter":{"processDefinitionId":"read-side"}}"#,
+    );
+    let definition = body["items"][0]["processDefinitionKey"]
+        .as_str()
+        .expect("a key")
+        .to_owned();
+    let statistics = |filter: &str| {
+        let (status, body) = json(
+            broker.rest,
+            "POST",
+            &format!("/v2/process-definitions/{definition}/statistics/element-instances"),
+            filter,
+        );
+        assert!(status.contains(" 200 "), "{status} {body}");
+        body["items"]
+            .as_array()
+            .expect("items")
+            .iter()
+            .map(|item| {
+                (
+                    item["elementId"].as_str().expect("an id").to_owned(),
+                    item["active"].as_i64().expect("a count"),
+                    item["completed"].as_i64().expect("a count"),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let all = statistics("");
+    assert!(
+        all.contains(&("start".into(), 0, 6)),
+        "every instance passed its start event: {all:?}"
+    );
+    let active = count(r#"{"processDefinitionId":"read-side","state":"ACTIVE"}"#) as i64;
+    let waiting = statistics(r#"{"filter":{"state":"ACTIVE"}}"#);
+    assert!(
+        waiting
+            .iter()
+            .any(|(id, n, _)| id == "work" && *n == active),
+        "{active} active instances wait at the task: {waiting:?}"
+    );
+    refused(
+        &broker,
+        "POST",
+        &format!("/v2/process-definitions/{definition}/statistics/element-instances"),
+        r#"{"page":{"limit":1}}"#,
+        "[page]",
+    );
+
+    // Decision requirements: a search, a GET by key, the XML.
+    let (status, body) = search(
+        &broker,
+        "decision-requirements",
+        r#"{"filter":{"decisionRequirementsId":"shipping"}}"#,
+    );
+    assert!(status.contains(" 200 "), "{status} {body}");
+    assert_eq!(body["page"]["totalItems"], 1, "{body}");
+    assert_eq!(body["items"][0]["decisionRequirementsName"], "Shipping");
+    assert_eq!(body["items"][0]["resourceName"], "shipping-cost.dmn");
+    let drg = body["items"][0]["decisionRequirementsKey"]
+        .as_str()
+        .expect("a key")
+        .to_owned();
+    let (status, body) = json(
+        broker.rest,
+        "GET",
+        &format!("/v2/decision-requirements/{drg}"),
+        "",
+    );
+    assert!(status.contains(" 200 "), "{status} {body}");
+    assert_eq!(body["version"], 1, "{body}");
+    let (status, xml) = request(
+        broker.rest,
+        "GET",
+        &format!("/v2/decision-requirements/{drg}/xml"),
+        "",
+    )
+    .expect("the REST API answers");
+    assert!(status.contains(" 200 "), "{status}");
+    assert!(xml.contains("shipping-cost"), "{xml}");
 
     // What is wrong is named: the property, the operator, the cursor.
     let path = "/v2/process-instances/search";

@@ -32,7 +32,10 @@ impl Rpc {
 
 /// Latencies in µs from 1 µs to one hour, three significant digits.
 fn histogram() -> Histogram<u64> {
-    #[allow(clippy::expect_used)]
+    #[allow(
+        clippy::expect_used,
+        reason = "constant bounds, which the histogram accepts"
+    )]
     Histogram::new_with_bounds(1, 3_600_000_000, 3).expect("constant, valid bounds")
 }
 

@@ -1016,6 +1016,104 @@ mod tests {
             "names the column family: {}",
             rejection.rejection_reason
         );
+
+        // A job stored without its record is no job of type '' with 0 retries either.
+        let mut batch = WriteBatch::default();
+        batch.put(
+            KeyBuilder::new(ColumnFamily::Jobs).i64(key).build(),
+            Job {
+                record: None,
+                state: 0,
+            }
+            .encode_to_vec(),
+        );
+        store.write(batch).unwrap();
+        complete.position = 2;
+        let result = run(&engine, &store, &complete);
+        assert_eq!(
+            result.records[0].rejection_type,
+            RejectionType::ProcessingError
+        );
+        assert!(
+            result.records[0].rejection_reason.contains(&format!(
+                "column family Jobs: the value stored for {key} has no record"
+            )),
+            "{}",
+            result.records[0].rejection_reason
+        );
+    }
+
+    #[test]
+    fn replay_applies_each_event_with_the_applier_of_its_version() {
+        use crate::state::values::JobLifecycle;
+        use beeline_protocol::intent::IncidentIntent;
+        use beeline_protocol::value::IncidentRecord;
+
+        let job_key = beeline_protocol::key::encode(1, 3);
+        let mut created = Record::event(
+            job_key,
+            JobIntent::Created,
+            JobRecord {
+                r#type: "work".into(),
+                retries: 3,
+                process_instance_key: 77,
+                ..Default::default()
+            },
+        );
+        (created.position, created.source_record_position) = (2, 1);
+        let after_incident_of_version = |version: u16| {
+            let (engine, store) = (engine(), MemStore::new());
+            let mut incident = Record::event(
+                beeline_protocol::key::encode(1, 4),
+                IncidentIntent::Created,
+                IncidentRecord {
+                    job_key,
+                    process_instance_key: 77,
+                    error_type: "MESSAGE_SIZE_EXCEEDED".into(),
+                    ..Default::default()
+                },
+            );
+            (incident.position, incident.source_record_position) = (3, 1);
+            incident.record_version = version;
+            let mut progress = ReplayProgress {
+                snapshot_position: -1,
+                last_processed_position: -1,
+            };
+            let writes = engine
+                .replay(&store, [&created, &incident], &mut progress)
+                .unwrap();
+            store.write(writes).unwrap();
+            let job = engine.state(&store).jobs().get(job_key).unwrap().unwrap();
+            job.lifecycle().unwrap()
+        };
+        assert_eq!(
+            after_incident_of_version(1),
+            JobLifecycle::Activatable,
+            "a log written before version 2 replays as it was processed"
+        );
+        assert_eq!(
+            after_incident_of_version(2),
+            JobLifecycle::Failed,
+            "version 2 takes the job out of activation"
+        );
+        let mut unknown = created.clone();
+        unknown.record_version = 9;
+        let error = engine()
+            .replay(
+                &MemStore::new(),
+                [&unknown],
+                &mut ReplayProgress {
+                    snapshot_position: -1,
+                    last_processed_position: -1,
+                },
+            )
+            .unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("no applier for Job(Created) version 9"),
+            "{error}"
+        );
     }
 
     #[test]

@@ -5,8 +5,10 @@
 //! - basic: `Basic base64(user:password)`, users from the configuration;
 //! - OIDC: `Bearer <JWT>`, its signature checked against the keys of a JWKS (RS256/384/512,
 //!   PS256/384/512, ES256/384, EdDSA), its expiry and not-before times, and the issuer and
-//!   audience when configured. The JWKS is read at start from a file or an `http://` URL and
-//!   read again when a token names a key it does not hold (at most every 30 s).
+//!   audience when configured. The JWKS is read at start from a file or an `http://` or
+//!   `https://` URL and read again when a token names a key it does not hold (at most every
+//!   30 s). Over HTTPS the server's certificate is checked (rustls) against the system's
+//!   certificate authorities and those of [`OidcConfig::jwks_ca`].
 //!
 //! A request without valid credentials is refused before it reaches an operation: gRPC with
 //! UNAUTHENTICATED, REST with 401 problem+json and `WWW-Authenticate`, the message saying what
@@ -18,8 +20,8 @@
 //! tenants assigned to it (`tenancy.rs`).
 
 use std::collections::HashMap;
-use std::path::PathBuf;
-use std::sync::Mutex;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
@@ -45,8 +47,10 @@ pub enum AuthConfig {
 /// Where the keys come from and what tokens must say.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OidcConfig {
-    /// The JWKS: a file, or an `http://` URL.
+    /// The JWKS: a file, or an `http://` or `https://` URL.
     pub jwks: JwksSource,
+    /// Certificate authorities (PEM) trusted for an `https://` JWKS besides the system's.
+    pub jwks_ca: Option<PathBuf>,
     /// The `iss` tokens must carry, when set.
     pub issuer: Option<String>,
     /// An `aud` tokens must carry, when set.
@@ -63,6 +67,7 @@ impl OidcConfig {
     pub fn new(jwks: JwksSource) -> Self {
         Self {
             jwks,
+            jwks_ca: None,
             issuer: None,
             audience: None,
             username_claim: "sub".to_owned(),
@@ -81,7 +86,7 @@ impl AuthConfig {
     /// Reads the JWKS now (OIDC), so that a wrong setting stops the node at its start.
     pub async fn check(&self) -> Result<(), AuthError> {
         match self {
-            AuthConfig::Oidc(oidc) => read_jwks(&oidc.jwks).await.map(drop).map_err(AuthError),
+            AuthConfig::Oidc(oidc) => read_jwks(oidc).await.map(drop).map_err(AuthError),
             _ => Ok(()),
         }
     }
@@ -118,7 +123,7 @@ impl Authenticator {
             ));
         }
         let set = match &config {
-            AuthConfig::Oidc(oidc) => read_jwks(&oidc.jwks).await.map_err(AuthError)?,
+            AuthConfig::Oidc(oidc) => read_jwks(oidc).await.map_err(AuthError)?,
             _ => JwkSet { keys: Vec::new() },
         };
         Ok(Self {
@@ -189,7 +194,7 @@ impl Authenticator {
         let key = match self.key(header.kid.as_deref()) {
             Some(key) => key,
             None => {
-                self.refresh(&oidc.jwks).await;
+                self.refresh(oidc).await;
                 self.key(header.kid.as_deref()).ok_or_else(|| {
                     format!(
                         "The bearer token is signed with key '{}', which the JWKS does not hold",
@@ -252,7 +257,7 @@ impl Authenticator {
     }
 
     /// Reads the JWKS again, unless it was read within [`JWKS_REFRESH`].
-    async fn refresh(&self, source: &JwksSource) {
+    async fn refresh(&self, oidc: &OidcConfig) {
         {
             let mut keys = self.keys.lock().unwrap_or_else(|e| e.into_inner());
             if keys.read.is_some_and(|read| read.elapsed() < JWKS_REFRESH) {
@@ -260,7 +265,7 @@ impl Authenticator {
             }
             keys.read = Some(Instant::now());
         }
-        match read_jwks(source).await {
+        match read_jwks(oidc).await {
             Ok(set) => self.keys.lock().unwrap_or_else(|e| e.into_inner()).set = set,
             Err(error) => {
                 tracing::warn!(%error, "reading the JWKS again failed; the old keys stay")
@@ -291,45 +296,55 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |diff, (x, y)| diff | (x ^ y)) == 0
 }
 
-async fn read_jwks(source: &JwksSource) -> Result<JwkSet, String> {
-    let (text, origin) = match source {
+async fn read_jwks(oidc: &OidcConfig) -> Result<JwkSet, String> {
+    let (text, origin) = match &oidc.jwks {
         JwksSource::File(path) => (
             // A small file, read at start and at most every 30 s.
             std::fs::read(path)
                 .map_err(|e| format!("cannot read the JWKS {}: {e}", path.display()))?,
             path.display().to_string(),
         ),
-        JwksSource::Url(url) => (fetch(url).await?, url.clone()),
+        JwksSource::Url(url) => (fetch(url, oidc.jwks_ca.as_deref()).await?, url.clone()),
     };
     serde_json::from_slice(&text).map_err(|e| format!("{origin} is not a JWKS: {e}"))
 }
 
-/// GET of an `http://` URL (the JWKS), with a 10 s bound.
-async fn fetch(url: &str) -> Result<Vec<u8>, String> {
+/// The largest JWKS answer read.
+const MAX_JWKS_BYTES: usize = 1 << 20;
+
+/// GET of an `http://` or `https://` URL (the JWKS), with a 10 s bound.
+async fn fetch(url: &str, ca: Option<&Path>) -> Result<Vec<u8>, String> {
     let failed = |e: &dyn std::fmt::Display| format!("cannot read the JWKS at {url}: {e}");
     let uri: http::Uri = url.parse().map_err(|e| failed(&e))?;
-    if uri.scheme_str() != Some("http") {
-        return Err(failed(&"only http:// URLs are read (or give a file)"));
-    }
+    let https = match uri.scheme_str() {
+        Some("http") => false,
+        Some("https") => true,
+        _ => {
+            return Err(failed(
+                &"only http:// and https:// URLs are read (or give a file)",
+            ));
+        }
+    };
     let host = uri.host().ok_or_else(|| failed(&"no host"))?.to_owned();
-    let port = uri.port_u16().unwrap_or(80);
+    let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
     let path = uri.path_and_query().map_or("/", |p| p.as_str()).to_owned();
     let work = async {
-        use tokio::io::{AsyncReadExt, AsyncWriteExt};
-        let mut tcp = tokio::net::TcpStream::connect((host.as_str(), port))
+        let tcp = tokio::net::TcpStream::connect((host.as_str(), port))
             .await
             .map_err(|e| failed(&e))?;
-        let request = format!(
-            "GET {path} HTTP/1.0\r\nHost: {host}\r\nAccept: application/json\r\nConnection: close\r\n\r\n"
-        );
-        tcp.write_all(request.as_bytes())
-            .await
-            .map_err(|e| failed(&e))?;
-        let mut answer = Vec::new();
-        tcp.take(1 << 20)
-            .read_to_end(&mut answer)
-            .await
-            .map_err(|e| failed(&e))?;
+        let answer = if https {
+            let connector = tokio_rustls::TlsConnector::from(client_config(ca)?);
+            // An IP address is checked against the certificate's IP names, a name against its
+            // DNS names.
+            let name = rustls::pki_types::ServerName::try_from(host.trim_matches(['[', ']']))
+                .map_err(|e| failed(&e))?
+                .to_owned();
+            let tls = connector.connect(name, tcp).await.map_err(|e| failed(&e))?;
+            get(tls, &host, &path).await
+        } else {
+            get(tcp, &host, &path).await
+        }
+        .map_err(|e| failed(&e))?;
         let split = answer
             .windows(4)
             .position(|w| w == b"\r\n\r\n")
@@ -344,6 +359,82 @@ async fn fetch(url: &str) -> Result<Vec<u8>, String> {
     tokio::time::timeout(Duration::from_secs(10), work)
         .await
         .map_err(|_| failed(&"no answer within 10 s"))?
+}
+
+/// Sends an HTTP/1.0 GET (so the answer is neither chunked nor kept alive) and reads the
+/// answer to its end, at most [`MAX_JWKS_BYTES`].
+async fn get<S>(mut stream: S, host: &str, path: &str) -> std::io::Result<Vec<u8>>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let request = format!(
+        "GET {path} HTTP/1.0\r\nHost: {host}\r\nAccept: application/json\r\nConnection: close\r\n\r\n"
+    );
+    stream.write_all(request.as_bytes()).await?;
+    stream.flush().await?;
+    let mut answer = Vec::new();
+    let mut chunk = [0u8; 8192];
+    while answer.len() < MAX_JWKS_BYTES {
+        match stream.read(&mut chunk).await {
+            Ok(0) => break,
+            Ok(n) => answer.extend_from_slice(&chunk[..n]),
+            // A server that closes without TLS's close_notify has still sent its whole answer
+            // over HTTP/1.0 with `Connection: close`.
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof && !answer.is_empty() => {
+                break;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    answer.truncate(MAX_JWKS_BYTES);
+    Ok(answer)
+}
+
+/// The TLS client of an `https://` JWKS: the system's certificate authorities (its trust
+/// store, or `SSL_CERT_FILE` / `SSL_CERT_DIR`), and those of `ca`.
+fn client_config(ca: Option<&Path>) -> Result<Arc<rustls::ClientConfig>, String> {
+    use rustls::pki_types::CertificateDer;
+    use rustls::pki_types::pem::PemObject;
+
+    let mut roots = rustls::RootCertStore::empty();
+    let system = rustls_native_certs::load_native_certs();
+    for error in &system.errors {
+        tracing::debug!(%error, "a system certificate store could not be read");
+    }
+    roots.add_parsable_certificates(system.certs);
+    if let Some(ca) = ca {
+        let unreadable = |e: &dyn std::fmt::Display| {
+            format!(
+                "cannot read the JWKS's certificate authorities {}: {e}",
+                ca.display()
+            )
+        };
+        let pem = std::fs::read(ca).map_err(|e| unreadable(&e))?;
+        let mut added = 0;
+        for certificate in CertificateDer::pem_slice_iter(&pem) {
+            let certificate = certificate.map_err(|e| unreadable(&e))?;
+            roots.add(certificate).map_err(|e| unreadable(&e))?;
+            added += 1;
+        }
+        if added == 0 {
+            return Err(unreadable(&"it holds no PEM certificate"));
+        }
+    }
+    if roots.is_empty() {
+        return Err(
+            "no certificate authority to check the JWKS server against: the system \
+                    has none (SSL_CERT_FILE, SSL_CERT_DIR) and none was given"
+                .into(),
+        );
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| format!("no TLS protocol version: {e}"))?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    Ok(Arc::new(config))
 }
 
 /// The gRPC server's layer: a call without valid credentials is answered UNAUTHENTICATED

@@ -122,9 +122,14 @@ impl Dispatcher {
     pub async fn execute_within(
         &self,
         partition_id: u16,
-        command: Record,
+        mut command: Record,
         timeout: Duration,
     ) -> Result<Record, GatewayError> {
+        // With multi-tenancy on, the engine treats what belongs to a tenant the caller may not
+        // act for as not there (a job, an instance, an incident named by its key).
+        if let Some(caller) = crate::tenancy::Caller::current() {
+            command.authorized_tenants = Some(caller.tenants);
+        }
         let partition = self
             .partitions
             .get(usize::from(partition_id).wrapping_sub(1))

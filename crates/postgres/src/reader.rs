@@ -105,13 +105,10 @@ impl SearchStore for PostgresSearch {
 
     fn element_statistics(
         &self,
-        process_instance_key: i64,
+        instances: Query,
     ) -> BoxFuture<'_, Result<Vec<Statistic>, SearchError>> {
         Box::pin(async move {
-            let statement = Statement {
-                sql: sql::element_statistics(Dialect::Postgres),
-                params: vec![Value::Int(process_instance_key)],
-            };
+            let statement = sql::element_statistics(Dialect::Postgres, &instances);
             Ok(self
                 .rows(&statement)
                 .await?

@@ -183,6 +183,7 @@ async fn run(
                 // Only what is written is acknowledged: the rest is exported again.
                 if written {
                     flush.controller.acknowledge(flush.batch.position);
+                    metrics.committed(flush.batch.oldest);
                 }
             }
         }

@@ -3,9 +3,12 @@
 //! ```text
 //! batch   = version u8 (=1) · count u32 · count × (length u32 · record)
 //! record  = record type u8 · value type u8 · intent u8 · rejection type u8
-//!           · record version u16 · partition id u16 · flags u8 (bit 0: processed)
+//!           · record version u16 · partition id u16
+//!           · flags u8 (bit 0: processed, bit 1: authorized tenants follow the reason)
 //!           · source position i64 · key i64 · timestamp i64 · operation reference i64
-//!           · rejection reason (length u32 · UTF-8) · value (protobuf, to the end)
+//!           · rejection reason (length u32 · UTF-8)
+//!           · [authorized tenants: count u16 · count × (length u16 · UTF-8)]
+//!           · value (protobuf, to the end)
 //! ```
 //! Little endian. A record's position is not stored: record `i` of a batch has position
 //! `first_position + i`, and the journal entry's asqn is `first_position`.
@@ -18,6 +21,7 @@ use crate::value::RecordValue;
 pub const BATCH_FORMAT_VERSION: u8 = 1;
 const RECORD_FIXED_LEN: usize = 1 + 1 + 1 + 1 + 2 + 2 + 1 + 8 * 4 + 4;
 const FLAG_PROCESSED: u8 = 1;
+const FLAG_AUTHORIZED_TENANTS: u8 = 2;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DecodeError {
@@ -35,6 +39,8 @@ pub enum DecodeError {
     UnknownRejectionType(u8),
     #[error("rejection reason is not UTF-8")]
     InvalidReason,
+    #[error("an authorized tenant is not UTF-8")]
+    InvalidTenant,
     #[error(transparent)]
     Value(#[from] crate::value::DecodeValueError),
 }
@@ -59,19 +65,41 @@ fn encode_record(record: &Record, out: &mut Vec<u8>) {
     out.push(record.rejection_type as u8);
     out.extend_from_slice(&record.record_version.to_le_bytes());
     out.extend_from_slice(&record.partition_id.to_le_bytes());
-    out.push(if record.processed { FLAG_PROCESSED } else { 0 });
+    let mut flags = if record.processed { FLAG_PROCESSED } else { 0 };
+    if record.authorized_tenants.is_some() {
+        flags |= FLAG_AUTHORIZED_TENANTS;
+    }
+    out.push(flags);
     out.extend_from_slice(&record.source_record_position.to_le_bytes());
     out.extend_from_slice(&record.key.to_le_bytes());
     out.extend_from_slice(&record.timestamp.to_le_bytes());
     out.extend_from_slice(&record.operation_reference.to_le_bytes());
     out.extend_from_slice(&(record.rejection_reason.len() as u32).to_le_bytes());
     out.extend_from_slice(record.rejection_reason.as_bytes());
+    if let Some(tenants) = &record.authorized_tenants {
+        // Tenant ids are at most 31 characters and a caller has few: both fit in u16.
+        out.extend_from_slice(&(tenants.len() as u16).to_le_bytes());
+        for tenant in tenants.iter() {
+            out.extend_from_slice(&(tenant.len() as u16).to_le_bytes());
+            out.extend_from_slice(tenant.as_bytes());
+        }
+    }
     record.value.encode(out);
+}
+
+/// Bytes the authorized tenants of a record take.
+fn authorized_tenants_len(record: &Record) -> usize {
+    record.authorized_tenants.as_ref().map_or(0, |tenants| {
+        2 + tenants.iter().map(|t| 2 + t.len()).sum::<usize>()
+    })
 }
 
 /// Bytes `record` takes in a batch (its length prefix included).
 pub fn encoded_len(record: &Record) -> usize {
-    4 + RECORD_FIXED_LEN + record.rejection_reason.len() + record.value.encoded_len()
+    4 + RECORD_FIXED_LEN
+        + record.rejection_reason.len()
+        + authorized_tenants_len(record)
+        + record.value.encoded_len()
 }
 
 /// Bytes of a batch's header.
@@ -128,6 +156,22 @@ fn decode_record(bytes: &[u8], position: i64) -> Result<Record, DecodeError> {
     let rejection_reason = std::str::from_utf8(reason)
         .map_err(|_| DecodeError::InvalidReason)?
         .to_owned();
+    let authorized_tenants = if flags & FLAG_AUTHORIZED_TENANTS != 0 {
+        let count = r.u16()?;
+        let mut tenants = Vec::with_capacity(usize::from(count).min(r.0.len() / 2));
+        for _ in 0..count {
+            let len = usize::from(r.u16()?);
+            let tenant = r.take(len, "authorized tenant")?;
+            tenants.push(
+                std::str::from_utf8(tenant)
+                    .map_err(|_| DecodeError::InvalidTenant)?
+                    .to_owned(),
+            );
+        }
+        Some(tenants.into())
+    } else {
+        None
+    };
     let value = RecordValue::decode(value_type, r.0)?;
     Ok(Record {
         position,
@@ -142,6 +186,7 @@ fn decode_record(bytes: &[u8], position: i64) -> Result<Record, DecodeError> {
         rejection_reason,
         operation_reference,
         processed: flags & FLAG_PROCESSED != 0,
+        authorized_tenants,
         value,
     })
 }
@@ -220,6 +265,8 @@ mod tests {
         records[1].record_type = RecordType::CommandRejection;
         records[1].intent = MessageIntent::Publish.into();
         records[2].processed = true;
+        records[2].authorized_tenants =
+            Some(vec!["tenant-a".to_owned(), "<default>".to_owned()].into());
         let mut bytes = Vec::new();
         encode_batch(records.iter(), &mut bytes);
         assert_eq!(batch_len(&bytes), Ok(3));

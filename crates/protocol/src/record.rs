@@ -101,6 +101,11 @@ pub struct Record {
     /// A command that was already processed within the batch that wrote it (follow-up
     /// commands), so neither replay nor processing runs it again. Not part of Zeebe's exports.
     pub processed: bool,
+    /// The tenants the command's caller may act for, when the gateway restricts it to some
+    /// (multi-tenancy on); `None` for every other record. The engine treats what belongs to
+    /// another tenant as not there for such a command, as Zeebe does with its authorization
+    /// claims.
+    pub authorized_tenants: Option<std::sync::Arc<[String]>>,
     pub value: RecordValue,
 }
 
@@ -130,6 +135,7 @@ impl Record {
             rejection_reason: String::new(),
             operation_reference: -1,
             processed: false,
+            authorized_tenants: None,
             value,
         }
     }
@@ -143,6 +149,13 @@ impl Record {
             processed: false,
             ..command.clone()
         }
+    }
+
+    /// Whether the command's caller may act for `tenant` (see `authorized_tenants`).
+    pub fn is_authorized_for(&self, tenant: &str) -> bool {
+        self.authorized_tenants
+            .as_ref()
+            .is_none_or(|tenants| tenants.iter().any(|t| t == tenant))
     }
 
     pub fn value_type(&self) -> ValueType {

@@ -20,7 +20,8 @@ use crate::exporter::MAX_PENDING_ROWS;
 use crate::projection::Definitions;
 use crate::query::{
     Condition, ELEMENT_INSTANCES, INCIDENTS, JOBS, Op, Order, PROCESS_DEFINITION_XML,
-    PROCESS_DEFINITIONS, PROCESS_INSTANCES, Page, Query, SEQUENCE_FLOWS, USER_TASKS, VARIABLES,
+    PROCESS_DEFINITIONS, PROCESS_INSTANCES, Page, Query, SEQUENCE_FLOWS, USER_TASK_VARIABLES,
+    USER_TASKS, VARIABLES,
 };
 use crate::{EXPORTER_ID, Results, SearchStore, StoreExporter, Value, Writer};
 
@@ -482,13 +483,60 @@ pub fn searches<W: Writer>(store: &TestStore<W>) {
         vec![b[1]],
         "by a variable of the instance"
     );
+    let of_instance = |key: i64| {
+        let mut query = Query::new(&PROCESS_INSTANCES);
+        query.conditions.push(Condition::Field(
+            PROCESS_INSTANCES.key_field(),
+            Op::Eq(Value::Int(key)),
+        ));
+        query
+    };
     let statistics = harness
-        .block_on(store.element_statistics(a[2]))
+        .block_on(store.element_statistics(of_instance(a[2])))
         .expect("statistics");
     let work = statistics
         .iter()
         .find(|s| s.element_id == "work")
         .expect("the task's statistics");
     assert_eq!((work.active, work.incidents, work.completed), (1, 1, 0));
+    // Over every instance of a definition: two completed, one with an incident, four waiting.
+    let statistics = harness
+        .block_on(
+            store.element_statistics(filtered("processDefinitionId", Op::Eq(text("search-a")))),
+        )
+        .expect("statistics");
+    let of = |element: &str| {
+        statistics
+            .iter()
+            .find(|s| s.element_id == element)
+            .map(|s| (s.active, s.canceled, s.incidents, s.completed))
+    };
+    assert_eq!(of("start"), Some((0, 0, 0, A as u64)), "{statistics:?}");
+    assert_eq!(of("work"), Some((A as u64 - 2, 0, 1, 2)), "{statistics:?}");
+    assert_eq!(of("end"), Some((0, 0, 0, 2)), "{statistics:?}");
+    assert_eq!(of("review"), None, "another definition's element");
+
+    // The variables a user task sees: its instance's, not another's.
+    let mut review = Query::new(&ELEMENT_INSTANCES);
+    for (name, value) in [
+        ("processInstanceKey", Value::Int(b[1])),
+        ("elementId", text("review")),
+    ] {
+        review.conditions.push(Condition::Field(
+            ELEMENT_INSTANCES.field(name).expect("a field"),
+            Op::Eq(value),
+        ));
+    }
+    let review = keys(&search(&harness, store, review));
+    assert_eq!(review.len(), 1, "the user task's element instance");
+    let mut visible = Query::new(&USER_TASK_VARIABLES);
+    visible.conditions.push(Condition::VisibleFrom(review[0]));
+    let found = search(&harness, store, visible);
+    let names: Vec<(&Value, &Value)> = found.rows.iter().map(|r| (&r[1], &r[4])).collect();
+    assert_eq!(
+        names,
+        vec![(&text("item"), &Value::Int(b[1]))],
+        "the instance's variable, seen from its user task"
+    );
     harness.block_on(task.stop());
 }

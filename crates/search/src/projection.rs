@@ -74,6 +74,7 @@ impl Projection {
     /// Folds `record` into `batch`.
     pub fn fold(&self, record: &Record, batch: &mut Batch) {
         batch.position = batch.position.max(record.position);
+        batch.oldest = batch.oldest.min(record.timestamp);
         if !record.is_event() {
             return;
         }

@@ -95,6 +95,9 @@ pub enum Condition {
     Variable(&'static str, String, Op),
     /// Any of the groups, each all of its conditions.
     Or(Vec<Vec<Condition>>),
+    /// Variables visible from this element instance: in its scope or one of its flow scopes,
+    /// up to its process instance.
+    VisibleFrom(i64),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -257,10 +260,11 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 pub trait SearchStore: Send + Sync + 'static {
     fn search(&self, query: Query) -> BoxFuture<'_, Result<Results, SearchError>>;
 
-    /// Per element of a process instance: active, canceled, incident and completed counts.
+    /// Per element, over the process instances a query of [`PROCESS_INSTANCES`] selects (its
+    /// sort and page do not apply): active, canceled, incident and completed counts.
     fn element_statistics(
         &self,
-        process_instance_key: i64,
+        instances: Query,
     ) -> BoxFuture<'_, Result<Vec<Statistic>, SearchError>>;
 }
 
@@ -292,6 +296,16 @@ macro_rules! field {
             kind: $kind,
             filter: false,
             sort: false,
+            item: true,
+        }
+    };
+    ($name:literal, $expr:literal, $kind:expr, no_filter) => {
+        Field {
+            name: $name,
+            expr: $expr,
+            kind: $kind,
+            filter: false,
+            sort: true,
             item: true,
         }
     };
@@ -441,6 +455,29 @@ pub static VARIABLES: Entity = Entity {
     ],
 };
 
+/// The variables a user task sees (`POST /v2/user-tasks/{key}/variables/search`, with a
+/// [`Condition::VisibleFrom`] its element instance): filtered by name only.
+pub static USER_TASK_VARIABLES: Entity = Entity {
+    name: "variables",
+    table: "variable",
+    key: "variableKey",
+    variable_filters: &[],
+    or: false,
+    fields: &[
+        field!("variableKey", "t.key", Kind::Key, no_filter),
+        field!("name", "t.name", Kind::Str),
+        field!("value", "t.value", Kind::Str, no_filter),
+        field!("scopeKey", "t.scope_key", Kind::Key, no_filter),
+        field!(
+            "processInstanceKey",
+            "t.process_instance_key",
+            Kind::Key,
+            no_filter
+        ),
+        field!("tenantId", "t.tenant_id", Kind::Str, no_filter),
+    ],
+};
+
 pub static INCIDENTS: Entity = Entity {
     name: "incidents",
     table: "incident",
@@ -581,6 +618,40 @@ pub static DECISION_DEFINITION_XML: Entity = Entity {
             "(SELECT r.xml FROM decision_requirements r WHERE r.key = t.decision_requirements_key)",
             Kind::Str
         ),
+        field!("tenantId", "t.tenant_id", Kind::Str, filter_only),
+    ],
+};
+
+pub static DECISION_REQUIREMENTS: Entity = Entity {
+    name: "decision-requirements",
+    table: "decision_requirements",
+    key: "decisionRequirementsKey",
+    variable_filters: &[],
+    or: false,
+    fields: &[
+        field!("decisionRequirementsKey", "t.key", Kind::Key),
+        field!(
+            "decisionRequirementsId",
+            "t.decision_requirements_id",
+            Kind::Str
+        ),
+        field!("decisionRequirementsName", "t.name", Kind::Str),
+        field!("version", "t.version", Kind::Int),
+        field!("resourceName", "t.resource_name", Kind::Str),
+        field!("tenantId", "t.tenant_id", Kind::Str),
+    ],
+};
+
+/// A decision requirements graph's XML, apart from the search fields.
+pub static DECISION_REQUIREMENTS_XML: Entity = Entity {
+    name: "decision-requirements",
+    table: "decision_requirements",
+    key: "decisionRequirementsKey",
+    variable_filters: &[],
+    or: false,
+    fields: &[
+        field!("decisionRequirementsKey", "t.key", Kind::Key),
+        field!("xml", "t.xml", Kind::Str),
         field!("tenantId", "t.tenant_id", Kind::Str, filter_only),
     ],
 };
@@ -765,6 +836,7 @@ pub static SEARCHABLE: &[&Entity] = &[
     &JOBS,
     &PROCESS_DEFINITIONS,
     &DECISION_DEFINITIONS,
+    &DECISION_REQUIREMENTS,
     &DECISION_INSTANCES,
     &USER_TASKS,
 ];

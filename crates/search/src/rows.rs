@@ -218,6 +218,8 @@ pub struct Batch {
     pub tables: Vec<BTreeMap<Vec<Value>, Vec<Value>>>,
     /// The position of the newest record folded in (`-1`: none).
     pub position: i64,
+    /// The timestamp of the oldest record folded in (`i64::MAX`: none), for the export lag.
+    pub oldest: i64,
     rows: usize,
 }
 
@@ -235,6 +237,7 @@ impl Batch {
         Self {
             tables: vec![BTreeMap::new(); TABLE_COUNT],
             position: -1,
+            oldest: i64::MAX,
             rows: 0,
         }
     }

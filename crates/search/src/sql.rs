@@ -172,7 +172,14 @@ impl Builder {
     }
 
     /// The expression a field sorts and pages by: NULLs folded into a value of the same type.
+    /// A table's `key` is never NULL (the primary key, or a decision instance's evaluation
+    /// key, always written) and sorts bare, so that an index ending in it gives the order:
+    /// wrapped, a search by state and process id over a million instances sorted each
+    /// matching row (p99 55 ms) instead of reading the first page off the index.
     fn sort_expr(field: &Field) -> String {
+        if field.expr == "t.key" {
+            return field.expr.to_owned();
+        }
         match field.kind {
             Kind::Str | Kind::Enum(_) | Kind::Json | Kind::StrList => {
                 format!("COALESCE({}, '')", field.expr)
@@ -197,6 +204,14 @@ impl Builder {
             Condition::Or(groups) => {
                 let groups: Vec<String> = groups.iter().map(|g| self.all(g)).collect();
                 format!("({})", groups.join(" OR "))
+            }
+            Condition::VisibleFrom(element_instance) => {
+                let start = self.bind(Value::Int(*element_instance));
+                format!(
+                    "t.scope_key IN (WITH RECURSIVE s(k) AS (SELECT CAST({start} AS BIGINT) \
+                     UNION SELECT e.flow_scope_key FROM element_instance e JOIN s ON e.key = s.k \
+                     WHERE e.flow_scope_key IS NOT NULL) SELECT k FROM s)"
+                )
             }
         }
     }
@@ -396,19 +411,30 @@ pub fn count(dialect: Dialect, query: &Query, cap: u64) -> Statement {
     }
 }
 
-/// Per element of one process instance: active, terminated, active incidents, completed.
-pub fn element_statistics(dialect: Dialect) -> String {
-    let p = dialect.param(1);
-    format!(
-        "SELECT e.element_id, \
-         SUM(CASE WHEN e.state = 'ACTIVE' THEN 1 ELSE 0 END), \
-         SUM(CASE WHEN e.state = 'TERMINATED' THEN 1 ELSE 0 END), \
-         SUM(CASE WHEN EXISTS (SELECT 1 FROM incident i WHERE i.element_instance_key = e.key \
-             AND i.state = 'ACTIVE') THEN 1 ELSE 0 END), \
-         SUM(CASE WHEN e.state = 'COMPLETED' THEN 1 ELSE 0 END) \
-         FROM element_instance e WHERE e.process_instance_key = {p} AND e.type <> 'PROCESS' \
-         GROUP BY e.element_id ORDER BY e.element_id"
-    )
+/// Per element, over the process instances `instances` selects (a query of process
+/// instances; its sort and page do not apply): active, terminated, with an active incident,
+/// completed.
+pub fn element_statistics(dialect: Dialect, instances: &Query) -> Statement {
+    let mut b = Builder {
+        dialect,
+        params: Vec::new(),
+    };
+    let filter = b.all(&instances.conditions);
+    Statement {
+        sql: format!(
+            "SELECT e.element_id, \
+             SUM(CASE WHEN e.state = 'ACTIVE' THEN 1 ELSE 0 END), \
+             SUM(CASE WHEN e.state = 'TERMINATED' THEN 1 ELSE 0 END), \
+             SUM(CASE WHEN EXISTS (SELECT 1 FROM incident i WHERE i.element_instance_key = e.key \
+                 AND i.state = 'ACTIVE') THEN 1 ELSE 0 END), \
+             SUM(CASE WHEN e.state = 'COMPLETED' THEN 1 ELSE 0 END) \
+             FROM element_instance e WHERE e.process_instance_key IN \
+             (SELECT t.key FROM {} t WHERE {filter}) AND e.type <> 'PROCESS' \
+             GROUP BY e.element_id ORDER BY e.element_id",
+            instances.entity.table
+        ),
+        params: b.params,
+    }
 }
 
 #[cfg(test)]
@@ -434,14 +460,16 @@ mod tests {
         let statement = select(Dialect::Postgres, &query);
         assert!(
             statement.sql.contains(
-                "((COALESCE(t.state, '') < $1) OR (COALESCE(t.state, '') = $2 AND COALESCE(t.key, -1) > $3))"
+                "((COALESCE(t.state, '') < $1) OR (COALESCE(t.state, '') = $2 AND t.key > $3))"
             ),
             "{}",
             statement.sql
         );
-        assert!(statement.sql.ends_with(
-            "ORDER BY COALESCE(t.state, '') DESC, COALESCE(t.key, -1) ASC LIMIT 10 OFFSET 0"
-        ));
+        assert!(
+            statement
+                .sql
+                .ends_with("ORDER BY COALESCE(t.state, '') DESC, t.key ASC LIMIT 10 OFFSET 0")
+        );
         assert_eq!(statement.params.len(), 3);
     }
 

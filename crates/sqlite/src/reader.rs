@@ -95,13 +95,10 @@ impl SearchStore for SqliteSearch {
 
     fn element_statistics(
         &self,
-        process_instance_key: i64,
+        instances: Query,
     ) -> BoxFuture<'_, Result<Vec<Statistic>, SearchError>> {
         Box::pin(self.with_connection(move |connection| {
-            let statement = Statement {
-                sql: sql::element_statistics(Dialect::Sqlite),
-                params: vec![Value::Int(process_instance_key)],
-            };
+            let statement = sql::element_statistics(Dialect::Sqlite, &instances);
             Ok(rows(connection, &statement)?
                 .iter()
                 .map(|row| Statistic::from_row(row))

@@ -160,6 +160,7 @@ fn run(
                 // Only what is written is acknowledged: the rest is exported again.
                 if written {
                     flush.controller.acknowledge(flush.batch.position);
+                    metrics.committed(flush.batch.oldest);
                 }
             }
         }

@@ -67,7 +67,13 @@ impl InstanceCache {
         }
         let value: Option<Rc<ElementInstance>> = txn
             .get(&instance(key))?
-            .map(|bytes| decode(ColumnFamily::ElementInstances, &bytes).map(Rc::new))
+            .map(|bytes| {
+                let instance: ElementInstance = decode(ColumnFamily::ElementInstances, &bytes)?;
+                if instance.record.is_none() {
+                    return Err(super::without_record(ColumnFamily::ElementInstances, key));
+                }
+                Ok(Rc::new(instance))
+            })
             .transpose()?;
         self.entries.borrow_mut().insert(
             key,

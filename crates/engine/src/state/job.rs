@@ -45,7 +45,13 @@ impl<'t> JobState<'t> {
     pub fn get(&self, key: i64) -> Result<Option<Job>> {
         self.txn
             .get(&job(key))?
-            .map(|bytes| decode(ColumnFamily::Jobs, &bytes))
+            .map(|bytes| {
+                let job: Job = decode(ColumnFamily::Jobs, &bytes)?;
+                if job.record.is_none() {
+                    return Err(super::without_record(ColumnFamily::Jobs, key));
+                }
+                Ok(job)
+            })
             .transpose()
     }
 

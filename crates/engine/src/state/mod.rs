@@ -283,6 +283,14 @@ pub(crate) fn read_int<const N: usize, T>(
         .transpose()
 }
 
+/// A stored value without the record it is about: damage, never read as an empty record.
+pub(crate) fn without_record(cf: beeline_state::ColumnFamily, key: i64) -> beeline_state::Error {
+    beeline_state::Error::Decode {
+        cf: cf.name(),
+        reason: format!("the value stored for {key} has no record"),
+    }
+}
+
 /// Decodes a protobuf value stored in `cf`.
 pub(crate) fn decode<M: prost::Message + Default>(
     cf: beeline_state::ColumnFamily,

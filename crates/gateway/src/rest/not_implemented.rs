@@ -64,21 +64,6 @@ const OPERATIONS: &[(&str, &str, &str)] = &[
         "/v2/correlated-message-subscriptions/search",
         "searchCorrelatedMessageSubscriptions",
     ),
-    (
-        "POST",
-        "/v2/decision-requirements/search",
-        "searchDecisionRequirements",
-    ),
-    (
-        "GET",
-        "/v2/decision-requirements/{decisionRequirementsKey}",
-        "getDecisionRequirements",
-    ),
-    (
-        "GET",
-        "/v2/decision-requirements/{decisionRequirementsKey}/xml",
-        "getDecisionRequirementsXml",
-    ),
     ("POST", "/v2/documents", "createDocument"),
     ("POST", "/v2/documents/batch", "createDocuments"),
     ("DELETE", "/v2/documents/{documentId}", "deleteDocument"),
@@ -171,11 +156,6 @@ const OPERATIONS: &[(&str, &str, &str)] = &[
         "GET",
         "/v2/process-definitions/{processDefinitionKey}/form",
         "getStartProcessForm",
-    ),
-    (
-        "POST",
-        "/v2/process-definitions/{processDefinitionKey}/statistics/element-instances",
-        "getProcessDefinitionStatistics",
     ),
     (
         "POST",
@@ -364,11 +344,6 @@ const OPERATIONS: &[(&str, &str, &str)] = &[
         "GET",
         "/v2/user-tasks/{userTaskKey}/form",
         "getUserTaskForm",
-    ),
-    (
-        "POST",
-        "/v2/user-tasks/{userTaskKey}/variables/search",
-        "searchUserTaskVariables",
     ),
     ("POST", "/v2/users", "createUser"),
     ("POST", "/v2/users/search", "searchUsers"),

@@ -21,9 +21,10 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use beeline_search::query::{
-    self, DECISION_DEFINITION_XML, DECISION_DEFINITIONS, DECISION_INSTANCES, ELEMENT_INSTANCES,
-    INCIDENTS, JOBS, MAX_LIMIT, PROCESS_DEFINITION_XML, PROCESS_DEFINITIONS, PROCESS_INSTANCES,
-    SEQUENCE_FLOWS, USER_TASKS, VARIABLES,
+    self, DECISION_DEFINITION_XML, DECISION_DEFINITIONS, DECISION_INSTANCES, DECISION_REQUIREMENTS,
+    DECISION_REQUIREMENTS_XML, ELEMENT_INSTANCES, INCIDENTS, JOBS, MAX_LIMIT,
+    PROCESS_DEFINITION_XML, PROCESS_DEFINITIONS, PROCESS_INSTANCES, SEQUENCE_FLOWS,
+    USER_TASK_VARIABLES, USER_TASKS, VARIABLES,
 };
 use beeline_search::{
     Condition, Entity, Field, Kind, Op, Order, Page, Query, Results, SearchError, SearchStore,
@@ -41,7 +42,7 @@ const PREVIEW_CHARS: usize = 8192;
 
 /// The routes of the read side.
 pub(super) fn routes() -> Router<Gateway> {
-    let searches: [(&'static Entity, &'static str); 9] = [
+    let searches: [(&'static Entity, &'static str); 10] = [
         (&PROCESS_DEFINITIONS, "SearchProcessDefinitions"),
         (&PROCESS_INSTANCES, "SearchProcessInstances"),
         (&ELEMENT_INSTANCES, "SearchElementInstances"),
@@ -49,6 +50,7 @@ pub(super) fn routes() -> Router<Gateway> {
         (&INCIDENTS, "SearchIncidents"),
         (&JOBS, "SearchJobs"),
         (&DECISION_DEFINITIONS, "SearchDecisionDefinitions"),
+        (&DECISION_REQUIREMENTS, "SearchDecisionRequirements"),
         (&DECISION_INSTANCES, "SearchDecisionInstances"),
         (&USER_TASKS, "SearchUserTasks"),
     ];
@@ -63,7 +65,7 @@ pub(super) fn routes() -> Router<Gateway> {
             ),
         );
     }
-    let gets: [(&'static Entity, &'static str, &'static str); 8] = [
+    let gets: [(&'static Entity, &'static str, &'static str); 9] = [
         (
             &PROCESS_DEFINITIONS,
             "processDefinitionKey",
@@ -85,6 +87,11 @@ pub(super) fn routes() -> Router<Gateway> {
             &DECISION_DEFINITIONS,
             "decisionDefinitionKey",
             "GetDecisionDefinition",
+        ),
+        (
+            &DECISION_REQUIREMENTS,
+            "decisionRequirementsKey",
+            "GetDecisionRequirements",
         ),
         (
             &DECISION_INSTANCES,
@@ -135,12 +142,35 @@ pub(super) fn routes() -> Router<Gateway> {
             ),
         )
         .route(
+            "/v2/decision-requirements/{decisionRequirementsKey}/xml",
+            get(
+                |State(d): State<Gateway>, PathParam(key): PathParam, call: Call| {
+                    xml(
+                        d,
+                        &DECISION_REQUIREMENTS_XML,
+                        "decisionRequirementsKey",
+                        "GetDecisionRequirementsXml",
+                        key,
+                        call,
+                    )
+                },
+            ),
+        )
+        .route(
             "/v2/process-instances/{processInstanceKey}/sequence-flows",
             get(sequence_flows),
         )
         .route(
             "/v2/process-instances/{processInstanceKey}/statistics/element-instances",
-            get(element_statistics),
+            get(instance_statistics),
+        )
+        .route(
+            "/v2/process-definitions/{processDefinitionKey}/statistics/element-instances",
+            post(definition_statistics),
+        )
+        .route(
+            "/v2/user-tasks/{userTaskKey}/variables/search",
+            post(user_task_variables),
         )
         .route(
             "/v2/process-instances/{processInstanceKey}/incidents/search",
@@ -365,7 +395,18 @@ async fn sequence_flows(
     .await
 }
 
-async fn element_statistics(
+/// The process instances whose `field` (their key, or their definition's) is `key`.
+fn of_instances(field: &str, key: i64) -> Query {
+    let mut query = Query::new(&PROCESS_INSTANCES);
+    if let Some(field) = PROCESS_INSTANCES.field(field) {
+        query
+            .conditions
+            .push(Condition::Field(field, Op::Eq(Value::Int(key))));
+    }
+    query
+}
+
+async fn instance_statistics(
     State(d): State<Gateway>,
     PathParam(key): PathParam,
     call: Call,
@@ -382,7 +423,92 @@ async fn element_statistics(
                 return Err(not_found(&PROCESS_INSTANCES, &key.to_string()));
             }
         }
-        let statistics = store.element_statistics(key).await.map_err(store_problem)?;
+        let mut query = of_instances("processInstanceKey", key);
+        query.conditions.extend(tenant_scope(&PROCESS_INSTANCES)?);
+        element_statistics(store, query).await
+    })
+    .await
+}
+
+/// `{"filter": {...}}`: the definition's instances that match a process instance filter.
+async fn definition_statistics(
+    State(d): State<Gateway>,
+    PathParam(key): PathParam,
+    call: Call,
+) -> Response {
+    answer(&d, "GetProcessDefinitionStatistics", &call.path, async {
+        let store = store(&d)?;
+        let key = json::path_key("processDefinitionKey", &key)?;
+        let mut query = of_instances("processDefinitionKey", key);
+        query.conditions.extend(tenant_scope(&PROCESS_INSTANCES)?);
+        if !call.body.iter().all(u8::is_ascii_whitespace) {
+            let body: Json = serde_json::from_slice(&call.body).map_err(|e| {
+                Problem::invalid(format!("The request body is not valid JSON: {e}"))
+            })?;
+            let Json::Object(body) = body else {
+                return Err(Problem::invalid(
+                    "The request body must be a JSON object ({...})",
+                ));
+            };
+            for (name, value) in &body {
+                if name != "filter" {
+                    return Err(unknown(name, name, &["filter".to_owned()]));
+                }
+                query
+                    .conditions
+                    .extend(parse_filter(&PROCESS_INSTANCES, value, "filter")?);
+            }
+        }
+        element_statistics(store, query).await
+    })
+    .await
+}
+
+/// The variables a user task sees (its element instance's scope and those around it, up to
+/// its process instance), filtered by name.
+async fn user_task_variables(
+    State(d): State<Gateway>,
+    PathParam(key): PathParam,
+    query: RawQuery,
+    call: Call,
+) -> Response {
+    let scope = async {
+        let store = store(&d)?;
+        let task = json::path_key("userTaskKey", &key)?;
+        let results = store
+            .search(visible_by_key(&USER_TASKS, Value::Int(task))?)
+            .await
+            .map_err(store_problem)?;
+        let element_instance = USER_TASKS
+            .items()
+            .position(|f| f.name == "elementInstanceKey")
+            .and_then(|i| results.rows.first()?.get(i).cloned());
+        match element_instance {
+            Some(Value::Int(element_instance)) => Ok(Condition::VisibleFrom(element_instance)),
+            _ => Err(not_found(&USER_TASKS, &key)),
+        }
+    }
+    .await;
+    search(
+        d,
+        &USER_TASK_VARIABLES,
+        "SearchUserTaskVariables",
+        query,
+        call,
+        Some(scope),
+    )
+    .await
+}
+
+async fn element_statistics(
+    store: Arc<dyn SearchStore>,
+    instances: Query,
+) -> Result<Reply, Problem> {
+    let statistics = store
+        .element_statistics(instances)
+        .await
+        .map_err(store_problem)?;
+    {
         let items: Vec<Json> = statistics
             .into_iter()
             .map(|s| {
@@ -398,8 +524,7 @@ async fn element_statistics(
         Ok(Reply::Json(json::to_vec(
             &serde_json::json!({ "items": items }),
         )))
-    })
-    .await
+    }
 }
 
 /// Reads a search request body into a query.
@@ -919,6 +1044,7 @@ mod tests {
                 Condition::Field(f, op) => format!("{} {op:?}", f.name),
                 Condition::Variable(_, name, op) => format!("variable {name} {op:?}"),
                 Condition::Or(groups) => format!("or {}", groups.len()),
+                Condition::VisibleFrom(key) => format!("visible from {key}"),
             })
             .collect();
         for expected in [

@@ -1,12 +1,13 @@
 //! Authentication on both APIs: basic users from the configuration, and OIDC bearer tokens
-//! (JWTs signed by keys made here with `openssl`, checked against a JWKS file). A call without
+//! (JWTs signed by keys made here with `openssl`, checked against a JWKS file, or one served
+//! over HTTPS). A call without
 //! valid credentials is UNAUTHENTICATED (gRPC) or 401 problem+json (REST), saying what was wrong.
 
 use std::collections::HashMap;
 use std::process::Command;
 
 use base64::Engine as _;
-use beeline_gateway::{AuthConfig, JwksSource, OidcConfig};
+use beeline_gateway::{AuthConfig, JwksSource, OidcConfig, TlsConfig};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 
 use super::rest::http;
@@ -207,4 +208,128 @@ async fn oidc_bearer_tokens_are_checked_against_the_jwks() {
         assert!(answer.contains(expected), "{expected}: {answer}");
         assert_eq!(challenge, "Bearer");
     }
+}
+
+/// Serves `body` over HTTPS (the certificate `tls` signed by the test's CA) to every
+/// connection, each answered once: the address, and a count of the answers given.
+async fn https_server(
+    tls: &TlsConfig,
+    body: String,
+) -> (SocketAddr, Arc<std::sync::atomic::AtomicUsize>) {
+    use tokio_rustls::rustls::pki_types::pem::PemObject;
+    use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
+
+    let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(&tls.certificate)
+        .expect("the certificate")
+        .collect::<Result<_, _>>()
+        .expect("the certificate's PEM");
+    let key = PrivateKeyDer::from_pem_file(&tls.private_key).expect("the key");
+    let config = tokio_rustls::rustls::ServerConfig::builder_with_provider(Arc::new(
+        tokio_rustls::rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .expect("TLS versions")
+    .with_no_client_auth()
+    .with_single_cert(chain, key)
+    .expect("a server configuration");
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a port");
+    let address = listener.local_addr().expect("its address");
+    let answered = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let count = answered.clone();
+    tokio::spawn(async move {
+        while let Ok((tcp, _)) = listener.accept().await {
+            let (acceptor, body, count) = (acceptor.clone(), body.clone(), count.clone());
+            tokio::spawn(async move {
+                // A client that does not trust the certificate ends here.
+                let Ok(mut tls) = acceptor.accept(tcp).await else {
+                    return;
+                };
+                let mut request = Vec::new();
+                let mut chunk = [0u8; 1024];
+                while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match tls.read(&mut chunk).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => request.extend_from_slice(&chunk[..n]),
+                    }
+                }
+                assert!(request.starts_with(b"GET /jwks HTTP/1.0\r\n"));
+                let answer = format!(
+                    "HTTP/1.0 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+                    body.len()
+                );
+                tls.write_all(answer.as_bytes()).await.expect("answers");
+                tls.shutdown().await.expect("closes");
+                count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            });
+        }
+    });
+    (address, answered)
+}
+
+#[tokio::test]
+async fn a_jwks_is_read_over_https_checking_the_server_certificate() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let (ca, server) = super::tls::certificates(dir.path());
+    let (key, jwk) = rsa_key(dir.path(), "idp", "key-1");
+    let (address, answered) =
+        https_server(&server, serde_json::json!({ "keys": [jwk] }).to_string()).await;
+    let oidc = |host: &str, jwks_ca: Option<std::path::PathBuf>| {
+        AuthConfig::Oidc(OidcConfig {
+            jwks_ca,
+            ..OidcConfig::new(JwksSource::Url(format!(
+                "https://{host}:{}/jwks",
+                address.port()
+            )))
+        })
+    };
+
+    // The test's CA is no system authority: without it the server is not trusted, and a
+    // node would not start.
+    let error = oidc("localhost", None)
+        .check()
+        .await
+        .expect_err("an untrusted server")
+        .to_string();
+    assert!(
+        error.contains(&format!(
+            "cannot read the JWKS at https://localhost:{}/jwks",
+            address.port()
+        )) && error.contains("certificate"),
+        "{error}"
+    );
+    let missing = oidc("localhost", Some(dir.path().join("absent.pem")))
+        .check()
+        .await
+        .expect_err("a CA file that is not there")
+        .to_string();
+    assert!(missing.contains("absent.pem"), "{missing}");
+    assert_eq!(answered.load(std::sync::atomic::Ordering::SeqCst), 0);
+
+    // Trusting it, by name and by address (both in the certificate), the keys are read.
+    oidc("127.0.0.1", Some(ca.clone()))
+        .check()
+        .await
+        .expect("the JWKS over HTTPS");
+    let node = Node::start_with(
+        1,
+        GatewayConfig {
+            auth: oidc("localhost", Some(ca)),
+            ..GatewayConfig::default()
+        },
+        |_| {},
+    )
+    .await;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("a clock")
+        .as_secs();
+    let claims = serde_json::json!({"sub": "worker", "exp": now + 300, "iat": now});
+    let good = format!("Bearer {}", token(&key, "key-1", claims));
+    topology(&node, Some(&good))
+        .await
+        .expect("a token signed by a key of the HTTPS JWKS");
+    assert!(answered.load(std::sync::atomic::Ordering::SeqCst) >= 2);
 }

@@ -337,6 +337,32 @@ async fn two_tenants_with_the_same_process_id_never_cross() {
     let jobs_b = activated["jobs"].as_array().expect("jobs").clone();
     assert_eq!(jobs_b.len(), 1, "{activated}");
     assert_eq!(jobs_b[0]["tenantId"], B);
+    // Bob can neither complete A's job nor cancel A's instance: for him they are not there.
+    let status = node
+        .client()
+        .complete_job(as_user(
+            "bob",
+            CompleteJobRequest {
+                job_key: jobs_a[0].key,
+                variables: String::new(),
+                result: None,
+            },
+        ))
+        .await
+        .expect_err("not bob's job");
+    assert_eq!(status.code(), Code::NotFound, "{status:?}");
+    let status = node
+        .client()
+        .cancel_process_instance(as_user(
+            "bob",
+            CancelProcessInstanceRequest {
+                process_instance_key: instance_a.process_instance_key,
+                operation_reference: None,
+            },
+        ))
+        .await
+        .expect_err("not bob's instance");
+    assert_eq!(status.code(), Code::NotFound, "{status:?}");
     for (user, key) in [
         ("alice", jobs_a[0].key.to_string()),
         (

@@ -464,3 +464,62 @@ fn a_timer_start_event_of_one_tenant_stays_when_another_deploys_the_same_process
     tenants.sort();
     assert_eq!(tenants, vec![A.to_string(), B.to_string()]);
 }
+
+#[test]
+fn commands_by_key_find_nothing_of_a_tenant_the_caller_may_not_act_for() {
+    let harness = Harness::new(1);
+    deploy_process_in(&harness, A, &one_task());
+    let instance = create_in(&harness, A, "order", "{}");
+    let job = activate(&harness, "work", &[A]).remove(0);
+    let job_key = harness
+        .records()
+        .with_intent(beeline_protocol::intent::JobIntent::Created)
+        .expect_one()
+        .key;
+    assert_eq!(job.tenant_id, A);
+    let as_caller = |mut command: Record, tenants: &[&str]| {
+        command.authorized_tenants = Some(tenants.iter().map(|t| t.to_string()).collect());
+        harness.execute(command).unwrap()
+    };
+    let complete = || {
+        Record::command(
+            job_key,
+            beeline_protocol::intent::JobIntent::Complete,
+            JobRecord::default(),
+        )
+    };
+    let refused = as_caller(complete(), &[B]);
+    assert_eq!(refused.rejection_type, RejectionType::NotFound);
+    assert_eq!(
+        refused.rejection_reason,
+        format!("Expected to complete job with key '{job_key}', but no such job was found")
+    );
+    let cancel = || {
+        Record::command(
+            instance,
+            beeline_protocol::intent::ProcessInstanceIntent::Cancel,
+            ProcessInstanceRecord::default(),
+        )
+    };
+    assert_eq!(
+        as_caller(cancel(), &[B]).rejection_type,
+        RejectionType::NotFound
+    );
+    let variables = Record::command(
+        -1,
+        beeline_protocol::intent::VariableDocumentIntent::Update,
+        beeline_protocol::value::VariableDocumentRecord {
+            scope_key: instance,
+            variables: br#"{"x": 1}"#.to_vec(),
+            ..Default::default()
+        },
+    );
+    assert_eq!(
+        as_caller(variables.clone(), &[B]).rejection_type,
+        RejectionType::NotFound
+    );
+    // The tenant's own caller, and commands without a caller's tenants, find them.
+    assert_eq!(as_caller(variables, &[A, B]).record_type, RecordType::Event);
+    assert_eq!(as_caller(complete(), &[A]).record_type, RecordType::Event);
+    assert!(completed(&harness, instance, "order"));
+}

@@ -17,7 +17,9 @@ impl CommandProcessor for IncidentResolveProcessor {
         command: &Record,
         ctx: &mut ProcessingContext<'_, '_>,
     ) -> Result<(), ProcessingError> {
-        let Some(incident) = ctx.state().incidents().get(command.key)? else {
+        // An incident of a tenant the caller may not act for is not there for it.
+        let incident = ctx.state().incidents().get(command.key)?;
+        let Some(incident) = incident.filter(|i| command.is_authorized_for(&i.tenant_id)) else {
             ctx.reject(
                 command,
                 RejectionType::NotFound,

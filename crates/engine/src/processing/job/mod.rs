@@ -38,6 +38,15 @@ pub(super) fn register(processors: &mut Processors) {
     processors.register(JobIntent::Yield, r#yield::JobYieldProcessor);
 }
 
+/// Whether the command's caller may act for the job's tenant.
+pub(super) fn job_authorized(command: &Record, job: &Job) -> bool {
+    command.authorized_tenants.is_none()
+        || job
+            .record
+            .as_ref()
+            .is_some_and(|r| command.is_authorized_for(&r.tenant_id))
+}
+
 /// The job a command is about, if it exists and is in one of `states`; otherwise the command
 /// is rejected as Zeebe does (NOT_FOUND, or INVALID_STATE naming the state).
 pub(super) fn job_in_state(
@@ -46,7 +55,9 @@ pub(super) fn job_in_state(
     action: &str,
     states: &[JobLifecycle],
 ) -> Result<Option<Job>, ProcessingError> {
-    let Some(job) = ctx.state().jobs().get(command.key)? else {
+    // A job of a tenant the caller may not act for is not there for it.
+    let job = ctx.state().jobs().get(command.key)?;
+    let Some(job) = job.filter(|job| job_authorized(command, job)) else {
         ctx.reject(
             command,
             RejectionType::NotFound,

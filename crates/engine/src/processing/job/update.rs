@@ -23,7 +23,8 @@ impl CommandProcessor for JobUpdateProcessor {
     ) -> Result<(), ProcessingError> {
         let request = value_of::<JobRecord>(command)?;
         let changes = |attribute: &str| request.changed_attributes.iter().any(|a| a == attribute);
-        let Some(job) = ctx.state().jobs().get(command.key)? else {
+        let job = ctx.state().jobs().get(command.key)?;
+        let Some(job) = job.filter(|job| super::job_authorized(command, job)) else {
             ctx.reject(
                 command,
                 RejectionType::NotFound,

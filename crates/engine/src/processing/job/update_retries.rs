@@ -28,7 +28,8 @@ impl CommandProcessor for JobUpdateRetriesProcessor {
             return Ok(());
         }
         let retries = request.retries;
-        let Some(job) = ctx.state().jobs().get(command.key)? else {
+        let job = ctx.state().jobs().get(command.key)?;
+        let Some(job) = job.filter(|job| super::job_authorized(command, job)) else {
             ctx.reject(
                 command,
                 RejectionType::NotFound,

@@ -15,7 +15,11 @@ impl CommandProcessor for ProcessInstanceCancelProcessor {
         ctx: &mut ProcessingContext<'_, '_>,
     ) -> Result<(), ProcessingError> {
         let instance = ctx.state().element_instances().get(command.key)?;
-        let Some(instance) = instance.filter(|i| i.record().flow_scope_key <= 0) else {
+        // An instance of a tenant the caller may not act for is not there for it.
+        let Some(instance) = instance.filter(|i| {
+            let record = i.record();
+            record.flow_scope_key <= 0 && command.is_authorized_for(&record.tenant_id)
+        }) else {
             ctx.reject(
                 command,
                 RejectionType::NotFound,

@@ -38,7 +38,11 @@ impl CommandProcessor for ProcessInstanceModificationModifyProcessor {
             .state()
             .element_instances()
             .get(instance_key)?
-            .filter(|instance| instance.record().flow_scope_key <= 0);
+            .filter(|instance| {
+                // An instance of a tenant the caller may not act for is not there for it.
+                let record = instance.record();
+                record.flow_scope_key <= 0 && command.is_authorized_for(&record.tenant_id)
+            });
         let Some(root) = root else {
             ctx.reject(
                 command,

@@ -34,7 +34,14 @@ impl CommandProcessor for ResourceDeletionDeleteProcessor {
         let request = value_of::<ResourceDeletionRecord>(command)?.clone();
         let distributed = command.key > 0;
         let key = request.resource_key;
-        let Some(resource) = find(ctx, key)? else {
+        // A resource of a tenant the caller may not act for is not there for it.
+        let Some(resource) = find(ctx, key)?.filter(|resource| {
+            command.is_authorized_for(match resource {
+                Resource::Process(p) => &p.tenant_id,
+                Resource::DecisionRequirements(d) => &d.tenant_id,
+                Resource::Form(f) => &f.tenant_id,
+            })
+        }) else {
             ctx.reject(
                 command,
                 RejectionType::NotFound,

@@ -45,7 +45,14 @@ fn user_task_to(
     command: &Record,
     action: &str,
 ) -> Result<Option<UserTaskRecord>, ProcessingError> {
-    let Some(stored) = ctx.state().user_tasks().get(command.key)? else {
+    // A user task of a tenant the caller may not act for is not there for it.
+    let stored = ctx.state().user_tasks().get(command.key)?;
+    let Some(stored) = stored.filter(|s| {
+        command.authorized_tenants.is_none()
+            || s.record
+                .as_ref()
+                .is_some_and(|r| command.is_authorized_for(&r.tenant_id))
+    }) else {
         ctx.reject(
             command,
             RejectionType::NotFound,

@@ -34,7 +34,14 @@ impl CommandProcessor for VariableDocumentUpdateProcessor {
                 return Ok(());
             }
         };
-        let Some(element) = ctx.state().element_instances().get(update.scope_key)? else {
+        // An element of a tenant the caller may not act for is not there for it.
+        let element = ctx.state().element_instances().get(update.scope_key)?;
+        let Some(element) = element.filter(|e| {
+            command.authorized_tenants.is_none()
+                || e.record
+                    .as_ref()
+                    .is_some_and(|r| command.is_authorized_for(&r.tenant_id))
+        }) else {
             ctx.reject(
                 command,
                 RejectionType::NotFound,
