@@ -114,7 +114,9 @@ pub async fn join(
     tracing::info!(%address, "internal API listening");
     membership.gossip_round().await;
     if let Some(error) = membership.refused().borrow().clone() {
-        return Err(NodeError::Cluster(error));
+        return Err(NodeError::Cluster(format!(
+            "this broker does not join the cluster: {error}"
+        )));
     }
     tokio::spawn(membership.clone().run());
     Ok(Broker {

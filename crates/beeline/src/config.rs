@@ -31,7 +31,9 @@ pub struct BrokerConfig {
     #[arg(long, env = "BEELINE_NODE_ID", default_value_t = 0)]
     pub node_id: u64,
 
-    /// Number of brokers in the cluster. Partitions are placed on them round-robin.
+    /// Number of brokers in the cluster. Partitions are placed on them round-robin; a
+    /// replication factor of 1 (each partition on one broker) or equal to the cluster size
+    /// (every broker holds a replica of every partition).
     #[arg(long, env = "BEELINE_CLUSTER_SIZE", default_value_t = 1)]
     pub cluster_size: u32,
 
@@ -39,8 +41,8 @@ pub struct BrokerConfig {
     #[arg(long, env = "BEELINE_REPLICATION_FACTOR", default_value_t = 1)]
     pub replication_factor: u32,
 
-    /// Other brokers' internal addresses to join the cluster through: host:26502,
-    /// comma-separated. Empty for a single broker.
+    /// The brokers' internal addresses (host:26502), comma-separated. Empty for a single
+    /// broker; a replicated cluster lists every broker, in node id order (broker 0 first).
     #[arg(long, env = "BEELINE_CONTACT_POINTS", value_delimiter = ',')]
     pub contact_points: Vec<String>,
 

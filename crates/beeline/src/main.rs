@@ -10,6 +10,7 @@ mod config_file;
 mod monitoring;
 mod node;
 mod read_side;
+mod replication;
 mod torture;
 mod zeebe_env;
 

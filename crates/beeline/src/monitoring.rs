@@ -9,7 +9,7 @@ use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use beeline_stream::{PartitionMetrics, PartitionStatus};
+use beeline_stream::{PartitionHandle, PartitionMetrics, PartitionStatus, Role};
 
 use crate::node::{NodeState, PartitionSlot};
 
@@ -236,6 +236,38 @@ async fn metrics(State(state): State<Arc<NodeState>>) -> Response {
     counter("beeline_snapshots_total", "Snapshots taken.", &|m| {
         PartitionMetrics::get(&m.snapshots) as f64
     });
+    counter(
+        "beeline_partition_elections_total",
+        "Times this broker became the partition's leader.",
+        &|m| PartitionMetrics::get(&m.elections) as f64,
+    );
+    let mut gauge = |name: &str, help: &str, value: &dyn Fn(&PartitionHandle) -> u64| {
+        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} gauge");
+        for (index, slot) in slots.iter().enumerate() {
+            if let PartitionSlot::Open(handle) = slot {
+                let _ = writeln!(
+                    out,
+                    "{name}{{partition=\"{}\"}} {}",
+                    index + 1,
+                    value(handle)
+                );
+            }
+        }
+    };
+    gauge(
+        "beeline_partition_role",
+        "This broker's role in the partition: 1 leader, 2 follower, 0 inactive.",
+        &|h| match h.role().role {
+            Role::Leader => 1,
+            Role::Follower => 2,
+            Role::Inactive => 0,
+        },
+    );
+    gauge(
+        "beeline_partition_term",
+        "The highest Raft term this broker knows of the partition (1 on a single node).",
+        &|h| h.role().term,
+    );
     let name = "beeline_log_flush_duration_seconds";
     let _ = writeln!(
         out,

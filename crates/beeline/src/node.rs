@@ -16,12 +16,13 @@ use beeline_state::snapshot::SnapshotStore;
 use beeline_stream::disk::{self, DiskSpace};
 use beeline_stream::{
     CommandRouter, JobStreams, LocalRouter, Partition, PartitionConfig, PartitionHandle,
-    PartitionStatus, SystemClock,
+    PartitionStatus, StoreOpener, SystemClock,
 };
 
 use crate::config::BrokerConfig;
 use crate::monitoring;
 use crate::read_side::{ReadSide, ReadSideMetrics};
+use crate::replication::{self, Replication};
 
 /// Snapshots kept per partition.
 const SNAPSHOTS_RETAINED: usize = 2;
@@ -44,8 +45,8 @@ pub enum NodeError {
     Tls(beeline_gateway::TlsError),
     #[error("{0} (--auth-oidc-jwks)")]
     Auth(beeline_gateway::AuthError),
-    #[error("this broker does not join the cluster: {0}")]
-    Cluster(beeline_cluster::SettingsError),
+    #[error("{0}")]
+    Cluster(String),
     #[error("cannot create the data directory {path}: {source}")]
     DataDir {
         path: String,
@@ -173,14 +174,24 @@ pub async fn run(config: BrokerConfig) -> Result<(), NodeError> {
     let mut read_side = ReadSide::open(&config)
         .await
         .map_err(NodeError::SecondaryStorage)?;
+    let settings = config
+        .cluster()
+        .map_err(|e| NodeError::Cluster(e.to_string()))?;
+    let replication = if settings.replication_factor > 1 {
+        Some(Arc::new(
+            Replication::start(config.host, settings.clone()).await?,
+        ))
+    } else {
+        None
+    };
 
     // Partitions reach each other (deployment distribution) through the router, and push new
     // jobs to the gateway's job streams through the registry.
     let router = LocalRouter::new();
     let job_streams = JobStreams::new();
-    // In a cluster of several brokers: this broker's partitions, and the way to the others.
-    let settings = config.cluster().map_err(NodeError::Cluster)?;
-    let broker = if settings.cluster_size > 1 {
+    // In a cluster of brokers without replication: this broker's partitions, and the way to
+    // the others.
+    let broker = if settings.cluster_size > 1 && settings.replication_factor == 1 {
         let broker =
             crate::cluster::join(&config, &settings, router.clone(), job_streams.clone()).await?;
         let local = settings.local_partitions();
@@ -215,8 +226,31 @@ pub async fn run(config: BrokerConfig) -> Result<(), NodeError> {
         let router = routes.clone();
         let job_streams = job_streams.clone();
         let disk = disk.clone();
-        opening.push(Some(tokio::task::spawn_blocking(move || {
-            open_partition(&config, partition, budget, router, job_streams, disk)
+        let Some(replication) = replication.clone() else {
+            opening.push(Some(tokio::task::spawn_blocking(move || {
+                open_partition(&config, partition, budget, router, job_streams, disk)
+            })));
+            continue;
+        };
+        opening.push(Some(tokio::spawn(async move {
+            if !replication.holds(partition) {
+                return Err(format!(
+                    "partition {partition} has no replica on this broker"
+                ));
+            }
+            let parts = partition_parts(&config, partition, budget, job_streams, disk)?;
+            let PartitionParts {
+                dir,
+                journal,
+                snapshots,
+                opener,
+                config,
+            } = parts;
+            replication
+                .open_partition(partition, dir, journal, config, move |log, config| {
+                    replication::open_replica(log, config, snapshots, opener, Some(router))
+                })
+                .await
         })));
     }
     for (index, task) in opening.into_iter().enumerate() {
@@ -316,7 +350,9 @@ pub async fn run(config: BrokerConfig) -> Result<(), NodeError> {
     }
     tracing::info!("stopped");
     match refusal {
-        Some(error) => Err(NodeError::Cluster(error)),
+        Some(error) => Err(NodeError::Cluster(format!(
+            "this broker does not join the cluster: {error}"
+        ))),
         None => Ok(()),
     }
 }
@@ -416,33 +452,34 @@ fn message_size(config: &BrokerConfig) -> usize {
     usize::try_from(config.grpc_max_message_size).unwrap_or(usize::MAX)
 }
 
-fn open_partition(
+/// What opening a partition takes, on a single node or as a replica.
+struct PartitionParts {
+    dir: std::path::PathBuf,
+    journal: FileJournalConfig,
+    snapshots: SnapshotStore,
+    opener: Arc<dyn StoreOpener + Send + Sync>,
+    config: PartitionConfig,
+}
+
+fn partition_parts(
     config: &BrokerConfig,
     partition: u16,
     budget: MemoryBudget,
-    router: Arc<dyn CommandRouter>,
     job_streams: Arc<JobStreams>,
     disk: Option<Arc<DiskSpace>>,
-) -> Result<PartitionHandle, String> {
+) -> Result<PartitionParts, String> {
     let dir = config
         .data_dir
         .join("partitions")
         .join(partition.to_string());
     // One batch is one journal entry: the largest batch fits a segment with room to spare.
     let max_entry_size = (4usize << 20).min(config.log_segment_size as usize / 2);
-    let journal = FileJournal::open(
-        dir.join("log"),
-        FileJournalConfig {
-            segment_size: config.log_segment_size,
-            max_entry_size,
-            recovery: Recovery::Strict,
-            ..FileJournalConfig::default()
-        },
-    )
-    .map_err(|e| e.to_string())?;
-    if let Some((path, offset, reason)) = &journal.recovery_report().truncated {
-        tracing::warn!(partition, path = %path.display(), offset, %reason, "cut a torn log tail");
-    }
+    let journal = FileJournalConfig {
+        segment_size: config.log_segment_size,
+        max_entry_size,
+        recovery: Recovery::Strict,
+        ..FileJournalConfig::default()
+    };
     let snapshots = SnapshotStore::open(dir.join("snapshots"), SNAPSHOTS_RETAINED)
         .map_err(|e| e.to_string())?;
     let store_config = RocksDbStoreConfig {
@@ -461,11 +498,34 @@ fn open_partition(
     partition_config.job_streams = Some(job_streams);
     partition_config.exporters = ReadSide::exporter_ids(config);
     partition_config.disk = disk;
-    Partition::open(
-        partition_config,
+    Ok(PartitionParts {
+        dir,
         journal,
         snapshots,
-        &opener,
+        opener: Arc::new(opener),
+        config: partition_config,
+    })
+}
+
+fn open_partition(
+    config: &BrokerConfig,
+    partition: u16,
+    budget: MemoryBudget,
+    router: Arc<dyn CommandRouter>,
+    job_streams: Arc<JobStreams>,
+    disk: Option<Arc<DiskSpace>>,
+) -> Result<PartitionHandle, String> {
+    let parts = partition_parts(config, partition, budget, job_streams, disk)?;
+    let journal =
+        FileJournal::open(parts.dir.join("log"), parts.journal).map_err(|e| e.to_string())?;
+    if let Some((path, offset, reason)) = &journal.recovery_report().truncated {
+        tracing::warn!(partition, path = %path.display(), offset, %reason, "cut a torn log tail");
+    }
+    Partition::open(
+        parts.config,
+        journal,
+        parts.snapshots,
+        parts.opener.as_ref(),
         Arc::new(SystemClock),
         Some(router),
     )

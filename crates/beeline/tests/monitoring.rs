@@ -23,6 +23,10 @@ fn metrics_name_partitions_gateway_backpressure_and_memory() {
     assert!(status.contains(" 200 "), "{status}");
     for line in [
         "beeline_partition_healthy{partition=\"2\"} 1",
+        // A single node leads every partition, in term 1.
+        "beeline_partition_role{partition=\"1\"} 1",
+        "beeline_partition_term{partition=\"2\"} 1",
+        "beeline_partition_elections_total{partition=\"1\"} 1",
         "beeline_stream_processor_commands_processed_total{partition=\"1\"} 0",
         "beeline_stream_processor_processing_seconds_total{partition=\"1\"} 0",
         "beeline_backpressure_limit{partition=\"2\"} 100",

@@ -26,6 +26,7 @@ pub mod job_streams;
 pub mod membership;
 pub mod placement;
 pub mod records;
+pub mod replicated_log;
 pub mod router;
 pub mod settings;
 pub mod state_machine;
@@ -35,6 +36,7 @@ pub mod transport;
 pub mod types;
 
 pub use membership::{Membership, MembershipConfig};
+pub use replicated_log::{RaftJournal, RaftLog, RaftLogConfig, RaftTiming};
 pub use router::ClusterRouter;
 pub use settings::{ClusterSettings, SettingsError};
 pub use state_machine::CommitNotifier;

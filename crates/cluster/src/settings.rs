@@ -169,17 +169,41 @@ impl ClusterSettings {
     pub fn check_supported(&self) -> Result<(), SettingsError> {
         self.validate()?;
         if self.replication_factor > 1 {
-            return refuse(
-                "replication-factor",
-                format!(
-                    "{} replicas per partition requested, but this build does not replicate \
-                     partitions between brokers yet: use --replication-factor 1 (each \
-                     partition then lives on one broker)",
-                    self.replication_factor
-                ),
-            );
+            if self.replication_factor != self.cluster_size {
+                return refuse(
+                    "replication-factor",
+                    format!(
+                        "{} replicas on {} brokers requested, but this build runs either \
+                         partitions without replication (--replication-factor 1, each on one \
+                         broker) or a replica of every partition on every broker (a \
+                         replication factor equal to the cluster size)",
+                        self.replication_factor, self.cluster_size
+                    ),
+                );
+            }
+            if self.contact_points.len() != self.cluster_size as usize {
+                return refuse(
+                    "contact-points",
+                    format!(
+                        "{} given, but a replicated cluster lists every broker's internal \
+                         address, in node id order (broker 0 first), {} of them",
+                        self.contact_points.len(),
+                        self.cluster_size
+                    ),
+                );
+            }
         }
         Ok(())
+    }
+
+    /// The internal address of every broker, by node id: the contact points, which a
+    /// replicated cluster lists in node id order.
+    pub fn member_addresses(&self) -> Vec<(NodeId, String)> {
+        self.contact_points
+            .iter()
+            .enumerate()
+            .map(|(node, address)| (node as NodeId, address.clone()))
+            .collect()
     }
 
     /// Every partition's replicas, as every broker of the cluster computes them.
@@ -337,27 +361,45 @@ mod tests {
     }
 
     #[test]
-    fn brokers_without_replication_run_and_replicated_partitions_are_refused() {
+    fn a_replicated_cluster_runs_with_every_broker_listed() {
         let settings = three();
-        assert_eq!(settings.validate(), Ok(()));
-        let refused = settings.check_supported().expect_err("refused");
-        assert_eq!(refused.setting, "replication-factor");
-        assert!(
-            refused.reason.contains("--replication-factor 1"),
-            "{refused}"
-        );
+        assert_eq!(settings.check_supported(), Ok(()));
         assert_eq!(settings.local_partitions(), vec![1, 2, 3]);
+        assert_eq!(
+            settings.member_addresses(),
+            vec![
+                (0, "b0:26502".to_string()),
+                (1, "b1:26502".to_string()),
+                (2, "b2:26502".to_string())
+            ]
+        );
+        let unlisted = ClusterSettings {
+            contact_points: split_contact_points("b0:26502"),
+            ..three()
+        };
+        let refused = unlisted.check_supported().expect_err("refused");
+        assert_eq!(refused.setting, "contact-points");
         let unreplicated = ClusterSettings {
             replication_factor: 1,
             ..three()
         };
-        assert_eq!(unreplicated.check_supported(), Ok(()));
+        assert_eq!(
+            unreplicated.check_supported(),
+            Ok(()),
+            "each partition on one broker"
+        );
         // Round-robin: broker 1 of 3 holds partitions 2 and 5 of 6.
         let six = ClusterSettings {
             partitions: 6,
             ..unreplicated
         };
         assert_eq!(six.local_partitions(), vec![2, 5]);
+        let partly = ClusterSettings {
+            replication_factor: 2,
+            ..three()
+        };
+        let refused = partly.check_supported().expect_err("refused");
+        assert_eq!(refused.setting, "replication-factor");
     }
 
     #[test]

@@ -277,6 +277,7 @@ impl Dispatcher {
             PartitionSlot::Elsewhere => {
                 return Err(GatewayError::Refused(PartitionError::NotLeader {
                     partition: partition_id,
+                    leader: None,
                 }));
             }
         };

@@ -159,9 +159,10 @@ fn partition_message(error: &PartitionError) -> String {
         PartitionError::Unavailable { partition, reason } => {
             format!("Cannot accept requests for partition {partition}: {reason}")
         }
-        PartitionError::NotLeader { partition } => format!(
-            "Expected to handle the request on partition {partition}, but no broker took it as \
-             its leader before the request timed out; retry after a short back-off"
+        PartitionError::NotLeader { .. } => format!("{error}; retry on its leader"),
+        PartitionError::Interrupted { partition, reason } => format!(
+            "Time out between gateway and broker: partition {partition} changed leaders \
+             before the command's result was committed; it may or may not take effect ({reason})"
         ),
     }
 }

@@ -109,7 +109,9 @@ pub(crate) fn failure(error: &GatewayError) -> proto::Failure {
     let message = match error {
         GatewayError::Internal(message) | GatewayError::NotFound(message) => message.clone(),
         GatewayError::Refused(PartitionError::Unavailable { reason, .. })
-        | GatewayError::Partition(PartitionError::Unavailable { reason, .. }) => reason.clone(),
+        | GatewayError::Partition(
+            PartitionError::Unavailable { reason, .. } | PartitionError::Interrupted { reason, .. },
+        ) => reason.clone(),
         other => other.message(),
     };
     let mut failure = proto::Failure {
@@ -150,7 +152,12 @@ pub(crate) fn failure(error: &GatewayError) -> proto::Failure {
                     free,
                     min_free,
                 } => set(Kind::DiskFull, *partition, *free, *min_free),
-                PartitionError::NotLeader { partition } => set(Kind::NotLeader, *partition, 0, 0),
+                PartitionError::NotLeader { partition, leader } => {
+                    set(Kind::NotLeader, *partition, leader.map_or(0, |l| l + 1), 0)
+                }
+                PartitionError::Interrupted { partition, .. } => {
+                    set(Kind::Interrupted, *partition, 0, 0)
+                }
                 PartitionError::Unavailable { partition, .. } => set(
                     if refused {
                         Kind::Refused
@@ -175,7 +182,14 @@ pub(crate) fn from_failure(failure: proto::Failure) -> GatewayError {
     match kind {
         Kind::Internal => GatewayError::Internal(failure.message),
         Kind::NotFound => GatewayError::NotFound(failure.message),
-        Kind::NotLeader => GatewayError::Refused(PartitionError::NotLeader { partition }),
+        Kind::NotLeader => GatewayError::Refused(PartitionError::NotLeader {
+            partition,
+            leader: failure.a.checked_sub(1),
+        }),
+        Kind::Interrupted => GatewayError::Partition(PartitionError::Interrupted {
+            partition,
+            reason: failure.message,
+        }),
         Kind::Backpressure => GatewayError::Backpressure(Exhausted {
             partition,
             inflight: failure.a as usize,
@@ -281,7 +295,14 @@ mod tests {
                 free: 5,
                 min_free: 6,
             }),
-            GatewayError::Refused(PartitionError::NotLeader { partition: 2 }),
+            GatewayError::Refused(PartitionError::NotLeader {
+                partition: 2,
+                leader: Some(0),
+            }),
+            GatewayError::Partition(PartitionError::Interrupted {
+                partition: 1,
+                reason: "stepped down".into(),
+            }),
             GatewayError::Refused(PartitionError::Unavailable {
                 partition: 2,
                 reason: "stopped".into(),

@@ -25,6 +25,6 @@ mod journal;
 mod mem;
 
 pub use error::{Error, Result};
-pub use file::{FileJournal, FileJournalConfig, Recovery, RecoveryReport};
+pub use file::{FileJournal, FileJournalConfig, FileReader, FileReaders, Recovery, RecoveryReport};
 pub use journal::{CommitIndex, Compaction, Entry, EntryKind, Flusher, Journal, JournalReader};
 pub use mem::MemJournal;

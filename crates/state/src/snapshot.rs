@@ -37,7 +37,9 @@ impl Snapshot {
     }
 }
 
-#[derive(Debug)]
+/// A partition's snapshot directory. Clones name the same directory (a replicated
+/// partition's follower and leader take turns at it).
+#[derive(Debug, Clone)]
 pub struct SnapshotStore {
     dir: PathBuf,
     retain: usize,

@@ -18,11 +18,17 @@ pub enum PartitionError {
         free: u64,
         min_free: u64,
     },
-    /// This replica does not lead the partition (any more), so the command was not written:
-    /// a gateway looks up the leader and sends it there, until its request timeout
-    /// (UNAVAILABLE when no leader takes it).
-    #[error("partition {partition} is not led by this broker")]
-    NotLeader { partition: u16 },
+    /// This replica does not lead the partition: the command was not written. The caller
+    /// looks for the leader (`leader`, a node id, when known) and tries again there
+    /// (UNAVAILABLE, retriable).
+    #[error("partition {partition} is not led by this broker{}", leader.map(|l| format!(" (the leader is broker {l})")).unwrap_or_default())]
+    NotLeader { partition: u16, leader: Option<u64> },
+    /// The command was written, but its leader lost leadership before the result was
+    /// committed: it may or may not take effect (DEADLINE_EXCEEDED, as Zeebe answers then).
+    #[error(
+        "partition {partition} changed leaders before the command's result was committed; it may or may not take effect: {reason}"
+    )]
+    Interrupted { partition: u16, reason: String },
     /// The partition is stopped or failed (UNAVAILABLE).
     #[error("partition {partition} is unavailable: {reason}")]
     Unavailable { partition: u16, reason: String },

@@ -30,6 +30,8 @@ pub(crate) enum Control {
     Reader(oneshot::Sender<LogStreamReader>),
     Shutdown(oneshot::Sender<()>),
     Halt(oneshot::Sender<()>),
+    /// A replica's leadership ended: stop processing (see `crate::replica`).
+    StepDown(String),
 }
 
 #[derive(Clone)]
@@ -41,6 +43,9 @@ pub struct PartitionHandle {
     pub(crate) metrics: Arc<PartitionMetrics>,
     pub(crate) jobs_available: broadcast::Sender<String>,
     pub(crate) exporters: Arc<ExporterPositions>,
+    pub(crate) role: watch::Receiver<crate::role::RoleState>,
+    /// A replica of a replicated partition (see `crate::replica`).
+    pub(crate) replicated: bool,
 }
 
 impl PartitionHandle {
@@ -98,6 +103,16 @@ impl PartitionHandle {
         &self,
         command: Record,
     ) -> Result<oneshot::Receiver<Result<Record, PartitionError>>, PartitionError> {
+        if self.replicated {
+            let role = *self.role.borrow();
+            if role.role != crate::role::Role::Leader {
+                // Refused before anything is written: the gateway looks for the leader.
+                return Err(PartitionError::NotLeader {
+                    partition: self.partition_id,
+                    leader: role.leader,
+                });
+            }
+        }
         let (respond, answer) = oneshot::channel();
         match self.commands.try_send(CommandRequest { command, respond }) {
             Ok(()) => Ok(answer),

@@ -28,6 +28,8 @@ mod metrics;
 mod processor;
 mod reader;
 mod recovery;
+mod replica;
+mod role;
 mod router;
 pub mod testkit;
 
@@ -40,4 +42,5 @@ pub use job_streams::{JobStream, JobStreamProperties, JobStreams, PushedJob};
 pub use metrics::{HistogramSnapshot, LATENCY_BOUNDS, LatencyHistogram, PartitionMetrics};
 pub use reader::LogStreamReader;
 pub use recovery::{Partition, StoreOpener};
+pub use role::{ReplicatedLog, Role, RoleState};
 pub use router::{CommandRouter, LocalRouter};

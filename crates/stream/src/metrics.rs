@@ -15,8 +15,12 @@ pub struct PartitionMetrics {
     pub jobs_pushed: AtomicU64,
     /// Sum and count of processing latencies (command appended to results stored), in µs.
     pub processing_micros: AtomicU64,
-    /// How long each sync of the log took.
+    /// How long each sync of the log took; on a replicated partition's leader, how long a
+    /// write waited for the group's quorum commit (the commit latency).
     pub flush_latency: LatencyHistogram,
+    /// Times this replica became its partition's leader (a replicated partition's
+    /// elections won; 1 on a single node).
+    pub elections: AtomicU64,
     /// Position of the newest record written (0 before the first): what an exporter's lag is
     /// measured against.
     pub last_position: AtomicI64,

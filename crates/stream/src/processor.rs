@@ -38,6 +38,8 @@ enum SideEffect {
     Send(u16, Record),
     JobsAvailable(String),
     Push(Push),
+    /// A replica's `Sync`: everything written before it is committed.
+    Synced(oneshot::Sender<Result<(), String>>),
 }
 
 pub(crate) struct StreamProcessor<J: Journal> {
@@ -91,6 +93,12 @@ pub(crate) struct StreamProcessor<J: Journal> {
     /// Changes of the disk watermark (`crate::disk`): while the disk is short of space, new
     /// commands are refused and the scheduler waits.
     disk_changes: Option<watch::Receiver<bool>>,
+    /// A replica of a replicated partition, leading one term: its journal proposes to the
+    /// group, and when it stops, its inbox goes back to the replica (see `crate::replica`).
+    replica: bool,
+    /// A replica's snapshot waits until everything written is committed (its state must not
+    /// be ahead of the group's log); meanwhile no new commands are written.
+    snapshot_wanted: bool,
 }
 
 /// How often commands distributed to other partitions and not yet acknowledged are sent again.
@@ -100,12 +108,21 @@ const REDISTRIBUTION_PERIOD: Duration = Duration::from_secs(10);
 const SCHEDULER_RETRY_MS: i64 = 1_000;
 
 /// Why the loop stopped.
-enum Stop {
+pub(crate) enum Stop {
     Requested(oneshot::Sender<()>),
     /// As a crash: no closing snapshot.
     Halted(oneshot::Sender<()>),
+    /// A replica's leadership ended (asked by the replica, or a write or commit refused).
+    SteppedDown(String),
     Failed(String),
     HandlesGone,
+}
+
+/// What a stopped replica's processor hands back: its inbox, and why it stopped.
+pub(crate) struct Finished {
+    pub commands: mpsc::Receiver<CommandRequest>,
+    pub control: mpsc::Receiver<Control>,
+    pub stop: Stop,
 }
 
 /// What recovery hands over to the processing loop.
@@ -123,6 +140,7 @@ pub(crate) struct Recovered<J> {
     pub router: Option<Arc<dyn CommandRouter>>,
     pub jobs_available: broadcast::Sender<String>,
     pub exporters: Arc<ExporterPositions>,
+    pub replica: bool,
 }
 
 impl<J: Journal> StreamProcessor<J>
@@ -167,6 +185,8 @@ where
             pinned: None,
             exporters: recovered.exporters,
             disk_changes,
+            replica: recovered.replica,
+            snapshot_wanted: false,
         }
     }
 
@@ -208,21 +228,34 @@ where
         Ok(())
     }
 
+    /// Runs until stopped. A replica's processor hands its inbox back (and leaves answering
+    /// a stop request to the replica); otherwise the inbox is closed and what waits in it is
+    /// refused.
     pub async fn run(
         mut self,
         mut commands: mpsc::Receiver<CommandRequest>,
         mut control: mpsc::Receiver<Control>,
-    ) {
+    ) -> Option<Finished> {
+        // A replica's write or commit refused because its term is over fails the loop too;
+        // the replica tells that from a real failure by its role.
         let stop = self.run_loop(&mut commands, &mut control).await;
         let reason = match &stop {
-            Stop::Failed(reason) => reason.clone(),
+            Stop::Failed(reason) | Stop::SteppedDown(reason) => reason.clone(),
             _ => "stopped".to_string(),
         };
-        if let Stop::Failed(reason) = &stop {
-            tracing::error!(partition = self.config.partition_id, %reason, "partition failed");
+        match &stop {
+            Stop::Failed(reason) if !self.replica => {
+                tracing::error!(partition = self.config.partition_id, %reason, "partition failed")
+            }
+            Stop::SteppedDown(reason) => {
+                tracing::info!(partition = self.config.partition_id, %reason, "stepped down")
+            }
+            _ => {}
         }
-        // Answer what can be answered: flush once more so committed results get out.
-        if !matches!(stop, Stop::Failed(_)) {
+        // Answer what can be answered: flush once more so committed results get out. A
+        // replica does not wait for the group here: what it wrote may still be committed by
+        // the next leader, and its followers keep their own snapshots.
+        if !self.replica && !matches!(stop, Stop::Failed(_)) {
             if let Some(flush) = self.flushing.take() {
                 let _ = flush.await;
             }
@@ -233,22 +266,53 @@ where
         // A clean stop leaves a snapshot of everything processed, so the next start replays
         // nothing instead of the whole log since the last periodic snapshot.
         if matches!(stop, Stop::Requested(_))
+            && !self.replica
             && self.config.snapshot_period.is_some()
             && let Err(reason) = self.snapshot_if_behind()
         {
             tracing::warn!(partition = self.config.partition_id, %reason, "snapshot at shutdown failed");
         }
+        let partition = self.config.partition_id;
         let unavailable = || PartitionError::Unavailable {
-            partition: self.config.partition_id,
+            partition,
             reason: reason.clone(),
+        };
+        // A replica's written commands are in the group's log: a new leader may still commit
+        // and process them.
+        let written = || {
+            if self.replica {
+                PartitionError::Interrupted {
+                    partition,
+                    reason: reason.clone(),
+                }
+            } else {
+                unavailable()
+            }
         };
         for pending in self.after_commit.drain(..) {
             if let SideEffect::Respond(responder, _) = pending.effect {
-                let _ = responder.send(Err(unavailable()));
+                let _ = responder.send(Err(written()));
             }
         }
         for (_, responder) in self.waiting.drain().chain(self.awaiting.drain()) {
-            let _ = responder.send(Err(unavailable()));
+            let _ = responder.send(Err(written()));
+        }
+        if self.replica {
+            if let Some(request) = self.held_back.take() {
+                let _ = request.respond.send(Err(PartitionError::NotLeader {
+                    partition,
+                    leader: None,
+                }));
+            }
+            if let Some(compacting) = self.compacting.take() {
+                let _ = compacting.await;
+            }
+            drop(self);
+            return Some(Finished {
+                commands,
+                control,
+                stop,
+            });
         }
         commands.close();
         if let Some(request) = self.held_back.take() {
@@ -270,6 +334,7 @@ where
         if let Stop::Requested(done) | Stop::Halted(done) = stop {
             let _ = done.send(());
         }
+        None
     }
 
     async fn run_loop(
@@ -323,10 +388,17 @@ where
                         Ok(durable) => self.commit_up_to(durable),
                         Err(reason) => return Stop::Failed(reason),
                     }
+                    if self.snapshot_wanted
+                        && self.last_written <= self.commit.get()
+                        && let Err(reason) = self.take_snapshot()
+                    {
+                        tracing::warn!(partition = self.config.partition_id, %reason, "snapshot failed");
+                    }
                 }
                 request = control.recv() => match request {
                     Some(Control::Shutdown(done)) => return Stop::Requested(done),
                     Some(Control::Halt(done)) => return Stop::Halted(done),
+                    Some(Control::StepDown(reason)) => return Stop::SteppedDown(reason),
                     Some(request) => {
                         if let Err(reason) = self.handle_control(request) {
                             return Stop::Failed(reason);
@@ -359,7 +431,7 @@ where
                         tracing::warn!(partition = self.config.partition_id, %reason, "snapshot failed");
                     }
                 }
-                request = commands.recv() => match request {
+                request = commands.recv(), if !self.snapshot_wanted => match request {
                     Some(first) => {
                         if let Err(reason) = self.write_commands(first, commands) {
                             return Stop::Failed(reason);
@@ -390,6 +462,10 @@ where
                 let _ = respond.send(());
                 Ok(())
             }
+            Control::Sync(respond) if self.replica => {
+                self.after(self.last_written, SideEffect::Synced(respond));
+                Ok(())
+            }
             Control::Sync(respond) => {
                 let result = self.commit_everything();
                 let failure = result.clone().err();
@@ -402,11 +478,12 @@ where
                 let _ = respond.send(reader);
                 Ok(())
             }
-            // The loop stops on a shutdown or halt before it gets here.
+            // The loop stops on a shutdown, halt or step-down before it gets here.
             Control::Shutdown(done) | Control::Halt(done) => {
                 let _ = done.send(());
                 Ok(())
             }
+            Control::StepDown(_) => Ok(()),
         }
     }
 
@@ -723,6 +800,9 @@ where
                     // Nobody listening is fine: workers poll as well.
                     let _ = self.jobs_available.send(job_type);
                 }
+                SideEffect::Synced(respond) => {
+                    let _ = respond.send(Ok(()));
+                }
                 SideEffect::Push(Push { slot, key, job }) => {
                     if slot.push(key, job) {
                         PartitionMetrics::add(&self.metrics.jobs_pushed, 1);
@@ -906,7 +986,14 @@ where
             "taking a snapshot"
         );
         // The state may hold results not yet durable in the log: make them durable first, or a
-        // crash could leave a snapshot ahead of the log.
+        // crash could leave a snapshot ahead of the log. A replica's are committed by the
+        // group: it waits for that commit before it takes the snapshot.
+        if self.replica {
+            self.snapshot_wanted = self.last_written > self.commit.get();
+            if self.snapshot_wanted {
+                return Ok(None);
+            }
+        }
         self.commit_everything()?;
         // The exporters' positions go into the snapshot; the log below the lowest of them is
         // kept, so an exporter restarted from this snapshot finds every record it has not

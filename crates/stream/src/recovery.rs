@@ -19,6 +19,7 @@ use crate::exporters::ExporterPositions;
 use crate::handle::{PartitionHandle, PartitionStatus};
 use crate::metrics::PartitionMetrics;
 use crate::processor::{Recovered, StreamProcessor};
+use crate::role::RoleState;
 use crate::router::CommandRouter;
 
 /// Opens the state store: from a snapshot's checkpoint directory, or empty when there is none.
@@ -40,6 +41,65 @@ pub struct Partition;
 /// Records replayed per state write while recovering.
 const REPLAY_CHUNK: usize = 4096;
 
+/// A partition's state restored from its latest snapshot, before the log after it is replayed.
+pub(crate) struct Restored {
+    pub store: Arc<dyn Store>,
+    pub engine: Engine,
+    pub snapshot_position: Option<i64>,
+}
+
+/// Opens the latest verified snapshot (or an empty state) and the engine over it.
+pub(crate) fn restore(
+    config: &PartitionConfig,
+    snapshots: &SnapshotStore,
+    store_opener: &dyn StoreOpener,
+) -> Result<Restored, OpenError> {
+    let partition = config.partition_id;
+    let state_error = |source| OpenError::State { partition, source };
+    let snapshot = snapshots.latest().map_err(state_error)?;
+    if let Some(snapshot) = &snapshot {
+        SnapshotStore::verify(snapshot).map_err(state_error)?;
+    }
+    let store = store_opener
+        .open(snapshot.as_ref().map(|s| s.data_dir()).as_deref())
+        .map_err(state_error)?;
+    let engine = Engine::new(EngineConfig {
+        partition_id: partition,
+        partition_count: config.partition_count.max(partition),
+        max_batch_records: config.max_batch_records,
+        max_batch_bytes: config.max_batch_bytes,
+        max_message_size: config.max_message_size,
+        job_push: config
+            .job_streams
+            .clone()
+            .map(|streams| streams as Arc<dyn JobPush>),
+    });
+    Ok(Restored {
+        store,
+        engine,
+        snapshot_position: snapshot.map(|s| s.position),
+    })
+}
+
+/// The exporters' acknowledged positions as the restored state holds them.
+pub(crate) fn exporter_positions(
+    config: &PartitionConfig,
+    store: &dyn Store,
+) -> Result<Arc<ExporterPositions>, OpenError> {
+    let partition = config.partition_id;
+    let (exporters, removed) = ExporterPositions::load(store, &config.exporters)
+        .map_err(|source| OpenError::State { partition, source })?;
+    for (exporter, position) in removed {
+        tracing::info!(
+            partition,
+            exporter,
+            position,
+            "exporter no longer configured; its position no longer holds back log compaction"
+        );
+    }
+    Ok(Arc::new(exporters))
+}
+
 impl Partition {
     /// Recovers the partition and starts its processing loop on the current Tokio runtime.
     ///
@@ -58,42 +118,21 @@ impl Partition {
         J::Reader: 'static,
     {
         let partition = config.partition_id;
-        let state_error = |source| OpenError::State { partition, source };
         let replay_error = |reason: String| OpenError::Replay { partition, reason };
-
-        let snapshot = snapshots.latest().map_err(state_error)?;
-        if let Some(snapshot) = &snapshot {
-            SnapshotStore::verify(snapshot).map_err(state_error)?;
-        }
-        let store = store_opener
-            .open(snapshot.as_ref().map(|s| s.data_dir()).as_deref())
-            .map_err(state_error)?;
-        let (exporters, removed) =
-            ExporterPositions::load(store.as_ref(), &config.exporters).map_err(state_error)?;
-        for (exporter, position) in removed {
-            tracing::info!(
-                partition,
-                exporter,
-                position,
-                "exporter no longer configured; its position no longer holds back log compaction"
-            );
-        }
-        let exporters = Arc::new(exporters);
-        let engine = Engine::new(EngineConfig {
-            partition_id: partition,
-            partition_count: config.partition_count.max(partition),
-            max_batch_records: config.max_batch_records,
-            max_batch_bytes: config.max_batch_bytes,
-            max_message_size: config.max_message_size,
-            job_push: config
-                .job_streams
-                .clone()
-                .map(|streams| streams as Arc<dyn JobPush>),
-        });
-        let replayed = replay(&engine, &journal, store.as_ref()).map_err(replay_error)?;
+        let Restored {
+            store,
+            engine,
+            snapshot_position,
+        } = restore(&config, &snapshots, store_opener)?;
+        let exporters = exporter_positions(&config, store.as_ref())?;
+        let mut replayed =
+            Replayer::new(&engine, store.as_ref(), journal.reader()).map_err(replay_error)?;
+        replayed
+            .catch_up(&engine, store.as_ref())
+            .map_err(replay_error)?;
         tracing::info!(
             partition,
-            snapshot = snapshot.as_ref().map(|s| s.position),
+            snapshot = snapshot_position,
             replayed_records = replayed.records,
             unprocessed_commands = replayed.unprocessed.len(),
             "partition recovered"
@@ -103,6 +142,7 @@ impl Partition {
         let (control_tx, control_rx) = mpsc::channel(16);
         let (status_tx, status_rx) = watch::channel(PartitionStatus::Healthy);
         let metrics = Arc::new(PartitionMetrics::default());
+        PartitionMetrics::add(&metrics.elections, 1);
         let (jobs_available, _) = broadcast::channel(256);
         let processor = StreamProcessor::new(Recovered {
             config,
@@ -118,6 +158,7 @@ impl Partition {
             router,
             jobs_available: jobs_available.clone(),
             exporters: exporters.clone(),
+            replica: false,
         });
         tokio::spawn(processor.run(commands_rx, control_rx));
         Ok(PartitionHandle {
@@ -128,110 +169,122 @@ impl Partition {
             metrics,
             jobs_available,
             exporters,
+            role: watch::channel(RoleState::single_node()).1,
+            replicated: false,
         })
     }
 }
 
-struct Replayed {
-    next_position: i64,
-    unprocessed: VecDeque<Record>,
-    records: u64,
+/// Applies committed events to a restored state and finds the commands that still wait for
+/// processing: once at recovery, and on and on on a replicated partition's follower.
+pub(crate) struct Replayer<R> {
+    reader: R,
+    progress: ReplayProgress,
+    /// Position the next record written gets.
+    pub next_position: i64,
+    /// Commands without results yet, in log order.
+    pub unprocessed: VecDeque<Record>,
+    /// Records read so far.
+    pub records: u64,
+    first: bool,
+    chunk: Vec<Record>,
 }
 
-/// Applies the events after the store's last processed position and finds the commands that
-/// still wait for processing.
-fn replay<J: Journal>(engine: &Engine, journal: &J, store: &dyn Store) -> Result<Replayed, String> {
-    let snapshot_position = engine
-        .last_processed_position(store)
-        .map_err(|e| e.to_string())?;
-    let mut progress = ReplayProgress {
-        snapshot_position,
-        last_processed_position: snapshot_position,
-    };
-    let mut reader = journal.reader();
-    reader
-        .seek_to_asqn((snapshot_position + 1).max(0) as u64)
-        .map_err(|e| e.to_string())?;
-    let mut replayed = Replayed {
-        next_position: 1,
-        unprocessed: VecDeque::new(),
-        records: 0,
-    };
-    let mut first = true;
-    let mut chunk: Vec<Record> = Vec::new();
-    while let Some(entry) = reader.next_entry() {
-        let entry = entry.map_err(|e| e.to_string())?;
-        // Raft's own entries (a leader's blank entry, membership changes) hold no records.
-        if !entry.kind.carries_records() {
-            continue;
-        }
-        let records = decode_batch(&entry.data, entry.asqn as i64).map_err(|e| {
-            format!(
-                "log entry {} (position {}) is undecodable: {e}",
-                entry.index, entry.asqn
-            )
-        })?;
-        if first {
-            first = false;
-            let reaches_back = if snapshot_position < 0 {
-                entry.index == 1
-            } else {
-                entry.asqn as i64 <= snapshot_position + 1
-            };
-            if !reaches_back {
-                return Err(format!(
-                    "the log starts at position {} but the state needs it from position {}: \
-                     the log was compacted past the snapshot",
-                    entry.asqn,
-                    snapshot_position + 1
-                ));
-            }
-        }
-        for record in records {
-            replayed.next_position = record.position + 1;
-            if record.position <= snapshot_position {
+impl<R: JournalReader> Replayer<R> {
+    /// Positions `reader` at the record after the store's last processed position.
+    pub fn new(engine: &Engine, store: &dyn Store, mut reader: R) -> Result<Self, String> {
+        let snapshot_position = engine
+            .last_processed_position(store)
+            .map_err(|e| e.to_string())?;
+        reader
+            .seek_to_asqn((snapshot_position + 1).max(0) as u64)
+            .map_err(|e| e.to_string())?;
+        Ok(Self {
+            reader,
+            progress: ReplayProgress {
+                snapshot_position,
+                last_processed_position: snapshot_position,
+            },
+            // An empty log behind a snapshot: positions continue after it.
+            next_position: (snapshot_position + 1).max(1),
+            unprocessed: VecDeque::new(),
+            records: 0,
+            first: true,
+            chunk: Vec::new(),
+        })
+    }
+
+    /// Applies every committed entry not read yet; returns how many records it read.
+    pub fn catch_up(&mut self, engine: &Engine, store: &dyn Store) -> Result<u64, String> {
+        let before = self.records;
+        while let Some(entry) = self.reader.next_entry() {
+            let entry = entry.map_err(|e| e.to_string())?;
+            // Raft's own entries (a leader's blank entry, membership changes) hold no records.
+            if !entry.kind.carries_records() {
                 continue;
             }
-            if record.is_command() {
-                if !record.processed {
-                    replayed.unprocessed.push_back(record.clone());
-                }
-            } else {
-                // A result of a command: that command and everything before it is processed.
-                while replayed
-                    .unprocessed
-                    .front()
-                    .is_some_and(|c| c.position <= record.source_record_position)
-                {
-                    replayed.unprocessed.pop_front();
+            let records = decode_batch(&entry.data, entry.asqn as i64).map_err(|e| {
+                format!(
+                    "log entry {} (position {}) is undecodable: {e}",
+                    entry.index, entry.asqn
+                )
+            })?;
+            let snapshot_position = self.progress.snapshot_position;
+            if self.first {
+                self.first = false;
+                let reaches_back = if snapshot_position < 0 {
+                    entry.index == 1 || entry.asqn == 1
+                } else {
+                    entry.asqn as i64 <= snapshot_position + 1
+                };
+                if !reaches_back {
+                    return Err(format!(
+                        "the log starts at position {} but the state needs it from position {}: \
+                         the log was compacted past the snapshot",
+                        entry.asqn,
+                        snapshot_position + 1
+                    ));
                 }
             }
-            chunk.push(record);
+            for record in records {
+                self.next_position = self.next_position.max(record.position + 1);
+                if record.position <= snapshot_position {
+                    continue;
+                }
+                if record.is_command() {
+                    if !record.processed {
+                        self.unprocessed.push_back(record.clone());
+                    }
+                } else {
+                    // A result of a command: that command and everything before it is processed.
+                    while self
+                        .unprocessed
+                        .front()
+                        .is_some_and(|c| c.position <= record.source_record_position)
+                    {
+                        self.unprocessed.pop_front();
+                    }
+                }
+                self.chunk.push(record);
+            }
+            if self.chunk.len() >= REPLAY_CHUNK {
+                self.apply_chunk(engine, store)?;
+            }
         }
-        if chunk.len() >= REPLAY_CHUNK {
-            replayed.records += chunk.len() as u64;
-            apply_chunk(engine, store, &mut chunk, &mut progress)?;
-        }
+        self.apply_chunk(engine, store)?;
+        Ok(self.records - before)
     }
-    replayed.records += chunk.len() as u64;
-    apply_chunk(engine, store, &mut chunk, &mut progress)?;
-    if first && snapshot_position >= 0 {
-        // An empty log behind a snapshot: positions continue after it.
-        replayed.next_position = snapshot_position + 1;
-    }
-    Ok(replayed)
-}
 
-fn apply_chunk(
-    engine: &Engine,
-    store: &dyn Store,
-    chunk: &mut Vec<Record>,
-    progress: &mut ReplayProgress,
-) -> Result<(), String> {
-    let writes = engine
-        .replay(store, chunk.iter(), progress)
-        .map_err(|e| e.to_string())?;
-    store.write(writes).map_err(|e| e.to_string())?;
-    chunk.clear();
-    Ok(())
+    fn apply_chunk(&mut self, engine: &Engine, store: &dyn Store) -> Result<(), String> {
+        if self.chunk.is_empty() {
+            return Ok(());
+        }
+        self.records += self.chunk.len() as u64;
+        let writes = engine
+            .replay(store, self.chunk.iter(), &mut self.progress)
+            .map_err(|e| e.to_string())?;
+        store.write(writes).map_err(|e| e.to_string())?;
+        self.chunk.clear();
+        Ok(())
+    }
 }

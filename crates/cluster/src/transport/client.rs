@@ -17,25 +17,32 @@ use super::proto::internal_client::InternalClient;
 use crate::state_machine::{Snapshot, SnapshotData};
 use crate::types::{NodeId, TypeConfig, Vote};
 
-/// One channel (one HTTP/2 connection) per broker, shared by every partition group and by
-/// everything else that talks to that broker (membership, forwarded commands, commands between
-/// partitions, job streams). Channels are kept by the broker's internal address.
+/// One channel (one HTTP/2 connection) per broker, shared by every partition group, and the
+/// brokers' internal addresses as this broker knows them. A group's membership names brokers
+/// by id only: where a broker is reached is this broker's own knowledge (its contact points,
+/// or what it learns), so two brokers may reach a third by different routes.
 #[derive(Clone, Default)]
 pub struct Peers {
-    channels: Arc<Mutex<HashMap<String, Channel>>>,
+    channels: Arc<Mutex<HashMap<NodeId, (String, Channel)>>>,
+    addresses: Arc<Mutex<HashMap<NodeId, String>>>,
+    /// Channels by address, for brokers known before their id (contact points, membership).
+    by_address: Arc<Mutex<HashMap<String, Channel>>>,
 }
 
 impl Peers {
-    /// The channel to broker `node` at `addr` (`host:port` of its internal API).
-    fn channel(&self, node: NodeId, addr: &str) -> Result<Channel, String> {
-        self.channel_to(addr)
-            .map_err(|e| format!("broker {node}'s internal address {e}"))
+    /// Peers at these internal addresses (`host:port`), by node id.
+    pub fn with_addresses(addresses: impl IntoIterator<Item = (NodeId, String)>) -> Self {
+        Self {
+            channels: Arc::default(),
+            addresses: Arc::new(Mutex::new(addresses.into_iter().collect())),
+            by_address: Arc::default(),
+        }
     }
 
     /// The channel to the broker whose internal API is at `addr`, made on first use and
     /// connected lazily (and again after a failure) by tonic.
     pub fn channel_to(&self, addr: &str) -> Result<Channel, String> {
-        let mut channels = self.channels.lock().unwrap_or_else(|e| e.into_inner());
+        let mut channels = self.by_address.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(channel) = channels.get(addr) {
             return Ok(channel.clone());
         }
@@ -46,6 +53,42 @@ impl Peers {
             .connect_timeout(std::time::Duration::from_secs(2))
             .connect_lazy();
         channels.insert(addr.to_string(), channel.clone());
+        Ok(channel)
+    }
+
+    /// Broker `node` is (now) reached at `addr`.
+    pub fn set_address(&self, node: NodeId, addr: String) {
+        self.addresses
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(node, addr);
+    }
+
+    /// Where broker `node` is reached: its known address, else the one its membership gives.
+    fn address(&self, node: NodeId, membership: &str) -> String {
+        self.addresses
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&node)
+            .cloned()
+            .unwrap_or_else(|| membership.to_string())
+    }
+
+    /// The channel to broker `node` at `addr` (`host:port` of its internal API), made on first
+    /// use and connected lazily (and again after a failure) by tonic.
+    fn channel(&self, node: NodeId, addr: &str) -> Result<Channel, String> {
+        let mut channels = self.channels.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((known, channel)) = channels.get(&node)
+            && known == addr
+        {
+            return Ok(channel.clone());
+        }
+        let channel = Endpoint::from_shared(format!("http://{addr}"))
+            .map_err(|e| format!("broker {node}'s internal address '{addr}': {e}"))?
+            .tcp_nodelay(true)
+            .http2_adaptive_window(true)
+            .connect_lazy();
+        channels.insert(node, (addr.to_string(), channel.clone()));
         Ok(channel)
     }
 }
@@ -77,11 +120,14 @@ impl RaftNetworkFactory<TypeConfig> for GroupNetworkFactory {
         GroupNetwork {
             partition_id: self.partition_id,
             target,
-            client: self.peers.channel(target, &node.addr).map(|channel| {
-                InternalClient::new(channel)
-                    .max_decoding_message_size(64 * 1024 * 1024)
-                    .max_encoding_message_size(64 * 1024 * 1024)
-            }),
+            client: self
+                .peers
+                .channel(target, &self.peers.address(target, &node.addr))
+                .map(|channel| {
+                    InternalClient::new(channel)
+                        .max_decoding_message_size(64 * 1024 * 1024)
+                        .max_encoding_message_size(64 * 1024 * 1024)
+                }),
         }
     }
 }
@@ -138,7 +184,8 @@ impl RaftNetworkV2<TypeConfig> for GroupNetwork {
         rpc: AppendEntriesRequest<TypeConfig>,
         option: RPCOption,
     ) -> Result<AppendEntriesResponse<TypeConfig>, RPCError<TypeConfig>> {
-        let request = convert::append_to(self.partition_id, &rpc).map_err(malformed)?;
+        let mut request = convert::append_to(self.partition_id, &rpc).map_err(malformed)?;
+        request.to_node = self.target;
         let response = self
             .client()?
             .append_entries(with_deadline(request, &option))
@@ -152,7 +199,8 @@ impl RaftNetworkV2<TypeConfig> for GroupNetwork {
         rpc: VoteRequest<TypeConfig>,
         option: RPCOption,
     ) -> Result<VoteResponse<TypeConfig>, RPCError<TypeConfig>> {
-        let request = convert::vote_request_to(self.partition_id, &rpc);
+        let mut request = convert::vote_request_to(self.partition_id, &rpc);
+        request.to_node = self.target;
         let response = self
             .client()?
             .vote(with_deadline(request, &option))
@@ -175,6 +223,7 @@ impl RaftNetworkV2<TypeConfig> for GroupNetwork {
             vote: Some(convert::vote_to(&vote)),
             meta: Some(meta),
             data: snapshot.snapshot,
+            to_node: self.target,
         };
         let mut client = self.client().map_err(StreamingError::from)?;
         let response = client

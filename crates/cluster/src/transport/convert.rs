@@ -88,6 +88,7 @@ pub fn append_to(
         prev_log_id: log_id_to(rpc.prev_log_id.as_ref()),
         entries: rpc.entries.iter().map(entry_to).collect::<Result<_, _>>()?,
         leader_commit: log_id_to(rpc.leader_commit.as_ref()),
+        to_node: 0,
     })
 }
 
@@ -147,6 +148,7 @@ pub fn vote_request_to(partition_id: u32, rpc: &VoteRequest<TypeConfig>) -> prot
         vote: Some(vote_to(&rpc.vote)),
         last_log_id: log_id_to(rpc.last_log_id.as_ref()),
         leadership_transfer: rpc.leadership_transfer,
+        to_node: 0,
     }
 }
 

@@ -18,5 +18,15 @@ pub mod proto {
     tonic::include_proto!("beeline.internal.v1");
 }
 
+/// Serves the internal API on `listener`: every group in `groups`, as they are added.
+pub async fn serve(listener: tokio::net::TcpListener, groups: Groups) -> Result<(), String> {
+    let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+    tonic::transport::Server::builder()
+        .add_service(InternalServer::service(groups))
+        .serve_with_incoming(incoming)
+        .await
+        .map_err(|e| e.to_string())
+}
+
 /// A partition's Raft group on this broker.
 pub type PartitionRaft = openraft::Raft<crate::TypeConfig, crate::CommitNotifier>;

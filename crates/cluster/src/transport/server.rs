@@ -16,9 +16,30 @@ use super::proto::internal_server::{Internal, InternalServer as Generated};
 #[derive(Clone, Default)]
 pub struct Groups {
     groups: Arc<RwLock<HashMap<u32, PartitionRaft>>>,
+    /// This broker's node id: messages for another broker are refused.
+    node: Option<u64>,
 }
 
 impl Groups {
+    /// The groups of broker `node`, which refuse messages meant for another broker.
+    pub fn of_node(node: u64) -> Self {
+        Self {
+            groups: Arc::default(),
+            node: Some(node),
+        }
+    }
+
+    /// Refuses a message meant for another broker.
+    fn check_addressee(&self, to_node: u64) -> Result<(), Status> {
+        match self.node {
+            Some(node) if node != to_node => Err(Status::failed_precondition(format!(
+                "this is broker {node}, not broker {to_node}: the brokers' contact points must \
+                 list every broker's internal address in node id order"
+            ))),
+            _ => Ok(()),
+        }
+    }
+
     pub fn insert(&self, partition_id: u32, raft: PartitionRaft) {
         self.groups
             .write()
@@ -170,6 +191,7 @@ impl Internal for InternalServer {
         request: Request<proto::AppendEntriesRequest>,
     ) -> Result<Response<proto::AppendEntriesResponse>, Status> {
         let request = request.into_inner();
+        self.groups.check_addressee(request.to_node)?;
         let raft = self.groups.get(request.partition_id)?;
         let rpc = convert::append_from(request).map_err(malformed)?;
         let response = raft.append_entries(rpc).await.map_err(raft_failed)?;
@@ -181,6 +203,7 @@ impl Internal for InternalServer {
         request: Request<proto::VoteRequest>,
     ) -> Result<Response<proto::VoteResponse>, Status> {
         let request = request.into_inner();
+        self.groups.check_addressee(request.to_node)?;
         let raft = self.groups.get(request.partition_id)?;
         let rpc = convert::vote_request_from(request).map_err(malformed)?;
         let response = raft.vote(rpc).await.map_err(raft_failed)?;
@@ -192,6 +215,7 @@ impl Internal for InternalServer {
         request: Request<proto::InstallSnapshotRequest>,
     ) -> Result<Response<proto::InstallSnapshotResponse>, Status> {
         let request = request.into_inner();
+        self.groups.check_addressee(request.to_node)?;
         let raft = self.groups.get(request.partition_id)?;
         let vote = convert::vote_from(request.vote).map_err(malformed)?;
         let meta = convert::snapshot_meta_from(request.meta).map_err(malformed)?;

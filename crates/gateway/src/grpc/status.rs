@@ -49,6 +49,7 @@ pub fn code(error: &GatewayError) -> Code {
             PartitionError::Unavailable { .. } | PartitionError::NotLeader { .. } => {
                 Code::Unavailable
             }
+            PartitionError::Interrupted { .. } => Code::DeadlineExceeded,
         },
         GatewayError::Unavailable(_) => Code::Unavailable,
         GatewayError::Timeout { .. } => Code::DeadlineExceeded,

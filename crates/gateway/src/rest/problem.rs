@@ -104,6 +104,9 @@ impl From<GatewayError> for Problem {
                 PartitionError::Unavailable { .. } | PartitionError::NotLeader { .. } => {
                     (StatusCode::SERVICE_UNAVAILABLE, "UNAVAILABLE")
                 }
+                PartitionError::Interrupted { .. } => {
+                    (StatusCode::GATEWAY_TIMEOUT, "DEADLINE_EXCEEDED")
+                }
             },
             GatewayError::Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, "UNAVAILABLE"),
             GatewayError::Timeout { .. } => (StatusCode::GATEWAY_TIMEOUT, "DEADLINE_EXCEEDED"),

@@ -135,6 +135,35 @@ impl Shared {
     }
 }
 
+/// Makes readers of a [`FileJournal`] without holding it.
+#[derive(Debug, Clone)]
+pub struct FileReaders {
+    shared: Arc<Shared>,
+    commit: Arc<CommitIndex>,
+}
+
+impl FileReaders {
+    /// A reader of committed entries, as [`Journal::reader`].
+    pub fn reader(&self) -> FileReader {
+        FileReader::new(self.shared.clone(), Limit::Committed(self.commit.clone()))
+    }
+
+    /// A reader of every appended entry, as [`Journal::log_reader`].
+    pub fn log_reader(&self) -> FileReader {
+        FileReader::new(self.shared.clone(), Limit::Appended)
+    }
+
+    /// The journal's commit index.
+    pub fn commit_index(&self) -> Arc<CommitIndex> {
+        self.commit.clone()
+    }
+
+    /// The newest entry appended (0 when none), committed or not.
+    pub fn last_appended(&self) -> u64 {
+        self.shared.appended.load(Ordering::Acquire)
+    }
+}
+
 /// A segmented journal on disk. See the crate documentation for the guarantees.
 #[derive(Debug)]
 pub struct FileJournal {
@@ -224,6 +253,16 @@ impl FileJournal {
     }
 
     /// What recovery found when the journal was opened.
+    /// Makes readers of this journal from anywhere, also after the journal itself moved into
+    /// the Raft layer's log store (a replicated partition's processor and replayer read
+    /// through it).
+    pub fn readers(&self) -> FileReaders {
+        FileReaders {
+            shared: self.shared.clone(),
+            commit: self.commit.clone(),
+        }
+    }
+
     pub fn recovery_report(&self) -> &RecoveryReport {
         &self.report
     }

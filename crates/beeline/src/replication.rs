@@ -1,0 +1,126 @@
+//! A broker of a replicated cluster: the internal API on `--internal-port` and one Raft
+//! group per local replica, each with the stream layer's replica over it (see
+//! `beeline_stream::Partition::open_replica` and `beeline_cluster::RaftLog`).
+
+use std::sync::Arc;
+
+use beeline_cluster::transport::{Groups, Peers};
+use beeline_cluster::{ClusterSettings, RaftLog, RaftLogConfig, RaftTiming};
+use beeline_log::{FileJournalConfig, Recovery};
+use beeline_stream::{Partition, PartitionConfig, PartitionHandle, SystemClock};
+
+use crate::node::NodeError;
+
+/// How often a leader sends heartbeats, and the range its followers wait before they elect:
+/// short enough for a failover within a few seconds, long enough that a busy 2-core machine
+/// does not elect without cause.
+const HEARTBEAT_MS: u64 = 250;
+const ELECTION_TIMEOUT_MS: (u64, u64) = (1_000, 2_000);
+
+/// The broker's side of replication: its internal API server and the groups it serves.
+pub struct Replication {
+    pub settings: ClusterSettings,
+    pub groups: Groups,
+    pub peers: Peers,
+}
+
+impl Replication {
+    /// Binds the internal port and serves the Raft groups (added as their partitions open).
+    pub async fn start(
+        host: std::net::IpAddr,
+        settings: ClusterSettings,
+    ) -> Result<Self, NodeError> {
+        let address = std::net::SocketAddr::new(host, settings.internal_port);
+        let listener = tokio::net::TcpListener::bind(address)
+            .await
+            .map_err(|source| NodeError::Listen {
+                address: address.to_string(),
+                setting: "--internal-port / BEELINE_INTERNAL_PORT",
+                source,
+            })?;
+        let groups = Groups::of_node(settings.node_id);
+        let served = groups.clone();
+        tokio::spawn(async move {
+            if let Err(error) = beeline_cluster::transport::serve(listener, served).await {
+                tracing::error!(%error, "the internal API failed");
+            }
+        });
+        tracing::info!(%address, "internal API listening");
+        let peers = Peers::with_addresses(settings.member_addresses());
+        Ok(Self {
+            settings,
+            groups,
+            peers,
+        })
+    }
+
+    /// Whether this broker holds a replica of `partition`.
+    pub fn holds(&self, partition: u16) -> bool {
+        self.settings
+            .placement()
+            .iter()
+            .any(|p| p.partition_id == u32::from(partition) && p.has_replica(self.settings.node_id))
+    }
+
+    /// Opens this broker's replica of a partition: its Raft group, then the replica that
+    /// follows or leads over it.
+    pub async fn open_partition(
+        &self,
+        partition: u16,
+        dir: std::path::PathBuf,
+        journal: FileJournalConfig,
+        config: PartitionConfig,
+        open: impl FnOnce(Arc<RaftLog>, PartitionConfig) -> Result<PartitionHandle, String>
+        + Send
+        + 'static,
+    ) -> Result<PartitionHandle, String> {
+        let placement = self
+            .settings
+            .placement()
+            .into_iter()
+            .find(|p| p.partition_id == u32::from(partition))
+            .ok_or_else(|| format!("partition {partition} has no placement"))?;
+        let members = placement.replicas.iter().map(|r| r.node).collect();
+        let log = RaftLog::open(
+            RaftLogConfig {
+                node_id: self.settings.node_id,
+                partition_id: u32::from(partition),
+                journal: FileJournalConfig {
+                    recovery: Recovery::Strict,
+                    ..journal
+                },
+                timing: RaftTiming {
+                    heartbeat_ms: HEARTBEAT_MS,
+                    election_timeout_ms: ELECTION_TIMEOUT_MS,
+                },
+                members,
+            },
+            &dir,
+            self.peers.clone(),
+            &self.groups,
+        )
+        .await?;
+        tokio::task::spawn_blocking(move || open(log, config))
+            .await
+            .map_err(|e| format!("opening task failed: {e}"))?
+    }
+}
+
+/// Opens the replica over `log` with the partition's snapshots and RocksDB state.
+pub fn open_replica(
+    log: Arc<RaftLog>,
+    config: PartitionConfig,
+    snapshots: beeline_state::snapshot::SnapshotStore,
+    opener: Arc<dyn beeline_stream::StoreOpener + Send + Sync>,
+    router: Option<Arc<dyn beeline_stream::CommandRouter>>,
+) -> Result<PartitionHandle, String> {
+    Partition::open_replica(
+        config,
+        log,
+        snapshots,
+        opener,
+        Arc::new(SystemClock),
+        router,
+    )
+    .map_err(|e| e.to_string())
+}

@@ -1,0 +1,524 @@
+//! A partition's Raft group as the stream layer's [`ReplicatedLog`]: the replica reads its
+//! role from here and, while it leads, writes through [`RaftJournal`].
+//!
+//! - **Roles** come from openraft's metrics. A leader is reported as [`Role::Leader`] only once
+//!   an entry of its own term is applied (its blank entry): everything before it is then
+//!   committed and in the journal, so the replica's replay of the committed log is the whole
+//!   log. Until then it is reported as a follower.
+//! - **Writes**: [`RaftJournal::append`] hands the batch to a per-term writer task, which
+//!   proposes it with `raft.write(..).with_leader(term)`: openraft refuses it before
+//!   appending anything when the term's leadership is over. The journal index of the entry
+//!   is known in advance: the leader of a term is the only writer of normal entries, and its
+//!   log ends at its committed blank entry when it starts, so its `n`-th batch is entry
+//!   `blank + n`. Each write's outcome is checked against that index; a refusal or a
+//!   mismatch ends the term for the processor.
+//! - **Commits**: the commit notifier moves the journal's commit index when openraft applies
+//!   an entry (after a quorum has it); [`RaftFlusher::flush`] returns once the commit index
+//!   covers everything appended, so the processor's answers and side effects wait for the
+//!   quorum as they wait for the fsync on a single node.
+//! - **Leadership ends** when the metrics show another term or another state: the term's
+//!   writer stops and every later append and flush of its journal fails at once.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::path::Path;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use beeline_log::{
+    CommitIndex, Compaction, EntryKind, FileJournal, FileJournalConfig, FileReader, FileReaders,
+    Flusher, Journal,
+};
+use beeline_stream::{ReplicatedLog, Role, RoleState};
+use futures_util::StreamExt;
+use futures_util::stream::FuturesOrdered;
+use openraft::ServerState;
+use openraft::impls::{BasicNode, ProgressResponder};
+use openraft::type_config::async_runtime::watch::WatchReceiver;
+use tokio::sync::{mpsc, watch};
+
+use crate::storage::{CompactionFloor, JournalLogStore};
+use crate::transport::{GroupNetworkFactory, Groups, PartitionRaft, Peers};
+use crate::types::{Batch, NodeId, term_of};
+use crate::{CommitNotifier, TypeConfig};
+
+/// The term a replica leads, while it does.
+struct Leading {
+    term: u64,
+    over: Arc<Ended>,
+}
+
+/// Whether a term's leadership is over, with a wake-up for whoever waits for commits.
+#[derive(Default)]
+struct Ended {
+    over: AtomicBool,
+    wake: watch::Sender<()>,
+}
+
+impl Ended {
+    fn end(&self) {
+        self.over.store(true, Ordering::Release);
+        self.wake.send_replace(());
+    }
+
+    fn is_over(&self) -> bool {
+        self.over.load(Ordering::Acquire)
+    }
+}
+
+/// One partition's Raft group on this broker.
+pub struct RaftLog {
+    partition_id: u32,
+    raft: PartitionRaft,
+    readers: FileReaders,
+    roles: watch::Receiver<RoleState>,
+    leading: Arc<Mutex<Option<Leading>>>,
+    groups: Groups,
+}
+
+/// Where a replica keeps its log and how its group runs.
+pub struct RaftLogConfig {
+    pub node_id: NodeId,
+    pub partition_id: u32,
+    /// The journal's settings (`commit_recovered` is forced off: Raft decides what is
+    /// committed).
+    pub journal: FileJournalConfig,
+    pub timing: RaftTiming,
+    /// Every replica of the partition, the same on every broker. The membership names them
+    /// by id only; [`Peers`] knows where each is reached.
+    pub members: std::collections::BTreeSet<NodeId>,
+}
+
+/// How a group keeps its leader: heartbeats, and the range of time a follower waits for one
+/// before it elects (each follower picks at random within it).
+#[derive(Debug, Clone, Copy)]
+pub struct RaftTiming {
+    pub heartbeat_ms: u64,
+    pub election_timeout_ms: (u64, u64),
+}
+
+impl RaftTiming {
+    fn config(&self, partition_id: u32) -> Result<Arc<openraft::Config>, String> {
+        let config = openraft::Config {
+            cluster_name: format!("partition-{partition_id}"),
+            heartbeat_interval: self.heartbeat_ms,
+            election_timeout_min: self.election_timeout_ms.0,
+            election_timeout_max: self.election_timeout_ms.1,
+            // The partition takes its snapshots itself; the group never asks for one.
+            snapshot_policy: openraft::SnapshotPolicy::Never,
+            ..Default::default()
+        }
+        .validate()
+        .map_err(|e| format!("Raft settings: {e}"))?;
+        Ok(Arc::new(config))
+    }
+}
+
+impl RaftLog {
+    /// Opens the partition's journal in `dir/log` and its Raft records in `dir/raft`, starts
+    /// the group (initialized with `members` on first start, as every member does with the
+    /// same membership), and serves it to the other brokers through `groups`.
+    pub async fn open(
+        config: RaftLogConfig,
+        dir: &Path,
+        peers: Peers,
+        groups: &Groups,
+    ) -> Result<Arc<Self>, String> {
+        let partition_id = config.partition_id;
+        let failed = |what: &str, e: &dyn std::fmt::Display| {
+            format!("partition {partition_id}: cannot open its {what}: {e}")
+        };
+        let journal = FileJournal::open(
+            dir.join("log"),
+            FileJournalConfig {
+                commit_recovered: false,
+                ..config.journal
+            },
+        )
+        .map_err(|e| failed("log", &e))?;
+        if let Some((path, offset, reason)) = &journal.recovery_report().truncated {
+            tracing::warn!(partition = partition_id, path = %path.display(), offset, %reason, "cut a torn log tail");
+        }
+        let readers = journal.readers();
+        let notifier = CommitNotifier::new(journal.commit_index());
+        let store = JournalLogStore::open(journal, &dir.join("raft"), CompactionFloor::new(1))
+            .map_err(|e| failed("Raft records", &e))?;
+        let network = GroupNetworkFactory::new(partition_id, peers);
+        let raft_config = config.timing.config(partition_id)?;
+        let raft = PartitionRaft::new(config.node_id, raft_config, network, store, notifier)
+            .await
+            .map_err(|e| failed("Raft group", &e))?;
+        groups.insert(partition_id, raft.clone());
+        let initialized = raft
+            .is_initialized()
+            .await
+            .map_err(|e| failed("Raft group", &e))?;
+        if !initialized {
+            // Every member initializes with the same membership; all but the first are
+            // refused, which is fine.
+            let members: BTreeMap<NodeId, BasicNode> = config
+                .members
+                .into_iter()
+                .map(|node| (node, BasicNode::default()))
+                .collect();
+            if let Err(error) = raft.initialize(members).await {
+                tracing::debug!(partition = partition_id, %error, "group already initialized");
+            }
+        }
+        let (roles_tx, roles) = watch::channel(RoleState {
+            role: Role::Follower,
+            term: 0,
+            leader: None,
+        });
+        let leading = Arc::new(Mutex::new(None));
+        tokio::spawn(watch_roles(
+            raft.clone(),
+            config.node_id,
+            roles_tx,
+            leading.clone(),
+        ));
+        Ok(Arc::new(Self {
+            partition_id,
+            raft,
+            readers,
+            roles,
+            leading,
+            groups: groups.clone(),
+        }))
+    }
+
+    /// The partition's Raft group (metrics, tests).
+    pub fn raft(&self) -> &PartitionRaft {
+        &self.raft
+    }
+
+    fn leading(&self) -> std::sync::MutexGuard<'_, Option<Leading>> {
+        self.leading.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Publishes the replica's role from openraft's metrics, and ends a led term's writes when
+/// its leadership ends.
+async fn watch_roles(
+    raft: PartitionRaft,
+    node_id: NodeId,
+    roles: watch::Sender<RoleState>,
+    leading: Arc<Mutex<Option<Leading>>>,
+) {
+    let mut metrics = raft.metrics();
+    loop {
+        let (state, term, leader, applied_term) = {
+            let m = metrics.borrow_watched();
+            (
+                m.state,
+                m.current_term,
+                m.current_leader,
+                m.last_applied.as_ref().map(term_of),
+            )
+        };
+        let leads = state == ServerState::Leader && leader == Some(node_id);
+        let role = match state {
+            ServerState::Leader if leads && applied_term == Some(term) => Role::Leader,
+            ServerState::Leader | ServerState::Follower | ServerState::Candidate => Role::Follower,
+            ServerState::Learner | ServerState::Shutdown => Role::Inactive,
+        };
+        {
+            let mut current = leading.lock().unwrap_or_else(|e| e.into_inner());
+            if current.as_ref().is_some_and(|l| !leads || l.term != term)
+                && let Some(ended) = current.take()
+            {
+                ended.over.end();
+            }
+        }
+        let now = RoleState { role, term, leader };
+        roles.send_if_modified(|role| {
+            let changed = *role != now;
+            *role = now;
+            changed
+        });
+        if metrics.changed().await.is_err() {
+            break;
+        }
+    }
+    if let Some(ended) = leading.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        ended.over.end();
+    }
+    roles.send_replace(RoleState::inactive());
+}
+
+impl ReplicatedLog for RaftLog {
+    type Journal = RaftJournal;
+
+    fn roles(&self) -> watch::Receiver<RoleState> {
+        self.roles.clone()
+    }
+
+    fn lead(&self, term: u64) -> Option<RaftJournal> {
+        let now = *self.roles.borrow();
+        if now.role != Role::Leader || now.term != term {
+            return None;
+        }
+        let commit = self.readers.commit_index();
+        let last = self.readers.last_appended();
+        if last != commit.get() {
+            tracing::warn!(
+                partition = self.partition_id,
+                term,
+                appended = last,
+                committed = commit.get(),
+                "not leading: the log holds uncommitted entries beyond the term's first"
+            );
+            return None;
+        }
+        let over = Arc::new(Ended::default());
+        {
+            let mut leading = self.leading();
+            if let Some(previous) = leading.take() {
+                previous.over.end();
+            }
+            *leading = Some(Leading {
+                term,
+                over: over.clone(),
+            });
+        }
+        let (writes, queue) = mpsc::unbounded_channel();
+        tokio::spawn(write_loop(
+            self.raft.clone(),
+            self.partition_id,
+            term,
+            queue,
+            over.clone(),
+        ));
+        Some(RaftJournal {
+            writes,
+            term,
+            last_index: last,
+            last_asqn: None,
+            commit,
+            readers: self.readers.clone(),
+            over,
+        })
+    }
+
+    fn reader(&self) -> FileReader {
+        self.readers.reader()
+    }
+
+    fn commit_index(&self) -> Arc<CommitIndex> {
+        self.readers.commit_index()
+    }
+
+    fn shutdown(&self) -> Pin<Box<dyn Future<Output = ()> + Send + '_>> {
+        Box::pin(async move {
+            self.groups.remove(self.partition_id);
+            if let Err(error) = self.raft.shutdown().await {
+                tracing::warn!(partition = self.partition_id, %error, "Raft group did not stop cleanly");
+            }
+        })
+    }
+}
+
+type WriteOutcome = Result<
+    openraft::raft::ClientWriteResponse<TypeConfig>,
+    openraft::error::ClientWriteError<TypeConfig>,
+>;
+
+/// Proposes one term's batches in order and checks each outcome; ends the term at the first
+/// refusal.
+async fn write_loop(
+    raft: PartitionRaft,
+    partition: u32,
+    term: u64,
+    mut writes: mpsc::UnboundedReceiver<(Batch, u64)>,
+    over: Arc<Ended>,
+) {
+    let mut outcomes = FuturesOrdered::new();
+    let mut ended = over.wake.subscribe();
+    loop {
+        tokio::select! {
+            biased;
+            _ = ended.changed() => break,
+            Some((index, outcome)) = outcomes.next(), if !outcomes.is_empty() => {
+                let outcome: Result<WriteOutcome, _> = outcome;
+                let refusal = match outcome {
+                    Ok(Ok(written)) => {
+                        (written.log_id.index + 1 != index).then(|| {
+                            format!("entry {} was expected at {index}", written.log_id.index + 1)
+                        })
+                    }
+                    Ok(Err(error)) => Some(error.to_string()),
+                    Err(_) => Some("the group stopped".to_string()),
+                };
+                if let Some(reason) = refusal {
+                    tracing::info!(partition, term, %reason, "a write was refused; leadership ends");
+                    break;
+                }
+            }
+            write = writes.recv() => {
+                let Some((batch, index)) = write else { break };
+                let (responder, outcome) = ProgressResponder::complete_only();
+                let proposed = raft
+                    .write(batch)
+                    .with_leader(term)
+                    .responder(responder)
+                    .await;
+                if let Err(error) = proposed {
+                    tracing::info!(partition, term, %error, "the group is gone; leadership ends");
+                    break;
+                }
+                outcomes.push_back(async move { (index, outcome.await) });
+            }
+        }
+    }
+    over.end();
+}
+
+/// The journal a leader writes with in one term (see the module documentation).
+pub struct RaftJournal {
+    writes: mpsc::UnboundedSender<(Batch, u64)>,
+    term: u64,
+    last_index: u64,
+    last_asqn: Option<u64>,
+    commit: Arc<CommitIndex>,
+    readers: FileReaders,
+    over: Arc<Ended>,
+}
+
+impl RaftJournal {
+    fn term_over(&self) -> beeline_log::Error {
+        beeline_log::Error::Failed(format!("the leadership of term {} is over", self.term))
+    }
+}
+
+impl Journal for RaftJournal {
+    type Reader = FileReader;
+    type Flusher = RaftFlusher;
+
+    fn append_entry(
+        &mut self,
+        _term: u64,
+        kind: EntryKind,
+        asqn: u64,
+        data: &[u8],
+    ) -> beeline_log::Result<u64> {
+        if kind != EntryKind::Normal {
+            return Err(beeline_log::Error::Failed(
+                "a leader proposes only batches of records".into(),
+            ));
+        }
+        if self.over.is_over() {
+            return Err(self.term_over());
+        }
+        let index = self.last_index + 1;
+        let batch = Batch {
+            asqn,
+            data: data.to_vec(),
+        };
+        self.writes
+            .send((batch, index))
+            .map_err(|_| self.term_over())?;
+        self.last_index = index;
+        self.last_asqn = Some(asqn);
+        Ok(index)
+    }
+
+    fn first_index(&self) -> u64 {
+        1
+    }
+
+    fn last_index(&self) -> u64 {
+        self.last_index
+    }
+
+    fn last_asqn(&self) -> Option<u64> {
+        self.last_asqn
+    }
+
+    fn last_term(&self) -> u64 {
+        self.term
+    }
+
+    fn flusher(&self) -> RaftFlusher {
+        RaftFlusher {
+            target: self.last_index,
+            commit: self.commit.clone(),
+            over: self.over.clone(),
+            term: self.term,
+        }
+    }
+
+    fn commit_index(&self) -> Arc<CommitIndex> {
+        self.commit.clone()
+    }
+
+    fn reader(&self) -> FileReader {
+        self.readers.reader()
+    }
+
+    fn log_reader(&self) -> FileReader {
+        self.readers.log_reader()
+    }
+
+    fn truncate_after(&mut self, _index: u64) -> beeline_log::Result<()> {
+        Err(beeline_log::Error::Failed(
+            "a replicated log is truncated by its group only".into(),
+        ))
+    }
+
+    /// The group compacts its log (not yet: entries stay until snapshots can be sent to
+    /// replicas that need what a compaction would remove).
+    fn compact(&mut self, _index: u64) -> beeline_log::Result<Compaction> {
+        Ok(Compaction::default())
+    }
+
+    fn reset(&mut self, _next_index: u64) -> beeline_log::Result<()> {
+        Err(beeline_log::Error::Failed(
+            "a replicated log is reset by its group only".into(),
+        ))
+    }
+}
+
+/// Waits for the group's commit of everything a leader appended.
+#[derive(Clone)]
+pub struct RaftFlusher {
+    /// The last entry appended when the flusher was made.
+    target: u64,
+    commit: Arc<CommitIndex>,
+    over: Arc<Ended>,
+    term: u64,
+}
+
+impl Flusher for RaftFlusher {
+    /// Blocks until the commit index covers what was appended when the flusher was made
+    /// (call it off the runtime's worker threads, as the processor does); fails once the term
+    /// is over.
+    fn flush(&self) -> beeline_log::Result<u64> {
+        let target = self.target;
+        let mut commits = self.commit.subscribe();
+        let mut ended = self.over.wake.subscribe();
+        let over =
+            || beeline_log::Error::Failed(format!("the leadership of term {} is over", self.term));
+        let wait = async {
+            loop {
+                if self.over.is_over() {
+                    return Err(over());
+                }
+                let committed = *commits.borrow_and_update();
+                if committed >= target {
+                    return Ok(committed.max(self.commit.get()));
+                }
+                tokio::select! {
+                    changed = commits.changed() => if changed.is_err() { return Err(over()) },
+                    _ = ended.changed() => {}
+                }
+            }
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(handle) => handle.block_on(wait),
+            Err(_) => Err(beeline_log::Error::Failed(
+                "waiting for the group's commit needs the runtime".into(),
+            )),
+        }
+    }
+}

@@ -1,0 +1,485 @@
+//! A replica of a replicated partition: it follows the group's committed log into its own
+//! state while another replica leads, and processes from that state while it leads.
+//!
+//! - **Following**: committed entries are replayed into the replica's own state as they are
+//!   committed (recovery's replay path, kept live), so the key generator and positions stay
+//!   current; the replica takes its own snapshots on the partition's schedule. Commands are
+//!   refused with [`PartitionError::NotLeader`] before anything is written.
+//! - **Promotion**: the log reports [`Role::Leader`] only once everything before the new
+//!   term's first entry is committed; the replayer reads to the end of the committed log, and
+//!   the stream processor starts from that state as it is (no restore), with the commands
+//!   that have no results yet. Its journal proposes every batch to the group, and its commit
+//!   index is the group's quorum commit, so answers and side effects wait for a quorum.
+//! - **Demotion** (the role changes, or the group refuses a write or a commit): the processor
+//!   stops; commands written and not answered get [`PartitionError::Interrupted`] (they may
+//!   still be committed by the next leader), commands not written get
+//!   [`PartitionError::NotLeader`]. The processor's state may hold results that are never
+//!   committed, so it is dropped: the follower state is rebuilt from the latest snapshot and
+//!   the committed log (as Zeebe resets its state on leaving leadership). This costs a replay
+//!   since the last snapshot on every demotion, and leaves no way for uncommitted state to
+//!   survive; keeping uncommitted batches apart in the write-back overlay would make it
+//!   cheaper.
+//! - The inbox, control channel, metrics and role watch outlive every term, so the handle the
+//!   gateway holds stays valid across leadership changes.
+
+use std::sync::Arc;
+
+use beeline_engine::Engine;
+use beeline_log::Journal;
+use beeline_state::Store;
+use beeline_state::snapshot::SnapshotStore;
+use tokio::sync::{broadcast, mpsc, oneshot, watch};
+
+use crate::clock::Clock;
+use crate::config::{FlushPolicy, PartitionConfig};
+use crate::error::{OpenError, PartitionError};
+use crate::exporters::ExporterPositions;
+use crate::handle::{CommandRequest, Control, PartitionHandle, PartitionStatus};
+use crate::metrics::PartitionMetrics;
+use crate::processor::{Recovered, Stop, StreamProcessor};
+use crate::reader::LogStreamReader;
+use crate::recovery::{Partition, Replayer, Restored, StoreOpener, exporter_positions, restore};
+use crate::role::{ReplicatedLog, Role, RoleState};
+use crate::router::CommandRouter;
+
+type LogReader<L> = <<L as ReplicatedLog>::Journal as Journal>::Reader;
+
+/// A follower's state: the store, the engine over it, and the replayer feeding it.
+struct Follower<L: ReplicatedLog> {
+    store: Arc<dyn Store>,
+    engine: Engine,
+    replayer: Replayer<LogReader<L>>,
+}
+
+impl Partition {
+    /// Opens a replica of a replicated partition over its group's `log` and starts it on
+    /// the current Tokio runtime: it restores the latest snapshot, replays the committed log,
+    /// and then follows or leads as the group decides (see the module documentation).
+    pub fn open_replica<L: ReplicatedLog>(
+        mut config: PartitionConfig,
+        log: Arc<L>,
+        snapshots: SnapshotStore,
+        store_opener: Arc<dyn StoreOpener + Send + Sync>,
+        clock: Arc<dyn Clock>,
+        router: Option<Arc<dyn CommandRouter>>,
+    ) -> Result<PartitionHandle, OpenError> {
+        // An answer waits for the group's commit, never for a local timer.
+        config.flush = FlushPolicy::Immediate;
+        let partition = config.partition_id;
+        let follower = follow::<L>(&config, &log, &snapshots, store_opener.as_ref())?;
+        let exporters = exporter_positions(&config, follower.store.as_ref())?;
+        let (commands_tx, commands_rx) = mpsc::channel(config.inbox_capacity.max(1));
+        let (control_tx, control_rx) = mpsc::channel(16);
+        let (status_tx, status_rx) = watch::channel(PartitionStatus::Healthy);
+        let (role_tx, role_rx) = watch::channel(RoleState::inactive());
+        let metrics = Arc::new(PartitionMetrics::default());
+        let (jobs_available, _) = broadcast::channel(256);
+        let replica = Replica {
+            config,
+            log,
+            snapshots,
+            store_opener,
+            clock,
+            router,
+            metrics: metrics.clone(),
+            jobs_available: jobs_available.clone(),
+            exporters: exporters.clone(),
+            role: role_tx,
+            status: status_tx,
+            step_down: control_tx.clone(),
+        };
+        tokio::spawn(replica.run(follower, commands_rx, control_rx));
+        Ok(PartitionHandle {
+            partition_id: partition,
+            commands: commands_tx,
+            control: control_tx,
+            status: status_rx,
+            metrics,
+            jobs_available,
+            exporters,
+            role: role_rx,
+            replicated: true,
+        })
+    }
+}
+
+/// Restores the latest snapshot and replays the committed log after it.
+fn follow<L: ReplicatedLog>(
+    config: &PartitionConfig,
+    log: &L,
+    snapshots: &SnapshotStore,
+    store_opener: &dyn StoreOpener,
+) -> Result<Follower<L>, OpenError> {
+    let partition = config.partition_id;
+    let replay_error = |reason: String| OpenError::Replay { partition, reason };
+    let Restored {
+        store,
+        engine,
+        snapshot_position,
+    } = restore(config, snapshots, store_opener)?;
+    let mut replayer =
+        Replayer::new(&engine, store.as_ref(), log.reader()).map_err(replay_error)?;
+    replayer
+        .catch_up(&engine, store.as_ref())
+        .map_err(replay_error)?;
+    tracing::info!(
+        partition,
+        snapshot = snapshot_position,
+        replayed_records = replayer.records,
+        "replica restored; following the committed log"
+    );
+    Ok(Follower {
+        store,
+        engine,
+        replayer,
+    })
+}
+
+/// What ends following.
+enum Next {
+    Lead(RoleState),
+    /// Stop for good; answer `done` once stopped.
+    Stop(Option<oneshot::Sender<()>>),
+}
+
+struct Replica<L: ReplicatedLog> {
+    config: PartitionConfig,
+    log: Arc<L>,
+    snapshots: SnapshotStore,
+    store_opener: Arc<dyn StoreOpener + Send + Sync>,
+    clock: Arc<dyn Clock>,
+    router: Option<Arc<dyn CommandRouter>>,
+    metrics: Arc<PartitionMetrics>,
+    jobs_available: broadcast::Sender<String>,
+    exporters: Arc<ExporterPositions>,
+    role: watch::Sender<RoleState>,
+    status: watch::Sender<PartitionStatus>,
+    /// The control channel's sending side, to stop a leading processor.
+    step_down: mpsc::Sender<Control>,
+}
+
+impl<L: ReplicatedLog> Replica<L> {
+    async fn run(
+        self,
+        follower: Follower<L>,
+        mut commands: mpsc::Receiver<CommandRequest>,
+        mut control: mpsc::Receiver<Control>,
+    ) {
+        let partition = self.config.partition_id;
+        let mut roles = self.log.roles();
+        let mut state = Some(follower);
+        loop {
+            let mut follower = match state.take() {
+                Some(follower) => follower,
+                None => match self.rebuild().await {
+                    Ok(follower) => follower,
+                    Err(reason) => {
+                        self.fail(reason, &mut commands, &mut control).await;
+                        return;
+                    }
+                },
+            };
+            let lead = match self
+                .follow(&mut follower, &mut commands, &mut control, &mut roles)
+                .await
+            {
+                Ok(Next::Lead(lead)) => lead,
+                Ok(Next::Stop(done)) => {
+                    self.stop(Some(follower), done).await;
+                    return;
+                }
+                Err(reason) => {
+                    drop(follower);
+                    self.fail(reason, &mut commands, &mut control).await;
+                    return;
+                }
+            };
+            let Some(journal) = self.log.lead(lead.term) else {
+                state = Some(follower);
+                continue;
+            };
+            if let Err(reason) = follower
+                .replayer
+                .catch_up(&follower.engine, follower.store.as_ref())
+            {
+                drop(follower);
+                self.fail(reason, &mut commands, &mut control).await;
+                return;
+            }
+            tracing::info!(
+                partition,
+                term = lead.term,
+                position = follower.replayer.next_position - 1,
+                unprocessed = follower.replayer.unprocessed.len(),
+                "leading"
+            );
+            let Follower {
+                store,
+                engine,
+                replayer,
+            } = follower;
+            let processor = StreamProcessor::new(Recovered {
+                config: self.config.clone(),
+                journal,
+                store,
+                engine,
+                snapshots: self.snapshots.clone(),
+                clock: self.clock.clone(),
+                metrics: self.metrics.clone(),
+                // The replica reports the partition's status, not the processor of one term.
+                status: watch::channel(PartitionStatus::Healthy).0,
+                next_position: replayer.next_position,
+                unprocessed: replayer.unprocessed,
+                router: self.router.clone(),
+                jobs_available: self.jobs_available.clone(),
+                exporters: self.exporters.clone(),
+                replica: true,
+            });
+            self.role.send_replace(lead);
+            PartitionMetrics::add(&self.metrics.elections, 1);
+            let mut running = tokio::spawn(processor.run(commands, control));
+            let mut asked = false;
+            let finished = loop {
+                tokio::select! {
+                    finished = &mut running => break finished,
+                    changed = roles.changed(), if !asked => {
+                        let now = *roles.borrow_and_update();
+                        if changed.is_err() || now.role != Role::Leader || now.term != lead.term {
+                            asked = true;
+                            let reason = format!("leadership of term {} ended", lead.term);
+                            let _ = self.step_down.send(Control::StepDown(reason)).await;
+                        }
+                    }
+                }
+            };
+            let Ok(Some(finished)) = finished else {
+                tracing::error!(partition, "the stream processor task failed");
+                let _ = self.status.send(PartitionStatus::Failed(
+                    "the stream processor task failed".into(),
+                ));
+                self.role.send_replace(RoleState::inactive());
+                self.log.shutdown().await;
+                return;
+            };
+            commands = finished.commands;
+            control = finished.control;
+            self.role.send_replace(RoleState {
+                role: Role::Follower,
+                ..*roles.borrow()
+            });
+            match finished.stop {
+                Stop::Requested(done) | Stop::Halted(done) => {
+                    self.stop(None, Some(done)).await;
+                    return;
+                }
+                Stop::HandlesGone => {
+                    self.stop(None, None).await;
+                    return;
+                }
+                Stop::SteppedDown(_) => {}
+                Stop::Failed(reason) => {
+                    let now = *roles.borrow();
+                    if now.role == Role::Leader && now.term == lead.term {
+                        // Not a lost leadership: the partition cannot process. It leaves the
+                        // group so that another replica leads.
+                        self.fail(reason, &mut commands, &mut control).await;
+                        return;
+                    }
+                    tracing::info!(partition, %reason, "stepped down");
+                }
+            }
+            // `state` is None: the follower state is rebuilt from the snapshot and the
+            // committed log, without what the processor did past the commit.
+        }
+    }
+
+    /// Replays committed entries as they come, takes snapshots, and refuses commands, until
+    /// this replica may lead or is stopped.
+    async fn follow(
+        &self,
+        follower: &mut Follower<L>,
+        commands: &mut mpsc::Receiver<CommandRequest>,
+        control: &mut mpsc::Receiver<Control>,
+        roles: &mut watch::Receiver<RoleState>,
+    ) -> Result<Next, String> {
+        let partition = self.config.partition_id;
+        let mut commits = self.log.commit_index().subscribe();
+        let mut snapshot_timer = self.config.snapshot_period.map(|period| {
+            let mut interval =
+                tokio::time::interval_at(tokio::time::Instant::now() + period, period);
+            interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            interval
+        });
+        let mut roles_open = true;
+        loop {
+            let now = *roles.borrow_and_update();
+            if now.role == Role::Leader {
+                return Ok(Next::Lead(now));
+            }
+            self.role.send_if_modified(|role| {
+                let changed = *role != now;
+                *role = now;
+                changed
+            });
+            tokio::select! {
+                biased;
+                request = control.recv() => match request {
+                    Some(Control::Shutdown(done)) => {
+                        if self.config.snapshot_period.is_some()
+                            && let Err(reason) = self.snapshot(follower)
+                        {
+                            tracing::warn!(partition, %reason, "snapshot at shutdown failed");
+                        }
+                        return Ok(Next::Stop(Some(done)));
+                    }
+                    Some(Control::Halt(done)) => return Ok(Next::Stop(Some(done))),
+                    Some(Control::Snapshot(respond)) => {
+                        let _ = respond.send(self.snapshot(follower));
+                    }
+                    Some(Control::RunScheduler(respond)) => {
+                        let _ = respond.send(());
+                    }
+                    // A follower writes nothing.
+                    Some(Control::Sync(respond)) => {
+                        let _ = respond.send(Ok(()));
+                    }
+                    Some(Control::Reader(respond)) => {
+                        let reader = LogStreamReader::new(
+                            Box::new(self.log.reader()),
+                            self.log.commit_index().subscribe(),
+                        );
+                        let _ = respond.send(reader);
+                    }
+                    Some(Control::StepDown(_)) => {}
+                    None => return Ok(Next::Stop(None)),
+                },
+                changed = roles.changed(), if roles_open => {
+                    roles_open = changed.is_ok();
+                }
+                _ = commits.changed() => {
+                    follower
+                        .replayer
+                        .catch_up(&follower.engine, follower.store.as_ref())?;
+                    self.metrics.last_position.store(
+                        follower.replayer.next_position - 1,
+                        std::sync::atomic::Ordering::Relaxed,
+                    );
+                }
+                _ = tick(&mut snapshot_timer) => {
+                    if let Err(reason) = self.snapshot(follower) {
+                        tracing::warn!(partition, %reason, "snapshot failed");
+                    }
+                }
+                request = commands.recv() => match request {
+                    Some(request) => {
+                        let _ = request.respond.send(Err(PartitionError::NotLeader {
+                            partition,
+                            leader: now.leader,
+                        }));
+                    }
+                    None => return Ok(Next::Stop(None)),
+                },
+            }
+        }
+    }
+
+    /// A follower's snapshot of what it replayed (everything in it is committed).
+    fn snapshot(&self, follower: &Follower<L>) -> Result<Option<i64>, String> {
+        let store = follower.store.as_ref();
+        let position = follower
+            .engine
+            .last_processed_position(store)
+            .map_err(|e| e.to_string())?;
+        if position < 0 {
+            return Ok(None);
+        }
+        let latest = self.snapshots.latest().map_err(|e| e.to_string())?;
+        if latest.is_some_and(|s| s.position >= position) {
+            return Ok(None);
+        }
+        self.exporters
+            .persist(store)
+            .map_err(|e| format!("cannot store the exporters' positions: {e}"))?;
+        let snapshot = self
+            .snapshots
+            .take(position, store)
+            .map_err(|e| format!("cannot take a snapshot: {e}"))?;
+        PartitionMetrics::add(&self.metrics.snapshots, 1);
+        tracing::info!(
+            partition = self.config.partition_id,
+            position = snapshot.position,
+            "follower took snapshot"
+        );
+        Ok(Some(snapshot.position))
+    }
+
+    /// The follower state again, from the latest snapshot and the committed log.
+    async fn rebuild(&self) -> Result<Follower<L>, String> {
+        let config = self.config.clone();
+        let log = self.log.clone();
+        let snapshots = self.snapshots.clone();
+        let opener = self.store_opener.clone();
+        tokio::task::spawn_blocking(move || {
+            follow::<L>(&config, &log, &snapshots, opener.as_ref()).map_err(|e| e.to_string())
+        })
+        .await
+        .map_err(|e| format!("restoring the replica failed: {e}"))?
+    }
+
+    /// Leaves the group and answers `done`.
+    async fn stop(&self, follower: Option<Follower<L>>, done: Option<oneshot::Sender<()>>) {
+        drop(follower);
+        self.role.send_replace(RoleState::inactive());
+        self.log.shutdown().await;
+        let _ = self.status.send(PartitionStatus::Stopped);
+        if let Some(done) = done {
+            let _ = done.send(());
+        }
+    }
+
+    /// The replica cannot go on: it leaves the group (so another replica leads), reports
+    /// the failure and refuses everything until stopped.
+    async fn fail(
+        &self,
+        reason: String,
+        commands: &mut mpsc::Receiver<CommandRequest>,
+        control: &mut mpsc::Receiver<Control>,
+    ) {
+        let partition = self.config.partition_id;
+        tracing::error!(partition, %reason, "replica failed; leaving the group");
+        self.role.send_replace(RoleState::inactive());
+        self.log.shutdown().await;
+        let _ = self.status.send(PartitionStatus::Failed(reason.clone()));
+        let unavailable = || PartitionError::Unavailable {
+            partition,
+            reason: reason.clone(),
+        };
+        loop {
+            tokio::select! {
+                request = control.recv() => match request {
+                    Some(Control::Shutdown(done)) | Some(Control::Halt(done)) => {
+                        let _ = done.send(());
+                        return;
+                    }
+                    Some(_) => {}
+                    None => return,
+                },
+                request = commands.recv() => match request {
+                    Some(request) => {
+                        let _ = request.respond.send(Err(unavailable()));
+                    }
+                    None => return,
+                },
+            }
+        }
+    }
+}
+
+async fn tick(interval: &mut Option<tokio::time::Interval>) {
+    match interval {
+        Some(interval) => {
+            interval.tick().await;
+        }
+        None => std::future::pending().await,
+    }
+}
