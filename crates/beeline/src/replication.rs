@@ -69,6 +69,7 @@ impl Replication {
         partition: u16,
         dir: std::path::PathBuf,
         journal: FileJournalConfig,
+        snapshots: beeline_state::snapshot::SnapshotStore,
         config: PartitionConfig,
         open: impl FnOnce(Arc<RaftLog>, PartitionConfig) -> Result<PartitionHandle, String>
         + Send
@@ -94,6 +95,8 @@ impl Replication {
                     election_timeout_ms: ELECTION_TIMEOUT_MS,
                 },
                 members,
+                snapshots,
+                kept_after_snapshot: RaftLogConfig::KEPT_AFTER_SNAPSHOT,
             },
             &dir,
             self.peers.clone(),
