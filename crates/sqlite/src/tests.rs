@@ -80,6 +80,34 @@ fn a_damaged_file_is_moved_aside_and_the_store_starts_empty() {
 }
 
 #[test]
+fn a_store_of_a_newer_schema_is_refused_and_kept() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let store = SqliteStore::open(dir.path(), SqliteConfig::default()).expect("opens");
+    let path = store.path.clone();
+    store.close();
+    Connection::open(&path)
+        .expect("opens")
+        .execute("UPDATE schema_version SET version = 99", [])
+        .expect("updated");
+    let error = SqliteStore::open(dir.path(), SqliteConfig::default())
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(
+        error.contains("schema version 99, newer than this binary's"),
+        "{error}"
+    );
+    assert!(error.contains(&path.display().to_string()), "{error}");
+    let found: i64 = Connection::open(&path)
+        .expect("opens")
+        .query_row("SELECT MAX(version) FROM schema_version", [], |row| {
+            row.get(0)
+        })
+        .expect("still there");
+    assert_eq!(found, 99, "the newer store is left as it was");
+}
+
+#[test]
 fn retention_deletes_finished_instances_and_what_they_own() {
     let dir = tempfile::tempdir().expect("a directory");
     let store = SqliteStore::open(dir.path(), SqliteConfig::default()).expect("opens");
