@@ -4,6 +4,7 @@ use std::collections::VecDeque;
 use std::path::Path;
 use std::sync::Arc;
 
+use beeline_engine::state::format::Opened;
 use beeline_engine::{Engine, EngineConfig, JobPush, ReplayProgress};
 use beeline_log::{Journal, JournalReader};
 use beeline_protocol::Record;
@@ -59,15 +60,17 @@ pub(crate) fn restore(
         .latest()
         .map_err(|source| OpenError::State { partition, source })?;
     Ok(Restored {
-        store: open_state(config, snapshot.as_ref(), store_opener)?,
+        store: open_state(config, snapshots, snapshot.as_ref(), store_opener)?,
         engine: engine_for(config),
         snapshot_position: snapshot.map(|s| s.position),
     })
 }
 
-/// The state of `snapshot`, verified first, or an empty state without one.
+/// The state of `snapshot` (one of `snapshots`), verified first, or an empty state without
+/// one; in this build's state format.
 fn open_state(
     config: &PartitionConfig,
+    snapshots: &SnapshotStore,
     snapshot: Option<&Snapshot>,
     store_opener: &dyn StoreOpener,
 ) -> Result<Arc<dyn Store>, OpenError> {
@@ -76,9 +79,35 @@ fn open_state(
     if let Some(snapshot) = snapshot {
         SnapshotStore::verify(snapshot).map_err(state_error)?;
     }
-    store_opener
+    let store = store_opener
         .open(snapshot.map(|s| s.data_dir()).as_deref())
-        .map_err(state_error)
+        .map_err(state_error)?;
+    let (location, declared) = match snapshot {
+        Some(snapshot) => (
+            snapshot.path.clone(),
+            SnapshotStore::state_format(snapshot).map_err(state_error)?,
+        ),
+        None => (snapshots.dir().to_path_buf(), None),
+    };
+    match beeline_engine::state::format::open(store.as_ref(), &location, declared)
+        .map_err(state_error)?
+    {
+        Opened::Converted { from, entries } => tracing::info!(
+            partition,
+            snapshot = %location.display(),
+            from,
+            to = beeline_state::STATE_FORMAT_VERSION,
+            entries,
+            "converted the state to this build's format; the next snapshot keeps it"
+        ),
+        Opened::Marked => tracing::info!(
+            partition,
+            snapshot = %location.display(),
+            "marked the state with its format version"
+        ),
+        Opened::New | Opened::Current => {}
+    }
+    Ok(store)
 }
 
 /// The partition's engine, as its settings make it.
@@ -98,18 +127,19 @@ fn engine_for(config: &PartitionConfig) -> Engine {
 }
 
 /// A partition's state rebuilt apart from any running partition: the state of `snapshot`
-/// (verified first; an empty state without one) with every entry `reader` yields after it
-/// applied, as recovery and a follower apply them. Tools that hold replicas against each
-/// other compare what this gives for each.
+/// (one of `snapshots`, verified first; an empty state without one) with every entry `reader`
+/// yields after it applied, as recovery and a follower apply them. Tools that hold replicas
+/// against each other compare what this gives for each.
 pub fn rebuild_state<R: JournalReader>(
     config: &PartitionConfig,
+    snapshots: &SnapshotStore,
     snapshot: Option<&Snapshot>,
     store_opener: &dyn StoreOpener,
     reader: R,
 ) -> Result<Arc<dyn Store>, OpenError> {
     let partition = config.partition_id;
     let replay_error = |reason: String| OpenError::Replay { partition, reason };
-    let store = open_state(config, snapshot, store_opener)?;
+    let store = open_state(config, snapshots, snapshot, store_opener)?;
     let engine = engine_for(config);
     let mut replayer = Replayer::new(&engine, store.as_ref(), reader).map_err(replay_error)?;
     replayer

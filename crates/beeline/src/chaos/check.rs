@@ -225,8 +225,14 @@ fn digest(
     let mut config = PartitionConfig::new(partition);
     config.partition_count = partitions;
     config.max_batch_bytes = shape.max_entry_size;
-    let store = rebuild_state(&config, snapshot.as_ref(), &opener, journal.reader())
-        .map_err(|e| failed(&e))?;
+    let store = rebuild_state(
+        &config,
+        &snapshots,
+        snapshot.as_ref(),
+        &opener,
+        journal.reader(),
+    )
+    .map_err(|e| failed(&e))?;
     let mut hasher = DefaultHasher::new();
     let mut keys = 0u64;
     for item in store.scan(&[], &[]) {
