@@ -7,7 +7,7 @@ use std::rc::Rc;
 use beeline_protocol::value::ProcessInstanceRecord;
 use beeline_state::{ColumnFamily, KeyBuilder, KeyReader, Result, Transaction};
 
-use super::decode;
+use super::decode_stored;
 use super::values::ElementInstance;
 
 fn instance(key: i64) -> Vec<u8> {
@@ -67,13 +67,7 @@ impl InstanceCache {
         }
         let value: Option<Rc<ElementInstance>> = txn
             .get(&instance(key))?
-            .map(|bytes| {
-                let instance: ElementInstance = decode(ColumnFamily::ElementInstances, &bytes)?;
-                if instance.record.is_none() {
-                    return Err(super::without_record(ColumnFamily::ElementInstances, key));
-                }
-                Ok(Rc::new(instance))
-            })
+            .map(|bytes| decode_stored(ColumnFamily::ElementInstances, key, &bytes).map(Rc::new))
             .transpose()?;
         self.entries.borrow_mut().insert(
             key,
