@@ -1110,14 +1110,18 @@ mod tests {
         let cases: Vec<(ColumnFamily, Vec<u8>, Vec<u8>, Record, String)> = vec![
             (
                 ColumnFamily::ElementInstances,
-                KeyBuilder::new(ColumnFamily::ElementInstances).i64(K).build(),
+                KeyBuilder::new(ColumnFamily::ElementInstances)
+                    .i64(K)
+                    .build(),
                 instance(None, 3),
                 cancel.clone(),
                 format!("ElementInstances: the value stored for {K} has no record"),
             ),
             (
                 ColumnFamily::ElementInstances,
-                KeyBuilder::new(ColumnFamily::ElementInstances).i64(K).build(),
+                KeyBuilder::new(ColumnFamily::ElementInstances)
+                    .i64(K)
+                    .build(),
                 instance(
                     Some(ProcessInstanceRecord {
                         process_instance_key: K,

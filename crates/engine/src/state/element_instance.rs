@@ -310,6 +310,7 @@ impl<'t, 's> MutableElementInstanceState<'t, 's> {
 
 #[cfg(test)]
 mod tests {
+    use crate::state::values::ElementLifecycle;
     use beeline_state::{MemStore, Store, WriteBatch};
 
     use super::*;
@@ -329,8 +330,12 @@ mod tests {
         let mut cache = InstanceCache::default();
         {
             let mut state = MutableElementInstanceState::new(&mut seed, &cache);
-            state.create(1, &record(-1), 0).unwrap();
-            state.create(2, &record(1), 0).unwrap();
+            state
+                .create(1, &record(-1), ElementLifecycle::Activating as u32)
+                .unwrap();
+            state
+                .create(2, &record(1), ElementLifecycle::Activating as u32)
+                .unwrap();
         }
         cache.flush(&mut seed);
         seed.commit().unwrap();
@@ -376,7 +381,9 @@ mod tests {
     #[test]
     fn an_instance_created_and_removed_in_one_batch_leaves_no_write() {
         let batch = writes(|state| {
-            state.create(3, &record(1), 0).unwrap();
+            state
+                .create(3, &record(1), ElementLifecycle::Activating as u32)
+                .unwrap();
             state.update(3, |s| s.state = 2).unwrap();
             state.remove(3).unwrap();
         });
@@ -393,8 +400,12 @@ mod tests {
         let mut txn = Transaction::new(&store);
         let cache = InstanceCache::default();
         let mut state = MutableElementInstanceState::new(&mut txn, &cache);
-        state.create(1, &record(-1), 0).unwrap();
-        state.create(2, &record(1), 0).unwrap();
+        state
+            .create(1, &record(-1), ElementLifecycle::Activating as u32)
+            .unwrap();
+        state
+            .create(2, &record(1), ElementLifecycle::Activating as u32)
+            .unwrap();
         assert_eq!(state.get(1).unwrap().unwrap().active_children, 1);
         state.remove(2).unwrap();
         assert!(state.get(2).unwrap().is_none());

@@ -5,8 +5,8 @@
 use beeline_protocol::value::ProcessMessageSubscriptionRecord;
 use beeline_state::{ColumnFamily, KeyBuilder, KeyReader, Result, Transaction};
 
-use super::{decode_stored, subscription_name};
 use super::values::{StoredProcessMessageSubscription, SubscriptionLifecycle};
+use super::{decode_stored, subscription_name};
 
 fn subscription(element_instance_key: i64, message_name: &str) -> Vec<u8> {
     KeyBuilder::new(ColumnFamily::ProcessMessageSubscriptions)
