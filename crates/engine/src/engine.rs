@@ -1106,8 +1106,9 @@ mod tests {
             ProcessMessageSubscriptionIntent::Correlate,
             subscription_request.clone(),
         );
-        // (stored in, under, as, the command that reads it, what the error says)
-        let cases: Vec<(ColumnFamily, Vec<u8>, Vec<u8>, Record, String)> = vec![
+        /// Stored in, under, as, the command that reads it, what the error says.
+        type Case = (ColumnFamily, Vec<u8>, Vec<u8>, Record, String);
+        let cases: Vec<Case> = vec![
             (
                 ColumnFamily::ElementInstances,
                 KeyBuilder::new(ColumnFamily::ElementInstances)
