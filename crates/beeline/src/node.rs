@@ -79,6 +79,8 @@ pub struct NodeState {
     pub disk: Option<Arc<DiskSpace>>,
     /// The cluster as this broker sees it, in a cluster of several brokers.
     pub membership: std::sync::OnceLock<Arc<beeline_cluster::Membership>>,
+    /// This broker's Raft groups, in a replicated cluster (their metrics).
+    pub raft_groups: std::sync::OnceLock<beeline_cluster::transport::Groups>,
 }
 
 impl NodeState {
@@ -137,6 +139,7 @@ pub async fn run(config: BrokerConfig) -> Result<(), NodeError> {
         read_side: std::sync::OnceLock::new(),
         disk: disk.clone(),
         membership: std::sync::OnceLock::new(),
+        raft_groups: std::sync::OnceLock::new(),
     });
     let address = std::net::SocketAddr::new(config.host, config.monitoring_port);
     let listener = tokio::net::TcpListener::bind(address)
@@ -178,9 +181,9 @@ pub async fn run(config: BrokerConfig) -> Result<(), NodeError> {
         .cluster()
         .map_err(|e| NodeError::Cluster(e.to_string()))?;
     let replication = if settings.replication_factor > 1 {
-        Some(Arc::new(
-            Replication::start(config.host, settings.clone()).await?,
-        ))
+        let replication = Replication::start(config.host, settings.clone()).await?;
+        let _ = state.raft_groups.set(replication.groups.clone());
+        Some(Arc::new(replication))
     } else {
         None
     };
