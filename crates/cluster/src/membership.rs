@@ -110,7 +110,7 @@ impl Membership {
         self.lock().local.node_id
     }
 
-    /// The peers' channels, one per broker.
+    /// The peers' channels, one per broker, and their addresses as learnt from the brokers.
     pub fn peers(&self) -> &Peers {
         &self.peers
     }
@@ -213,6 +213,9 @@ impl Membership {
             });
         }
         check(&inner.local, &broker)?;
+        // The address book of every connection to the broker (Raft's too).
+        self.peers
+            .set_address(broker.node_id, broker.internal_address.clone());
         let now = Instant::now();
         let changed = match inner.members.get_mut(&broker.node_id) {
             Some(member) => {
