@@ -183,6 +183,7 @@ impl BrokerInfo {
             partitions: self.partitions.iter().map(|p| p.to_proto()).collect(),
             incarnation,
             revision,
+            known_brokers: Vec::new(),
         }
     }
 

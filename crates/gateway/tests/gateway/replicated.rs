@@ -41,9 +41,20 @@ use tonic::transport::Channel;
 use super::cluster::{fast, info};
 use super::{create, resource};
 
-const PARTITIONS: u16 = 3;
-const BROKERS: u64 = 3;
-const FACTOR: u32 = 3;
+/// How many brokers and partitions, with how many replicas each.
+#[derive(Clone, Copy)]
+struct Shape {
+    brokers: u64,
+    partitions: u16,
+    factor: u32,
+}
+
+/// Three brokers, three partitions, a replica of each on every broker.
+const THREE: Shape = Shape {
+    brokers: 3,
+    partitions: 3,
+    factor: 3,
+};
 
 /// Timeouts for a shared 2-core machine, not for speed.
 const TIMING: RaftTiming = RaftTiming {
@@ -63,19 +74,20 @@ struct Broker {
 }
 
 struct TestCluster {
+    shape: Shape,
     brokers: Vec<Option<Broker>>,
     dir: tempfile::TempDir,
 }
 
 /// Broker `node`'s settings: its one contact point is the broker before it, in a ring, so the
 /// brokers learn the others' addresses (Raft's too) from each other.
-fn settings(node: u64, internal: &[SocketAddr]) -> ClusterSettings {
-    let contact = internal[((node + BROKERS - 1) % BROKERS) as usize];
+fn settings(shape: Shape, node: u64, internal: &[SocketAddr]) -> ClusterSettings {
+    let contact = internal[((node + shape.brokers - 1) % shape.brokers) as usize];
     ClusterSettings {
         node_id: node,
-        cluster_size: BROKERS as u32,
-        partitions: u32::from(PARTITIONS),
-        replication_factor: FACTOR,
+        cluster_size: shape.brokers as u32,
+        partitions: u32::from(shape.partitions),
+        replication_factor: shape.factor,
         contact_points: vec![contact.to_string()],
         internal_port: internal[node as usize].port(),
         cluster_name: "test".into(),
@@ -91,9 +103,9 @@ async fn publish(membership: Arc<Membership>, handles: Vec<PartitionHandle>) {
 }
 
 impl TestCluster {
-    async fn start(config: GatewayConfig) -> Self {
+    async fn start(shape: Shape, config: GatewayConfig) -> Self {
         let mut listeners = Vec::new();
-        for _ in 0..BROKERS {
+        for _ in 0..shape.brokers {
             listeners.push(
                 tokio::net::TcpListener::bind("127.0.0.1:0")
                     .await
@@ -105,13 +117,14 @@ impl TestCluster {
             .map(|l| l.local_addr().expect("address"))
             .collect();
         let mut cluster = Self {
+            shape,
             brokers: Vec::new(),
             dir: tempfile::tempdir().expect("temporary directory"),
         };
         // Every broker's replicas open at once: a group elects once a quorum of it runs.
         let mut starting = Vec::new();
         for (node, listener) in listeners.into_iter().enumerate() {
-            let settings = settings(node as u64, &internal);
+            let settings = settings(shape, node as u64, &internal);
             let dir = cluster.dir.path().join(format!("broker-{node}"));
             starting.push(tokio::spawn(start_broker(
                 settings,
@@ -134,7 +147,7 @@ impl TestCluster {
     }
 
     fn running(&self) -> Vec<usize> {
-        (0..BROKERS as usize)
+        (0..self.shape.brokers as usize)
             .filter(|n| self.brokers[*n].is_some())
             .collect()
     }
@@ -159,7 +172,7 @@ impl TestCluster {
     /// broker's topology names it, in its term.
     async fn await_leaders(&self) {
         for _ in 0..600 {
-            let complete = (1..=PARTITIONS).all(|partition| {
+            let complete = (1..=self.shape.partitions).all(|partition| {
                 let Some(leader) = self.leader_of(partition) else {
                     return false;
                 };
@@ -191,7 +204,7 @@ impl TestCluster {
     /// else the one leading the fewest.
     fn follower_broker(&self) -> usize {
         let led = |node: usize| {
-            (1..=PARTITIONS)
+            (1..=self.shape.partitions)
                 .filter(|p| self.leader_of(*p) == Some(node))
                 .count()
         };
@@ -319,7 +332,8 @@ async fn start_broker(
     let placement = settings.placement();
     let mut slots = Vec::new();
     let mut partitions = Vec::new();
-    for id in 1..=PARTITIONS {
+    let partition_count = settings.partitions as u16;
+    for id in 1..=partition_count {
         if !mine.contains(&u32::from(id)) {
             slots.push(PartitionSlot::Elsewhere);
             continue;
@@ -345,7 +359,7 @@ async fn start_broker(
         .await
         .expect("the Raft group opens");
         let mut config = PartitionConfig::new(id);
-        config.partition_count = PARTITIONS;
+        config.partition_count = partition_count;
         config.snapshot_period = None;
         config.job_streams = Some(job_streams.clone());
         let snapshots =
@@ -430,6 +444,7 @@ fn completed(records: &[beeline_protocol::Record], instance: i64) -> bool {
 async fn create_on(
     client: &mut GatewayClient<Channel>,
     partition: u16,
+    partitions: u16,
     variables: impl Fn(usize) -> String,
 ) -> (i64, usize) {
     for attempt in 0..300 {
@@ -439,6 +454,7 @@ async fn create_on(
         {
             Ok(created) => {
                 let key = created.into_inner().process_instance_key;
+                assert!(key::partition_of(key).is_some_and(|p| p <= partitions));
                 if key::partition_of(key) == Some(partition) {
                     return (key, attempt);
                 }
@@ -495,7 +511,7 @@ fn order_process() -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_of_a_follower_broker_works_every_partition_through_a_leader_failover() {
-    let mut cluster = TestCluster::start(gateway_config()).await;
+    let mut cluster = TestCluster::start(THREE, gateway_config()).await;
     let through = cluster.follower_broker();
     let mut client = cluster.client(through).await;
 
@@ -548,9 +564,9 @@ async fn a_client_of_a_follower_broker_works_every_partition_through_a_leader_fa
         .await
         .expect("deployed");
     let mut instances = Vec::new();
-    for partition in 1..=PARTITIONS {
+    for partition in 1..=THREE.partitions {
         let order = |attempt| format!("order-{partition}-{attempt}");
-        let (key, attempt) = create_on(&mut client, partition, |attempt| {
+        let (key, attempt) = create_on(&mut client, partition, THREE.partitions, |attempt| {
             format!(r#"{{"orderId": "{}"}}"#, order(attempt))
         })
         .await;
@@ -577,7 +593,7 @@ async fn a_client_of_a_follower_broker_works_every_partition_through_a_leader_fa
     // another partition (led by any broker).
     let mut across = 0;
     for (partition, order, _) in &instances {
-        across += usize::from(message_partition(order, PARTITIONS) != *partition);
+        across += usize::from(message_partition(order, THREE.partitions) != *partition);
         client
             .publish_message(PublishMessageRequest {
                 name: "paid".into(),
@@ -631,8 +647,8 @@ async fn a_client_of_a_follower_broker_works_every_partition_through_a_leader_fa
             .await;
     }
     // New instances on every partition, from the two brokers left.
-    for partition in 1..=PARTITIONS {
-        create_on(&mut client, partition, |attempt| {
+    for partition in 1..=THREE.partitions {
+        create_on(&mut client, partition, THREE.partitions, |attempt| {
             format!(r#"{{"orderId": "after-{attempt}"}}"#)
         })
         .await;
@@ -679,9 +695,9 @@ async fn a_forwarded_command_keeps_the_callers_tenants() {
         },
         ..gateway_config()
     };
-    let cluster = TestCluster::start(config).await;
+    let cluster = TestCluster::start(THREE, config).await;
     // Through a broker that does not lead partition 1.
-    let through = (0..BROKERS as usize)
+    let through = (0..THREE.brokers as usize)
         .find(|node| cluster.leader_of(1) != Some(*node))
         .expect("a follower of partition 1");
     let mut client = cluster.client(through).await;
@@ -724,7 +740,7 @@ async fn a_forwarded_command_keeps_the_callers_tenants() {
         operation_reference: None,
     };
     let refused = client
-        .cancel_process_instance(as_user("bob", cancel.clone()))
+        .cancel_process_instance(as_user("bob", cancel))
         .await
         .expect_err("another tenant's instance");
     assert_eq!(refused.code(), tonic::Code::NotFound, "{refused:?}");
@@ -732,4 +748,82 @@ async fn a_forwarded_command_keeps_the_callers_tenants() {
         .cancel_process_instance(as_user("alice", cancel))
         .await
         .expect("its own tenant's instance is cancelled");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn five_brokers_hold_three_replicas_of_each_partition_placed_round_robin() {
+    let shape = Shape {
+        brokers: 5,
+        partitions: 5,
+        factor: 3,
+    };
+    let cluster = TestCluster::start(shape, gateway_config()).await;
+    // Each broker opened its replicas only: partition p on brokers p - 1, p, p + 1 (mod 5).
+    for node in 0..5usize {
+        let mut held: Vec<u16> = cluster
+            .broker(node)
+            .partitions
+            .iter()
+            .map(|h| h.partition_id())
+            .collect();
+        held.sort_unstable();
+        let mut want: Vec<u16> = (1..=5u16)
+            .filter(|p| (0..3).any(|j| (usize::from(*p) - 1 + j) % 5 == node))
+            .collect();
+        want.sort_unstable();
+        assert_eq!(held, want, "broker {node}");
+    }
+    // The topology, through any broker: each partition's replicas where placed, one leading.
+    let topology = cluster
+        .client(4)
+        .await
+        .topology(TopologyRequest {})
+        .await
+        .expect("topology")
+        .into_inner();
+    assert_eq!(
+        (
+            topology.cluster_size,
+            topology.partitions_count,
+            topology.replication_factor
+        ),
+        (5, 5, 3)
+    );
+    for partition in 1..=5i32 {
+        let mut replicas: Vec<(i32, i32)> = topology
+            .brokers
+            .iter()
+            .flat_map(|b| {
+                b.partitions
+                    .iter()
+                    .filter(|p| p.partition_id == partition)
+                    .map(|p| (b.node_id, p.role))
+            })
+            .collect();
+        replicas.sort_unstable();
+        let nodes: Vec<i32> = replicas.iter().map(|r| r.0).collect();
+        let mut want: Vec<i32> = (0..3).map(|j| (partition - 1 + j) % 5).collect();
+        want.sort_unstable();
+        assert_eq!(nodes, want, "partition {partition}'s replicas");
+        let leaders = replicas
+            .iter()
+            .filter(|r| r.1 == PartitionBrokerRole::Leader as i32)
+            .count();
+        assert_eq!(leaders, 1, "partition {partition} has one leader");
+    }
+    // Instances on every partition through one broker, which holds three of the five.
+    let mut client = cluster.client(0).await;
+    client
+        .deploy_resource(DeployResourceRequest {
+            resources: vec![resource("order.bpmn", &order_process())],
+            tenant_id: String::new(),
+        })
+        .await
+        .expect("deployed");
+    for partition in 1..=shape.partitions {
+        create_on(&mut client, partition, shape.partitions, |attempt| {
+            format!(r#"{{"orderId": "five-{attempt}"}}"#)
+        })
+        .await;
+    }
 }
