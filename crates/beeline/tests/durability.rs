@@ -254,6 +254,8 @@ fn acknowledged_commands_survive_kill_9() {
         // A fresh replay of the whole log...
         let engine = Engine::new(EngineConfig::new(1));
         let fresh = MemStore::new();
+        // Opened as a partition opens a new state: marked with its format version.
+        beeline_engine::state::format::open(&fresh, Path::new("replayed"), None).unwrap();
         let mut progress = ReplayProgress {
             snapshot_position: -1,
             last_processed_position: -1,
@@ -295,6 +297,8 @@ fn acknowledged_commands_survive_kill_9() {
         // After recovery processed the tail, the log and the state agree again.
         let records = read_log(dir.path());
         let fresh = MemStore::new();
+        // Opened as a partition opens a new state: marked with its format version.
+        beeline_engine::state::format::open(&fresh, Path::new("replayed"), None).unwrap();
         let mut progress = ReplayProgress {
             snapshot_position: -1,
             last_processed_position: -1,

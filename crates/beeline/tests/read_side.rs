@@ -737,3 +737,205 @@ fn every_search_form(args: &[&str]) {
     assert!(status.contains(" 404 "), "{status} {body}");
     assert_eq!(body["title"], "NOT_FOUND");
 }
+
+/// An order process: its start event and its first user task link the form `order`, its
+/// second user task has none.
+const ORDER: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
+<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:zeebe="http://camunda.org/schema/zeebe/1.0" id="d" targetNamespace="t">
+  <bpmn:process id="read-side-order" isExecutable="true">
+    <bpmn:startEvent id="start"><bpmn:extensionElements><zeebe:formDefinition formId="order"/></bpmn:extensionElements></bpmn:startEvent>
+    <bpmn:sequenceFlow id="f1" sourceRef="start" targetRef="fill"/>
+    <bpmn:userTask id="fill"><bpmn:extensionElements><zeebe:userTask/><zeebe:formDefinition formId="order"/></bpmn:extensionElements></bpmn:userTask>
+    <bpmn:sequenceFlow id="f2" sourceRef="fill" targetRef="check"/>
+    <bpmn:userTask id="check"><bpmn:extensionElements><zeebe:userTask/></bpmn:extensionElements></bpmn:userTask>
+    <bpmn:sequenceFlow id="f3" sourceRef="check" targetRef="end"/>
+    <bpmn:endEvent id="end"/>
+  </bpmn:process>
+</bpmn:definitions>"#;
+
+fn order_form(label: &str) -> String {
+    format!(
+        r#"{{"id":"order","type":"default","schemaVersion":16,"components":[{{"type":"textfield","key":"item","label":"{label}"}}]}}"#
+    )
+}
+
+#[test]
+fn forms_of_user_tasks_and_start_events_are_read_from_the_store() {
+    forms_are_read(&[]);
+}
+
+#[test]
+fn forms_of_user_tasks_and_start_events_are_read_from_postgres() {
+    let Some(server) = beeline_postgres::testkit::Server::start() else {
+        return;
+    };
+    let url = server.database().expect("a database");
+    forms_are_read(&[
+        "--secondary-storage",
+        "postgres",
+        "--secondary-storage-url",
+        &url,
+    ]);
+}
+
+fn forms_are_read(args: &[&str]) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let broker = Broker::start(&dir.path().join("data"), args);
+    deploy_xml(&broker, dir.path(), "order.form", &order_form("Item"));
+    deploy_xml(&broker, dir.path(), "order.bpmn", ORDER);
+    deploy(&broker, dir.path());
+    let (status, body) = json(
+        broker.rest,
+        "POST",
+        "/v2/process-instances",
+        r#"{"processDefinitionId":"read-side-order"}"#,
+    );
+    assert!(status.contains(" 200 "), "{status} {body}");
+    let instance = body["processInstanceKey"]
+        .as_str()
+        .expect("a key")
+        .to_owned();
+    // The definitions, and the instance's first user task once it is searchable.
+    let started = Instant::now();
+    let (task, definitions) = loop {
+        let (_, tasks) = search(
+            &broker,
+            "user-tasks",
+            &format!(r#"{{"filter":{{"processInstanceKey":"{instance}"}}}}"#),
+        );
+        let (_, definitions) = search(&broker, "process-definitions", "{}");
+        if let Some(task) = tasks["items"].get(0)
+            && definitions["page"]["totalItems"] == 2
+        {
+            break (task.clone(), definitions);
+        }
+        assert!(started.elapsed() < Duration::from_secs(20), "{tasks}");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let definition = |id: &str| -> Value {
+        definitions["items"]
+            .as_array()
+            .expect("items")
+            .iter()
+            .find(|d| d["processDefinitionId"] == id)
+            .cloned()
+            .expect("the definition")
+    };
+    let (order, plain) = (definition("read-side-order"), definition("read-side"));
+    assert_eq!(order["hasStartForm"], true, "{order}");
+    assert_eq!(plain["hasStartForm"], false, "{plain}");
+    let (_, with_form) = search(
+        &broker,
+        "process-definitions",
+        r#"{"filter":{"hasStartForm":true}}"#,
+    );
+    assert_eq!(with_form["page"]["totalItems"], 1, "{with_form}");
+
+    // The user task's form: FormResult with the schema as an object.
+    let task_key = task["userTaskKey"].as_str().expect("a key");
+    let (status, form) = json(
+        broker.rest,
+        "GET",
+        &format!("/v2/user-tasks/{task_key}/form"),
+        "",
+    );
+    assert!(status.contains(" 200 "), "{status} {form}");
+    assert_eq!(form["formId"], "order", "{form}");
+    assert_eq!(form["version"], 1, "{form}");
+    assert_eq!(form["tenantId"], "<default>", "{form}");
+    assert_eq!(form["formKey"], task["formKey"], "{form} {task}");
+    assert_eq!(form["schema"]["components"][0]["label"], "Item", "{form}");
+
+    // The start form, by the latest version of `order`: a new version of the form is what
+    // the definition's start form is now.
+    let order_key = order["processDefinitionKey"].as_str().expect("a key");
+    let start_form = |expected_version: i64| -> Value {
+        let started = Instant::now();
+        loop {
+            let (status, form) = json(
+                broker.rest,
+                "GET",
+                &format!("/v2/process-definitions/{order_key}/form"),
+                "",
+            );
+            assert!(status.contains(" 200 "), "{status} {form}");
+            if form["version"] == expected_version {
+                return form;
+            }
+            assert!(started.elapsed() < Duration::from_secs(20), "{form}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    assert_eq!(start_form(1)["formKey"], form["formKey"]);
+    deploy_xml(&broker, dir.path(), "order.form", &order_form("Article"));
+    let newer = start_form(2);
+    assert_eq!(
+        newer["schema"]["components"][0]["label"], "Article",
+        "{newer}"
+    );
+    assert_ne!(newer["formKey"], form["formKey"], "{newer}");
+    // The task keeps the version it was created with.
+    let (_, again) = json(
+        broker.rest,
+        "GET",
+        &format!("/v2/user-tasks/{task_key}/form"),
+        "",
+    );
+    assert_eq!(again["version"], 1, "{again}");
+
+    // No form: 204. Unknown keys: 404 problem+json.
+    let plain_key = plain["processDefinitionKey"].as_str().expect("a key");
+    let (status, _) = request(
+        broker.rest,
+        "GET",
+        &format!("/v2/process-definitions/{plain_key}/form"),
+        "",
+    )
+    .expect("answers");
+    assert!(status.contains(" 204 "), "{status}");
+    let (_, body) = json(
+        broker.rest,
+        "POST",
+        &format!("/v2/user-tasks/{task_key}/completion"),
+        "{}",
+    );
+    let started = Instant::now();
+    let check = loop {
+        let (_, tasks) = search(
+            &broker,
+            "user-tasks",
+            &format!(r#"{{"filter":{{"processInstanceKey":"{instance}","elementId":"check"}}}}"#),
+        );
+        if let Some(task) = tasks["items"].get(0) {
+            break task["userTaskKey"].as_str().expect("a key").to_owned();
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "{tasks} {body}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let (status, _) = request(
+        broker.rest,
+        "GET",
+        &format!("/v2/user-tasks/{check}/form"),
+        "",
+    )
+    .expect("answers");
+    assert!(status.contains(" 204 "), "{status}");
+    for path in [
+        "/v2/user-tasks/123456789/form",
+        "/v2/process-definitions/123456789/form",
+    ] {
+        let (head, text) = exchange(broker.rest, "GET", path, "").expect("answers");
+        assert!(head.contains(" 404 "), "{head}\n{text}");
+        assert!(
+            head.to_ascii_lowercase()
+                .contains("content-type: application/problem+json"),
+            "{head}"
+        );
+        let problem: Value = serde_json::from_str(&text).expect("JSON");
+        assert_eq!(problem["status"], 404, "{problem}");
+        assert_eq!(problem["instance"], path, "{problem}");
+    }
+}

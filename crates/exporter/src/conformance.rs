@@ -9,6 +9,9 @@
 //! - **at least once after a crash**: a partition and exporter killed mid-stream lose nothing,
 //!   and what the target holds afterwards still equals the reference;
 //! - **idempotent re-delivery**: the same records delivered again change nothing;
+//! - **a store that lost commits** (holds a position below the acknowledged one) is given
+//!   again what it lacks, and compaction waits for it ([`rebuilds_what_the_store_lost`], for
+//!   targets a test can roll back);
 //! - **compaction** waits for the slowest configured exporter and is released when it moves on
 //!   or is removed from the configuration.
 #![allow(
@@ -114,6 +117,68 @@ pub fn restarts_after_the_acknowledged_position<S: Subject>(new_subject: &impl F
         "a restarted exporter goes on after its acknowledged position {acknowledged}"
     );
     assert_eq!(subject.contents(), reference(new_subject, &log));
+}
+
+/// A target that lost its newest commits after they were acknowledged (SQLite after a power
+/// loss, PostgreSQL with fsync off after a crash) holds a position below the partition's
+/// acknowledged one. The next open goes on after the target's own position, moves the
+/// partition's position back to it (so compaction keeps those records), and the target ends
+/// up holding what the reference holds. `save` takes a copy of the target; `restore` puts it
+/// back, as the loss would.
+pub fn rebuilds_what_the_store_lost<S: Subject, T>(
+    new_subject: &impl Fn() -> S,
+    save: impl Fn(&S) -> T,
+    restore: impl Fn(&S, T),
+) {
+    let subject = new_subject();
+    let id = subject.exporter().id().to_owned();
+    let harness = harness_with(&[&id]);
+    let mut log = Log::default();
+    workload(&harness, 0);
+    let (task, _) = start(&harness, &subject);
+    let kept = log.collect(&harness);
+    wait_for_acknowledged(&task, kept);
+    harness.block_on(task.stop());
+    let saved = save(&subject);
+    workload(&harness, 1);
+    let (task, _) = start(&harness, &subject);
+    let last = log.collect(&harness);
+    wait_for_acknowledged(&task, last);
+    harness.block_on(task.stop());
+    let position = harness
+        .partition(1)
+        .exporter_positions()
+        .get(&id)
+        .expect("configured");
+    assert_eq!(position.get(), last);
+    restore(&subject, saved);
+
+    let (task, delivered, first) = start_probed(&harness, &subject);
+    let started = Instant::now();
+    while delivered.lock().unwrap().last().copied() != Some(last) {
+        assert!(started.elapsed() < PATIENCE, "not delivered again in time");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    wait_for_acknowledged(&task, last);
+    harness.block_on(task.stop());
+    assert_eq!(
+        *first.lock().unwrap(),
+        Some(kept),
+        "when the first record is given again, the partition's position is back at what the \
+         target holds, so that compaction keeps what it lacks"
+    );
+    let delivered = delivered.lock().unwrap().clone();
+    assert_eq!(
+        delivered.first().copied(),
+        Some(kept + 1),
+        "the exporter goes on after what the target holds ({kept}), not after what was \
+         acknowledged ({last})"
+    );
+    assert_eq!(
+        subject.contents(),
+        reference(new_subject, &log.records()),
+        "the target holds everything again"
+    );
 }
 
 pub fn loses_nothing_when_killed<S: Subject>(new_subject: &impl Fn() -> S) {
@@ -267,10 +332,13 @@ impl Log {
     }
 }
 
-/// An exporter that notes each position it is given, then hands the record on.
+/// An exporter that notes each position it is given, then hands the record on; and the
+/// acknowledged position when the first record came.
 pub struct Probe<E> {
     inner: E,
     delivered: Arc<Mutex<Vec<i64>>>,
+    controller: Option<Controller>,
+    first: Arc<Mutex<Option<i64>>>,
 }
 
 impl<E: Exporter> Exporter for Probe<E> {
@@ -279,10 +347,15 @@ impl<E: Exporter> Exporter for Probe<E> {
     }
 
     async fn open(&mut self, controller: Controller) -> Result<Option<i64>, ExportError> {
+        self.controller = Some(controller.clone());
         self.inner.open(controller).await
     }
 
     async fn export(&mut self, record: &Record) -> Result<(), ExportError> {
+        if let Some(controller) = &self.controller {
+            let mut first = self.first.lock().unwrap_or_else(|e| e.into_inner());
+            first.get_or_insert(controller.acknowledged());
+        }
         self.inner.export(record).await?;
         self.delivered
             .lock()
@@ -306,10 +379,24 @@ fn harness_with(exporters: &[&str]) -> Harness {
 }
 
 fn start<S: Subject>(harness: &Harness, subject: &S) -> (ExporterTask, Arc<Mutex<Vec<i64>>>) {
+    let (task, delivered, _) = start_probed(harness, subject);
+    (task, delivered)
+}
+
+/// Starts a director over `subject`: the positions it delivers, and the acknowledged position
+/// when the first came.
+#[allow(clippy::type_complexity, reason = "a test helper's three handles")]
+fn start_probed<S: Subject>(
+    harness: &Harness,
+    subject: &S,
+) -> (ExporterTask, Arc<Mutex<Vec<i64>>>, Arc<Mutex<Option<i64>>>) {
     let delivered = Arc::new(Mutex::new(Vec::new()));
+    let first = Arc::new(Mutex::new(None));
     let probe = Probe {
         inner: subject.exporter(),
         delivered: delivered.clone(),
+        controller: None,
+        first: first.clone(),
     };
     let partition = harness.partition(1).clone();
     let config = DirectorConfig {
@@ -320,7 +407,7 @@ fn start<S: Subject>(harness: &Harness, subject: &S) -> (ExporterTask, Arc<Mutex
     let task = harness
         .block_on(async move { crate::Director::spawn(partition, probe, config) })
         .expect("the exporter is configured");
-    (task, delivered)
+    (task, delivered, first)
 }
 
 fn wait_for_acknowledged(task: &ExporterTask, position: i64) {

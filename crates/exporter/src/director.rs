@@ -205,15 +205,20 @@ impl<E: Exporter> Run<E> {
             }
             Some(held) => {
                 if held < acknowledged {
+                    // Deleted, restored from a backup, or its newest commits lost (a power
+                    // loss, a server with fsync off): what it lacks is exported again, and
+                    // compaction waits for it.
                     tracing::warn!(
                         partition,
                         exporter = self.metrics.exporter,
                         held,
                         acknowledged,
-                        "the store holds less than was acknowledged (deleted or restored): rebuilding it from the log"
+                        "the store holds less than was acknowledged (deleted, restored or its newest commits lost): exporting again from what it holds"
                     );
+                    controller.rewind(held);
+                } else {
+                    controller.acknowledge(held);
                 }
-                controller.acknowledge(held);
                 held
             }
             None => acknowledged,

@@ -3,7 +3,8 @@
 //!
 //! ```text
 //! partition log (committed) ─▶ Director (a task per partition and exporter)
-//!                                 open: resume after max(partition's position, exporter's own)
+//!                                 open: resume after the exporter's own position (the
+//!                                 partition's where it keeps none)
 //!                                 export(record) … flush() at most once per interval, and on each tick
 //!                                 an error: the same call again after a back-off, never a skip
 //! exporter ─ Controller::acknowledge(position) ─▶ partition state (persisted with snapshots)
@@ -67,6 +68,12 @@ impl Controller {
     /// lower position than the last acknowledged one is ignored.
     pub fn acknowledge(&self, position: i64) {
         self.position.acknowledge(position);
+    }
+
+    /// Back to `position` when the exporter's target holds less than was acknowledged, so that
+    /// compaction keeps what it must be given again.
+    pub(crate) fn rewind(&self, position: i64) {
+        self.position.rewind(position);
     }
 
     /// The last acknowledged position (`-1` when none).

@@ -10,7 +10,7 @@ use crate::conformance::{self, Subject};
 use crate::{Controller, ExportError, Exporter};
 
 /// A store: the latest intent of each (value type, key), and the position it holds.
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct Target {
     rows: BTreeMap<(String, i64), String>,
     position: Option<i64>,
@@ -120,4 +120,13 @@ fn a_store_in_memory_conforms() {
 fn an_exporter_that_keeps_failing_gets_every_record_in_order_all_the_same() {
     conformance::delivers_every_record_in_order(&|| subject(3));
     conformance::loses_nothing_when_killed(&|| subject(4));
+}
+
+#[test]
+fn a_store_in_memory_that_lost_its_newest_commits_gets_them_again() {
+    conformance::rebuilds_what_the_store_lost(
+        &|| subject(0),
+        |subject| subject.target.lock().unwrap().clone(),
+        |subject, saved| *subject.target.lock().unwrap() = saved,
+    );
 }

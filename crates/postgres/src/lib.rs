@@ -257,10 +257,12 @@ async fn migrate(client: &mut Client, name: &str) -> Result<(), Error> {
                 found,
             });
         }
-        // Version 1 lacked tables, which the schema statements above created, and version 2
-        // a column.
+        // Tables missing from an older version were created by the schema statements above;
+        // its missing columns are added here.
         Some(found) if found < SCHEMA_VERSION => {
-            tx.execute(sql::UPGRADE_TO_3, &[]).await.map_err(failed)?;
+            for statement in sql::upgrade(Dialect::Postgres, found) {
+                tx.execute(statement.as_str(), &[]).await.map_err(failed)?;
+            }
             tx.execute("UPDATE schema_version SET version = $1", &[&SCHEMA_VERSION])
                 .await
                 .map_err(failed)?;

@@ -8,9 +8,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use beeline_protocol::value::{
-    DecisionEvaluationRecord, DecisionRecord, DecisionRequirementsRecord, IncidentRecord,
-    JobBatchRecord, JobRecord, ProcessInstanceCreationRecord, ProcessInstanceRecord, ProcessRecord,
-    UserTaskRecord, VariableRecord,
+    DecisionEvaluationRecord, DecisionRecord, DecisionRequirementsRecord, FormRecord,
+    IncidentRecord, JobBatchRecord, JobRecord, ProcessInstanceCreationRecord,
+    ProcessInstanceRecord, ProcessRecord, UserTaskRecord, VariableRecord,
 };
 use beeline_protocol::{Record, ValueType};
 
@@ -23,6 +23,17 @@ pub struct DefinitionNames {
     pub version_tag: String,
     /// Element id -> name, for the elements that have one.
     pub elements: HashMap<String, String>,
+    /// The form linked to the process's none start event (`zeebe:formDefinition formId`).
+    pub start_form: Option<StartForm>,
+}
+
+/// A start event's linked form: which form, and which of its versions (`bindingType`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StartForm {
+    pub form_id: String,
+    /// `latest`, `deployment` or `versionTag`.
+    pub binding: &'static str,
+    pub version_tag: Option<String>,
 }
 
 impl DefinitionNames {
@@ -40,6 +51,7 @@ impl DefinitionNames {
                 .find(|p| p.bpmn_process_id == bpmn_process_id)
         {
             names.name = process.name.clone();
+            names.start_form = start_form(process);
             for element in process.elements() {
                 if let Some(name) = &element.name {
                     names.elements.insert(element.id.clone(), name.clone());
@@ -48,6 +60,26 @@ impl DefinitionNames {
         }
         names
     }
+}
+
+/// The form a process's none start event links by `formId` (a `formKey` names a form the
+/// application renders itself, which the form endpoints do not serve).
+fn start_form(process: &beeline_bpmn::model::Process) -> Option<StartForm> {
+    use beeline_bpmn::model::{BindingType, ElementData};
+    let start = process.root().scope.as_ref()?.none_start_event?;
+    let ElementData::StartEvent(event) = &process.element(start)?.data else {
+        return None;
+    };
+    let form = event.form.as_ref()?;
+    Some(StartForm {
+        form_id: form.form_id.clone()?,
+        binding: match form.binding_type {
+            BindingType::Latest => "latest",
+            BindingType::Deployment => "deployment",
+            BindingType::VersionTag => "versionTag",
+        },
+        version_tag: form.version_tag.clone(),
+    })
 }
 
 /// The process definitions a partition's exporter knows, shared by the partitions' folds.
@@ -139,6 +171,11 @@ impl Projection {
                     self.user_task(record, task, intent, batch);
                 }
             }
+            ValueType::Form if intent == "CREATED" || intent == "DELETED" => {
+                if let Some(form) = record.value_as::<FormRecord>() {
+                    form_row(record, form, intent == "DELETED", batch);
+                }
+            }
             _ => {}
         }
     }
@@ -156,6 +193,7 @@ impl Projection {
             .write()
             .unwrap_or_else(|e| e.into_inner())
             .insert(process.process_definition_key, names.clone());
+        let start_form = names.start_form.as_ref();
         batch.fold(
             index::PROCESS_DEFINITION,
             vec![
@@ -169,6 +207,12 @@ impl Projection {
                 Value::Text(String::from_utf8_lossy(&process.resource).into_owned()),
                 Value::Int(i64::from(record.partition_id)),
                 Value::Int(record.position),
+                Value::Int(process.deployment_key),
+                start_form.map_or(Value::Null, |f| Value::text(&f.form_id)),
+                start_form.map_or(Value::Null, |f| Value::text(f.binding)),
+                start_form
+                    .and_then(|f| f.version_tag.as_deref())
+                    .map_or(Value::Null, Value::text),
             ],
         );
     }
@@ -584,6 +628,31 @@ fn evaluation_rows(
             ],
         );
     }
+}
+
+/// A deployed form: its schema (the form's JSON) as text. A deleted form keeps its row,
+/// marked, so that nothing resolves to it any more.
+fn form_row(record: &Record, form: &FormRecord, deleted: bool, batch: &mut Batch) {
+    batch.fold(
+        index::FORM,
+        vec![
+            Value::Int(form.form_key),
+            Value::text(&form.form_id),
+            Value::Int(i64::from(form.version)),
+            optional(&form.version_tag),
+            Value::text(&form.resource_name),
+            if deleted {
+                Value::Null
+            } else {
+                Value::Text(String::from_utf8_lossy(&form.resource).into_owned())
+            },
+            Value::text(&form.tenant_id),
+            Value::Int(form.deployment_key),
+            Value::Int(i64::from(deleted)),
+            Value::Int(i64::from(record.partition_id)),
+            Value::Int(record.position),
+        ],
+    );
 }
 
 #[cfg(test)]

@@ -555,7 +555,12 @@ pub static PROCESS_DEFINITIONS: Entity = Entity {
         field!("versionTag", "t.version_tag", Kind::Str),
         field!("processDefinitionId", "t.bpmn_process_id", Kind::Str),
         field!("tenantId", "t.tenant_id", Kind::Str),
-        field!("hasStartForm", "0", Kind::Bool, no_sort),
+        field!(
+            "hasStartForm",
+            "(CASE WHEN t.start_form_id IS NULL THEN 0 ELSE 1 END)",
+            Kind::Bool,
+            no_sort
+        ),
         field!(
             "isLatestVersion",
             "(CASE WHEN t.version = (SELECT MAX(d.version) FROM process_definition d WHERE d.bpmn_process_id = t.bpmn_process_id AND d.tenant_id = t.tenant_id) THEN 1 ELSE 0 END)",
@@ -576,6 +581,43 @@ pub static PROCESS_DEFINITION_XML: Entity = Entity {
         field!("processDefinitionKey", "t.key", Kind::Key),
         field!("xml", "t.xml", Kind::Str),
         field!("tenantId", "t.tenant_id", Kind::Str, filter_only),
+    ],
+};
+
+/// The form a process definition's start event links, apart from the search fields.
+pub static PROCESS_DEFINITION_START_FORM: Entity = Entity {
+    name: "process-definitions",
+    table: "process_definition",
+    key: "processDefinitionKey",
+    variable_filters: &[],
+    or: false,
+    fields: &[
+        field!("processDefinitionKey", "t.key", Kind::Key),
+        field!("formId", "t.start_form_id", Kind::Str),
+        field!("bindingType", "t.start_form_binding", Kind::Str),
+        field!("versionTag", "t.start_form_version_tag", Kind::Str),
+        field!("deploymentKey", "t.deployment_key", Kind::Key),
+        field!("tenantId", "t.tenant_id", Kind::Str),
+    ],
+};
+
+/// Deployed forms (the user task and start form endpoints read them; there is no form
+/// search in the API).
+pub static FORMS: Entity = Entity {
+    name: "forms",
+    table: "form",
+    key: "formKey",
+    variable_filters: &[],
+    or: false,
+    fields: &[
+        field!("formKey", "t.key", Kind::Key),
+        field!("formId", "t.form_id", Kind::Str),
+        field!("version", "t.version", Kind::Int),
+        field!("schema", "t.schema", Kind::Json),
+        field!("tenantId", "t.tenant_id", Kind::Str),
+        field!("versionTag", "t.version_tag", Kind::Str, filter_only),
+        field!("deploymentKey", "t.deployment_key", Kind::Key, filter_only),
+        field!("deleted", "COALESCE(t.deleted, 0)", Kind::Bool, filter_only),
     ],
 };
 

@@ -109,6 +109,8 @@ tables! {
     PROCESS_DEFINITION = 0: "process_definition" keys 1 [
         int("key"), text("bpmn_process_id"), text("name"), int("version"), text("version_tag"),
         text("resource_name"), text("tenant_id"), text("xml"), int("partition_id"), int("position"),
+        int("deployment_key"), text("start_form_id"), text("start_form_binding"),
+        text("start_form_version_tag"),
     ] indexes [("process_definition_by_id", "bpmn_process_id, version")];
     PROCESS_INSTANCE = 1: "process_instance" keys 1 [
         int("key"), text("bpmn_process_id"), int("process_definition_key"), int("version"),
@@ -198,6 +200,11 @@ tables! {
         ("user_task_by_instance", "process_instance_key"),
         ("user_task_by_state", "state, assignee"),
     ];
+    FORM = 11: "form" keys 1 [
+        int("key"), text("form_id"), int("version"), text("version_tag"), text("resource_name"),
+        text("schema"), text("tenant_id"), int("deployment_key"), int("deleted"),
+        int("partition_id"), int("position"),
+    ] indexes [("form_by_id", "form_id, tenant_id, version")];
 }
 
 /// The tables that belong to a process instance (by `process_instance_key`) and go with it.
@@ -223,7 +230,7 @@ pub struct Batch {
     rows: usize,
 }
 
-pub const TABLE_COUNT: usize = 11;
+pub const TABLE_COUNT: usize = 12;
 const _: () = assert!(TABLES.len() == TABLE_COUNT);
 
 impl Default for Batch {

@@ -35,11 +35,34 @@ pub struct Statement {
 
 /// The version of the schema below; stored in `schema_version`. Version 2 added
 /// `user_task` (created by the schema's `IF NOT EXISTS` statements over a version 1 store),
-/// version 3 `process_instance.tags` ([`UPGRADE_TO_3`]).
-pub const SCHEMA_VERSION: i64 = 3;
+/// version 3 `process_instance.tags`, version 4 `form` and the start form of
+/// `process_definition` ([`upgrade`]).
+pub const SCHEMA_VERSION: i64 = 4;
 
-/// What a store of version 1 or 2 runs to reach version 3 (after the schema's statements).
-pub const UPGRADE_TO_3: &str = "ALTER TABLE process_instance ADD COLUMN tags TEXT";
+/// What a store of version `found` runs to reach [`SCHEMA_VERSION`], after the schema's
+/// statements (which create the tables that are missing, but not the columns).
+pub fn upgrade(dialect: Dialect, found: i64) -> Vec<String> {
+    let mut statements = Vec::new();
+    if found < 3 {
+        statements.push("ALTER TABLE process_instance ADD COLUMN tags TEXT".to_owned());
+    }
+    if found < 4 {
+        statements.push(format!(
+            "ALTER TABLE process_definition ADD COLUMN deployment_key {}",
+            dialect.int_type()
+        ));
+        for column in [
+            "start_form_id",
+            "start_form_binding",
+            "start_form_version_tag",
+        ] {
+            statements.push(format!(
+                "ALTER TABLE process_definition ADD COLUMN {column} TEXT"
+            ));
+        }
+    }
+    statements
+}
 
 /// Statements that create the schema where it is missing.
 pub fn schema(dialect: Dialect) -> Vec<String> {

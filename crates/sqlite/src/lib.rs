@@ -274,10 +274,12 @@ fn migrate(connection: &Connection) -> Result<(), Migration> {
         Some(found) if found > SCHEMA_VERSION => {
             return Err(Migration(rusqlite::Error::InvalidQuery, Some(found)));
         }
-        // Version 1 lacked tables, which the schema statements above created, and version 2
-        // a column.
+        // Tables missing from an older version were created by the schema statements above;
+        // its missing columns are added here.
         Some(found) if found < SCHEMA_VERSION => {
-            connection.execute(sql::UPGRADE_TO_3, []).map_err(error)?;
+            for statement in sql::upgrade(Dialect::Sqlite, found) {
+                connection.execute(&statement, []).map_err(error)?;
+            }
             connection
                 .execute("UPDATE schema_version SET version = ?1", [SCHEMA_VERSION])
                 .map_err(error)?;

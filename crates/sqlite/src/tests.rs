@@ -80,6 +80,34 @@ fn a_damaged_file_is_moved_aside_and_the_store_starts_empty() {
 }
 
 #[test]
+fn a_store_of_a_newer_schema_is_refused_and_kept() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let store = SqliteStore::open(dir.path(), SqliteConfig::default()).expect("opens");
+    let path = store.path.clone();
+    store.close();
+    Connection::open(&path)
+        .expect("opens")
+        .execute("UPDATE schema_version SET version = 99", [])
+        .expect("updated");
+    let error = SqliteStore::open(dir.path(), SqliteConfig::default())
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(
+        error.contains("schema version 99, newer than this binary's"),
+        "{error}"
+    );
+    assert!(error.contains(&path.display().to_string()), "{error}");
+    let found: i64 = Connection::open(&path)
+        .expect("opens")
+        .query_row("SELECT MAX(version) FROM schema_version", [], |row| {
+            row.get(0)
+        })
+        .expect("still there");
+    assert_eq!(found, 99, "the newer store is left as it was");
+}
+
+#[test]
 fn retention_deletes_finished_instances_and_what_they_own() {
     let dir = tempfile::tempdir().expect("a directory");
     let store = SqliteStore::open(dir.path(), SqliteConfig::default()).expect("opens");
@@ -142,4 +170,55 @@ fn retention_deletes_finished_instances_and_what_they_own() {
         .query_row("SELECT COUNT(*) FROM variable", [], |r| r.get(0))
         .expect("counts");
     assert_eq!(variables, 3, "their variables went with them");
+}
+
+#[test]
+fn a_store_of_schema_version_3_is_upgraded_with_forms_and_start_forms() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let store = SqliteStore::open(dir.path(), SqliteConfig::default()).expect("opens");
+    let path = store.path.clone();
+    store.close();
+    // What version 3 had: no form table, no start form columns.
+    {
+        let connection = Connection::open(&path).expect("opens");
+        connection
+            .execute_batch(
+                "DROP TABLE form; \
+                 ALTER TABLE process_definition DROP COLUMN deployment_key; \
+                 ALTER TABLE process_definition DROP COLUMN start_form_id; \
+                 ALTER TABLE process_definition DROP COLUMN start_form_binding; \
+                 ALTER TABLE process_definition DROP COLUMN start_form_version_tag; \
+                 UPDATE schema_version SET version = 3;",
+            )
+            .expect("made version 3");
+    }
+    let store = SqliteStore::open(dir.path(), SqliteConfig::default()).expect("upgrades");
+    store.close();
+    let connection = Connection::open(&path).expect("opens");
+    let version: i64 = connection
+        .query_row("SELECT MAX(version) FROM schema_version", [], |row| {
+            row.get(0)
+        })
+        .expect("a version");
+    assert_eq!(version, sql::SCHEMA_VERSION);
+    for table in beeline_search::rows::TABLES {
+        let names: Vec<String> = connection
+            .prepare(&format!(
+                "SELECT name FROM pragma_table_info('{}')",
+                table.name
+            ))
+            .expect("prepares")
+            .query_map([], |row| row.get(0))
+            .expect("queries")
+            .collect::<Result<_, _>>()
+            .expect("reads");
+        for column in table.columns {
+            assert!(
+                names.iter().any(|n| n == column.name),
+                "{}.{} after the upgrade: {names:?}",
+                table.name,
+                column.name
+            );
+        }
+    }
 }

@@ -35,6 +35,16 @@ macro_rules! column_families {
     };
 }
 
+/// The version of the layout the families below make together with their keys and values: raised
+/// when one of them changes so that an older build would misread it (docs/architecture.md,
+/// "Formats that must stay readable"). Version 1, never marked in the state, kept no tenants
+/// in its keys (the families in [`RETIRED_FAMILY_IDS`]); version 2 added them.
+pub const STATE_FORMAT_VERSION: u32 = 2;
+
+/// Ids of retired families: never reused. A state of an older format version may still hold
+/// them until it is converted at open.
+pub const RETIRED_FAMILY_IDS: &[u16] = &[11, 13, 21, 22, 23, 51, 71, 73, 74, 108, 121, 122];
+
 column_families! {
     /// Partition-wide values: last processed position, key generator, format version.
     Meta = 0;
@@ -177,6 +187,9 @@ mod tests {
         for &cf in ColumnFamily::ALL {
             assert!(seen.insert(cf.id()), "{cf:?} reuses id {}", cf.id());
             assert_eq!(ColumnFamily::from_id(cf.id()), Some(cf));
+        }
+        for &id in RETIRED_FAMILY_IDS {
+            assert_eq!(ColumnFamily::from_id(id), None, "retired id {id} is in use");
         }
     }
 }

@@ -22,6 +22,16 @@ pub enum Error {
     /// A stored key or value that does not decode: state written by another version, or damage.
     #[error("undecodable state in column family {cf}: {reason}")]
     Decode { cf: &'static str, reason: String },
+    /// State in a format version this build does not read, or cannot convert soundly.
+    #[error(
+        "state in {path} has format version {found}; this build reads version {expected}: {action}"
+    )]
+    Format {
+        path: PathBuf,
+        found: u32,
+        expected: u32,
+        action: String,
+    },
 }
 
 impl Error {

@@ -28,7 +28,7 @@ pub mod snapshot;
 mod store;
 mod txn;
 
-pub use cf::ColumnFamily;
+pub use cf::{ColumnFamily, RETIRED_FAMILY_IDS, STATE_FORMAT_VERSION};
 pub use error::{Error, Result};
 pub use key::{KeyBuilder, KeyReader};
 pub use mem::MemStore;

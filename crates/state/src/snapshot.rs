@@ -4,7 +4,8 @@
 //! Layout under the snapshot directory:
 //! ```text
 //! 00000000000000012345/          one snapshot, named by its position
-//!   MANIFEST                     position, files, sizes and chunk checksums, own checksum
+//!   MANIFEST                     position, state format version, files, sizes and chunk
+//!                                checksums, own checksum
 //!   data/...                     the store's checkpoint
 //! .pending-...                   a snapshot being written; removed on open
 //! ```
@@ -15,7 +16,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use crate::store::Store;
-use crate::{Error, Result};
+use crate::{Error, Result, STATE_FORMAT_VERSION};
 
 const MANIFEST: &str = "MANIFEST";
 const DATA: &str = "data";
@@ -43,6 +44,7 @@ impl Snapshot {
 pub struct SnapshotStore {
     dir: PathBuf,
     retain: usize,
+    state_format: Option<u32>,
 }
 
 impl SnapshotStore {
@@ -61,7 +63,26 @@ impl SnapshotStore {
         Ok(Self {
             dir,
             retain: retain.max(1),
+            state_format: Some(STATE_FORMAT_VERSION),
         })
+    }
+
+    /// The state format version new manifests name: this build's, or none (as manifests
+    /// written before the version was recorded), for tests that build an older snapshot.
+    pub fn naming_state_format(mut self, version: Option<u32>) -> Self {
+        self.state_format = version;
+        self
+    }
+
+    /// The state format version `snapshot`'s manifest names, if it names one (manifests
+    /// written before the version was recorded do not).
+    pub fn state_format(snapshot: &Snapshot) -> Result<Option<u32>> {
+        Ok(read_manifest(snapshot)?.state_format)
+    }
+
+    /// The snapshot directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
     }
 
     /// Every complete snapshot, oldest first.
@@ -105,7 +126,7 @@ impl SnapshotStore {
         std::fs::create_dir(&pending).map_err(|e| Error::io(&pending, e))?;
         let data = pending.join(DATA);
         store.checkpoint(&data)?;
-        let manifest = build_manifest(position, &data)?;
+        let manifest = build_manifest(position, self.state_format, &data)?;
         let manifest_path = pending.join(MANIFEST);
         std::fs::write(&manifest_path, manifest).map_err(|e| Error::io(&manifest_path, e))?;
         sync_tree(&pending)?;
@@ -129,15 +150,23 @@ impl SnapshotStore {
     }
 
     /// Checks every file of `snapshot` against its manifest.
+    /// A snapshot of a state format newer than this build's is refused: its files may be
+    /// readable, its meaning is not.
     pub fn verify(snapshot: &Snapshot) -> Result<()> {
         let manifest_path = snapshot.path.join(MANIFEST);
-        let text =
-            std::fs::read_to_string(&manifest_path).map_err(|e| Error::io(&manifest_path, e))?;
-        let manifest = parse_manifest(&text).map_err(|(line, reason)| Error::CorruptSnapshot {
-            path: manifest_path.clone(),
-            offset: line,
-            reason,
-        })?;
+        let manifest = read_manifest(snapshot)?;
+        if let Some(found) = manifest.state_format
+            && found > STATE_FORMAT_VERSION
+        {
+            return Err(Error::Format {
+                path: snapshot.path.clone(),
+                found,
+                expected: STATE_FORMAT_VERSION,
+                action: "it was written by a newer Beeline; run that version (or newer) on \
+                         this data directory"
+                    .into(),
+            });
+        }
         if manifest.position != snapshot.position {
             return Err(Error::CorruptSnapshot {
                 path: manifest_path,
@@ -194,7 +223,18 @@ struct FileSum {
 
 struct Manifest {
     position: i64,
+    state_format: Option<u32>,
     files: Vec<FileSum>,
+}
+
+fn read_manifest(snapshot: &Snapshot) -> Result<Manifest> {
+    let manifest_path = snapshot.path.join(MANIFEST);
+    let text = std::fs::read_to_string(&manifest_path).map_err(|e| Error::io(&manifest_path, e))?;
+    parse_manifest(&text).map_err(|(line, reason)| Error::CorruptSnapshot {
+        path: manifest_path,
+        offset: line,
+        reason,
+    })
 }
 
 struct Checksums {
@@ -236,11 +276,14 @@ fn checksum_chunks(path: &Path) -> Result<Checksums> {
     Ok(sums)
 }
 
-fn build_manifest(position: i64, data: &Path) -> Result<String> {
+fn build_manifest(position: i64, state_format: Option<u32>, data: &Path) -> Result<String> {
     let mut names = Vec::new();
     collect_files(data, data, &mut names)?;
     names.sort();
     let mut text = format!("{HEADER}\nposition {position}\n");
+    if let Some(version) = state_format {
+        text.push_str(&format!("state-format {version}\n"));
+    }
     for name in names {
         let sums = checksum_chunks(&data.join(&name))?;
         let chunks: Vec<String> = sums.chunks.iter().map(|c| format!("{c:08x}")).collect();
@@ -285,6 +328,7 @@ fn parse_manifest(text: &str) -> Result<Manifest, (u64, String)> {
     }
     let mut manifest = Manifest {
         position: -1,
+        state_format: None,
         files: Vec::new(),
     };
     for (number, line) in lines {
@@ -301,6 +345,14 @@ fn parse_manifest(text: &str) -> Result<Manifest, (u64, String)> {
                     .next()
                     .and_then(|p| p.parse().ok())
                     .ok_or_else(|| bad("bad position"))?;
+            }
+            Some("state-format") => {
+                manifest.state_format = Some(
+                    parts
+                        .next()
+                        .and_then(|p| p.parse().ok())
+                        .ok_or_else(|| bad("bad state format version"))?,
+                );
             }
             Some("file") => {
                 let name = parts.next().ok_or_else(|| bad("file without name"))?;
@@ -460,6 +512,40 @@ mod tests {
             }
             other => panic!("expected corruption, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn the_manifest_names_the_state_format_and_a_newer_one_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let snapshots = SnapshotStore::open(dir.path(), 2).unwrap();
+        let snapshot = snapshots.take(5, &store_with(10)).unwrap();
+        assert_eq!(
+            SnapshotStore::state_format(&snapshot).unwrap(),
+            Some(STATE_FORMAT_VERSION)
+        );
+        let newer = STATE_FORMAT_VERSION + 1;
+        rewrite_manifest(&snapshot, |body| {
+            body.replace(
+                &format!("state-format {STATE_FORMAT_VERSION}"),
+                &format!("state-format {newer}"),
+            )
+        });
+        let error = SnapshotStore::verify(&snapshot).unwrap_err();
+        assert!(
+            matches!(&error, Error::Format { path, found, expected, .. }
+                if *path == snapshot.path && *found == newer && *expected == STATE_FORMAT_VERSION),
+            "{error:?}"
+        );
+        assert!(error.to_string().contains("newer Beeline"), "{error}");
+
+        // A manifest written before the version was recorded names none, and verifies.
+        let older = SnapshotStore::open(dir.path(), 2)
+            .unwrap()
+            .naming_state_format(None)
+            .take(6, &store_with(10))
+            .unwrap();
+        SnapshotStore::verify(&older).unwrap();
+        assert_eq!(SnapshotStore::state_format(&older).unwrap(), None);
     }
 
     #[test]

@@ -41,6 +41,13 @@ impl ExporterPosition {
     pub fn acknowledge(&self, position: i64) {
         self.0.fetch_max(position, Ordering::AcqRel);
     }
+
+    /// Moves the position back to what the exporter's target really holds, when that is less
+    /// (a store that lost its newest commits, or was deleted or restored): compaction keeps
+    /// the records it needs to be given again. The exporter's director calls it when it opens.
+    pub fn rewind(&self, position: i64) {
+        self.0.fetch_min(position, Ordering::AcqRel);
+    }
 }
 
 /// The positions of a partition's configured exporters, by exporter id.

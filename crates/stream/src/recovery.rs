@@ -4,6 +4,7 @@ use std::collections::VecDeque;
 use std::path::Path;
 use std::sync::Arc;
 
+use beeline_engine::state::format::Opened;
 use beeline_engine::{Engine, EngineConfig, JobPush, ReplayProgress};
 use beeline_log::{Journal, JournalReader};
 use beeline_protocol::Record;
@@ -63,6 +64,31 @@ pub(crate) fn restore(
     let store = store_opener
         .open(snapshot.as_ref().map(|s| s.data_dir()).as_deref())
         .map_err(state_error)?;
+    let (location, declared) = match &snapshot {
+        Some(snapshot) => (
+            snapshot.path.clone(),
+            SnapshotStore::state_format(snapshot).map_err(state_error)?,
+        ),
+        None => (snapshots.dir().to_path_buf(), None),
+    };
+    match beeline_engine::state::format::open(store.as_ref(), &location, declared)
+        .map_err(state_error)?
+    {
+        Opened::Converted { from, entries } => tracing::info!(
+            partition,
+            snapshot = %location.display(),
+            from,
+            to = beeline_state::STATE_FORMAT_VERSION,
+            entries,
+            "converted the state to this build's format; the next snapshot keeps it"
+        ),
+        Opened::Marked => tracing::info!(
+            partition,
+            snapshot = %location.display(),
+            "marked the state with its format version"
+        ),
+        Opened::New | Opened::Current => {}
+    }
     let engine = Engine::new(EngineConfig {
         partition_id: partition,
         partition_count: config.partition_count.max(partition),

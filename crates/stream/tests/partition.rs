@@ -268,6 +268,8 @@ fn collect(harness: &Harness, into: &mut BTreeMap<i64, Record>) {
 fn replay_from_scratch(records: &[Record]) -> Vec<(Vec<u8>, Vec<u8>)> {
     let engine = Engine::new(EngineConfig::new(1));
     let store = MemStore::new();
+    // Opened as a partition opens a new state: marked with its format version.
+    beeline_engine::state::format::open(&store, std::path::Path::new("replayed"), None).unwrap();
     let mut progress = ReplayProgress {
         snapshot_position: -1,
         last_processed_position: -1,

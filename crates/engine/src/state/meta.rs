@@ -1,5 +1,6 @@
-//! Partition-wide bookkeeping: the last processed command position, the key generator and the
-//! pinned clock. Each is written in the same batch as the state it describes.
+//! Partition-wide bookkeeping: the last processed command position, the key generator, the
+//! pinned clock and the state's format version (`format.rs`). Each is written in the same
+//! batch as the state it describes.
 
 use beeline_protocol::key;
 use beeline_state::{ColumnFamily, KeyBuilder, Result, Transaction};
@@ -7,8 +8,9 @@ use beeline_state::{ColumnFamily, KeyBuilder, Result, Transaction};
 const LAST_PROCESSED_POSITION: u32 = 1;
 const NEXT_KEY_COUNTER: u32 = 2;
 const PINNED_CLOCK: u32 = 3;
+pub(super) const FORMAT_VERSION: u32 = 4;
 
-fn meta_key(id: u32) -> Vec<u8> {
+pub(super) fn meta_key(id: u32) -> Vec<u8> {
     KeyBuilder::new(ColumnFamily::Meta).u32(id).build()
 }
 

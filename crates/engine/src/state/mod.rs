@@ -7,6 +7,7 @@ mod decision;
 mod element_instance;
 mod event_trigger;
 mod form;
+pub mod format;
 mod incident;
 mod job;
 mod message;

@@ -153,11 +153,6 @@ const OPERATIONS: &[(&str, &str, &str)] = &[
         "searchMessageSubscriptions",
     ),
     (
-        "GET",
-        "/v2/process-definitions/{processDefinitionKey}/form",
-        "getStartProcessForm",
-    ),
-    (
         "POST",
         "/v2/process-instances/cancellation",
         "cancelProcessInstancesBatchOperation",
@@ -339,11 +334,6 @@ const OPERATIONS: &[(&str, &str, &str)] = &[
         "PUT",
         "/v2/tenants/{tenantId}/users/{username}",
         "assignUserToTenant",
-    ),
-    (
-        "GET",
-        "/v2/user-tasks/{userTaskKey}/form",
-        "getUserTaskForm",
     ),
     ("POST", "/v2/users", "createUser"),
     ("POST", "/v2/users/search", "searchUsers"),

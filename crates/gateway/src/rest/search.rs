@@ -22,9 +22,9 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use beeline_search::query::{
     self, DECISION_DEFINITION_XML, DECISION_DEFINITIONS, DECISION_INSTANCES, DECISION_REQUIREMENTS,
-    DECISION_REQUIREMENTS_XML, ELEMENT_INSTANCES, INCIDENTS, JOBS, MAX_LIMIT,
-    PROCESS_DEFINITION_XML, PROCESS_DEFINITIONS, PROCESS_INSTANCES, SEQUENCE_FLOWS,
-    USER_TASK_VARIABLES, USER_TASKS, VARIABLES,
+    DECISION_REQUIREMENTS_XML, ELEMENT_INSTANCES, FORMS, INCIDENTS, JOBS, MAX_LIMIT,
+    PROCESS_DEFINITION_START_FORM, PROCESS_DEFINITION_XML, PROCESS_DEFINITIONS, PROCESS_INSTANCES,
+    SEQUENCE_FLOWS, USER_TASK_VARIABLES, USER_TASKS, VARIABLES,
 };
 use beeline_search::{
     Condition, Entity, Field, Kind, Op, Order, Page, Query, Results, SearchError, SearchStore,
@@ -155,6 +155,11 @@ pub(super) fn routes() -> Router<Gateway> {
                     )
                 },
             ),
+        )
+        .route("/v2/user-tasks/{userTaskKey}/form", get(user_task_form))
+        .route(
+            "/v2/process-definitions/{processDefinitionKey}/form",
+            get(start_form),
         )
         .route(
             "/v2/process-instances/{processInstanceKey}/sequence-flows",
@@ -360,6 +365,134 @@ async fn xml(
             response
         }
         None => response,
+    }
+}
+
+/// `GET /v2/user-tasks/{userTaskKey}/form`: the linked form the engine resolved for the task
+/// when it created it (its `formKey`); 204 for a task without one.
+async fn user_task_form(
+    State(d): State<Gateway>,
+    PathParam(key): PathParam,
+    call: Call,
+) -> Response {
+    answer(&d, "GetUserTaskForm", &call.path, async {
+        let store = store(&d)?;
+        let value = path_value(&USER_TASKS, "userTaskKey", &key)?;
+        let results = store
+            .search(visible_by_key(&USER_TASKS, value)?)
+            .await
+            .map_err(store_problem)?;
+        let Some(row) = results.rows.first() else {
+            return Err(not_found(&USER_TASKS, &key));
+        };
+        let form_key = match cell(&USER_TASKS, row, "formKey") {
+            Some(Value::Int(form_key)) if *form_key > 0 => *form_key,
+            _ => return Ok(Reply::NoContent),
+        };
+        let mut query = visible_by_key(&FORMS, Value::Int(form_key))?;
+        query.conditions.push(not_deleted());
+        form(store.as_ref(), query, || {
+            format!("the form with key '{form_key}' of user task '{key}'")
+        })
+        .await
+    })
+    .await
+}
+
+/// `GET /v2/process-definitions/{processDefinitionKey}/form`: the form the start event links
+/// (`zeebe:formDefinition formId`), in the version its `bindingType` names: the latest of the
+/// definition's tenant, the one deployed with the definition, or the latest with its
+/// `versionTag`; 204 for a definition without one.
+async fn start_form(State(d): State<Gateway>, PathParam(key): PathParam, call: Call) -> Response {
+    let entity = &PROCESS_DEFINITION_START_FORM;
+    answer(&d, "GetStartProcessForm", &call.path, async {
+        let store = store(&d)?;
+        let value = path_value(entity, "processDefinitionKey", &key)?;
+        let results = store
+            .search(visible_by_key(entity, value)?)
+            .await
+            .map_err(store_problem)?;
+        let Some(row) = results.rows.first() else {
+            return Err(not_found(entity, &key));
+        };
+        let Some(Value::Text(form_id)) = cell(entity, row, "formId") else {
+            return Ok(Reply::NoContent);
+        };
+        let text = |name| match cell(entity, row, name) {
+            Some(Value::Text(text)) => Some(text.clone()),
+            _ => None,
+        };
+        let mut query = Query::new(&FORMS);
+        let mut eq = |name, value| {
+            if let Some(field) = FORMS.field(name) {
+                query
+                    .conditions
+                    .push(Condition::Field(field, Op::Eq(value)));
+            }
+        };
+        eq("formId", Value::text(form_id.as_str()));
+        eq(
+            "tenantId",
+            Value::text(text("tenantId").unwrap_or_default()),
+        );
+        let binding = text("bindingType").unwrap_or_default();
+        match binding.as_str() {
+            "deployment" => match cell(entity, row, "deploymentKey") {
+                Some(Value::Int(deployment)) => eq("deploymentKey", Value::Int(*deployment)),
+                // Exported before the store kept deployments: none matches.
+                _ => eq("deploymentKey", Value::Int(-1)),
+            },
+            "versionTag" => eq(
+                "versionTag",
+                Value::text(text("versionTag").unwrap_or_default()),
+            ),
+            _ => {}
+        }
+        query.conditions.push(not_deleted());
+        query.conditions.extend(tenant_scope(&FORMS)?);
+        if let Some(version) = FORMS.field("version") {
+            query.sort.push((version, Order::Desc));
+        }
+        query.page = Page::Offset { from: 0, limit: 1 };
+        form(store.as_ref(), query, || {
+            format!("the form '{form_id}' ({binding} binding) of process definition '{key}'")
+        })
+        .await
+    })
+    .await
+}
+
+/// A cell of a row of `entity`'s items, by field name.
+fn cell<'a>(entity: &Entity, row: &'a [Value], name: &str) -> Option<&'a Value> {
+    entity
+        .items()
+        .zip(row)
+        .find(|(field, _)| field.name == name)
+        .map(|(_, value)| value)
+}
+
+fn not_deleted() -> Condition {
+    let field = FORMS.field("deleted").unwrap_or(FORMS.key_field());
+    Condition::Field(field, Op::Eq(Value::Int(0)))
+}
+
+/// The first form `query` finds as a `FormResult`, or 404 naming `what`.
+async fn form(
+    store: &dyn SearchStore,
+    query: Query,
+    what: impl FnOnce() -> String,
+) -> Result<Reply, Problem> {
+    let results = store.search(query).await.map_err(store_problem)?;
+    match results.rows.first() {
+        Some(row) => Ok(Reply::Json(json::to_vec(&item(&FORMS, row, false)))),
+        None => Err(Problem::new(
+            StatusCode::NOT_FOUND,
+            "NOT_FOUND",
+            format!(
+                "{} is not deployed, or not searchable yet (searches are eventually consistent)",
+                what()
+            ),
+        )),
     }
 }
 

@@ -574,7 +574,7 @@ async fn bad_requests_are_problems_naming_what_is_wrong_and_the_node_serves_on()
         .problem(503, "UNAVAILABLE", path);
     assert!(detail.contains("--secondary-storage"), "{detail}");
     let path = "/v2/user-tasks/2251799813685249/form";
-    node.get(path).await.problem(501, "UNIMPLEMENTED", path);
+    node.get(path).await.problem(503, "UNAVAILABLE", path);
     node.get("/v3/topology")
         .await
         .problem(404, "NOT_FOUND", "/v3/topology");

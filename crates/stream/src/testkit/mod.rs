@@ -341,6 +341,11 @@ impl Harness {
             .map(|snapshot| snapshot.position)
     }
 
+    /// The partition's snapshot directory.
+    pub fn snapshot_dir(&self, partition: u16) -> &std::path::Path {
+        &self.member(partition).snapshot_dir
+    }
+
     /// Stops the partition and opens it again from its log and latest snapshot: the in-memory
     /// state is lost, as RocksDB's is on a crash (it runs without its own WAL).
     pub fn restart(&mut self, partition: u16) {
@@ -361,6 +366,15 @@ impl Harness {
     pub fn crash(&mut self, partition: u16) {
         let handle = self.partition(partition).clone();
         self.runtime.block_on(async move { handle.halt().await });
+        self.reopen(partition);
+    }
+
+    /// [`crash`](Self::crash), with `edit` given the partition's snapshot directory while the
+    /// partition is down (to build a data directory as an older build left it).
+    pub fn crash_and_edit(&mut self, partition: u16, edit: impl FnOnce(&std::path::Path)) {
+        let handle = self.partition(partition).clone();
+        self.runtime.block_on(async move { handle.halt().await });
+        edit(&self.member(partition).snapshot_dir);
         self.reopen(partition);
     }
 

@@ -26,6 +26,7 @@ mod process_instance;
 mod replay;
 mod resource_deletion;
 mod signals;
+mod state_format;
 mod task_listeners;
 mod tenants;
 mod timers;

@@ -216,6 +216,8 @@ proptest! {
         let records: Vec<Record> = log.into_values().collect();
         let engine = Engine::new(EngineConfig::new(1));
         let fresh = MemStore::new();
+        // Opened as a partition opens a new state: marked with its format version.
+        beeline_engine::state::format::open(&fresh, std::path::Path::new("replayed"), None).unwrap();
         let mut progress = ReplayProgress { snapshot_position: -1, last_processed_position: -1 };
         let writes = engine.replay(&fresh, records.iter(), &mut progress).unwrap();
         fresh.write(writes).unwrap();

@@ -349,6 +349,7 @@ public final class CamundaClientCompat {
     check(
         "search (REST only): instances, jobs, variables, elements and definitions; gets by key, XML, pages",
         CamundaClientCompat::searches);
+    check("search (REST only): the forms of a start event and a user task", CamundaClientCompat::forms);
   }
 
   // ---------------------------------------------------------------------------------------
@@ -973,6 +974,66 @@ public final class CamundaClientCompat {
     for (final ActivatedJob job : activate(processId, 3, Duration.ofSeconds(10))) {
       join(client.newCompleteCommand(job).send());
     }
+  }
+
+  /**
+   * A deployed form linked by a process's start event and its user task: what a task list
+   * renders, read through the client's form requests.
+   */
+  private static void forms() {
+    final String formId = id("order-form");
+    final String processId = id("order-with-form");
+    final String schema =
+        "{\"id\":\"" + formId + "\",\"type\":\"default\",\"components\":"
+            + "[{\"type\":\"textfield\",\"key\":\"item\",\"label\":\"Item\"}]}";
+    final BpmnModelInstance model =
+        Bpmn.createExecutableProcess(processId)
+            .startEvent("start")
+            .zeebeFormId(formId)
+            .userTask("fill", t -> t.zeebeUserTask().zeebeFormId(formId))
+            .endEvent()
+            .done();
+    final DeploymentEvent deployment =
+        join(client
+            .newDeployResourceCommand()
+            .addResourceStringUtf8(schema, formId + ".form")
+            .addResourceStringUtf8(Bpmn.convertToString(model), processId + ".bpmn")
+            .send());
+    expectEquals("forms deployed", 1, deployment.getForm().size());
+    final long formKey = deployment.getForm().get(0).getFormKey();
+    final long definition = deployment.getProcesses().get(0).getProcessDefinitionKey();
+    final long instance = createOne(processId, Map.of());
+    final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    long task;
+    while (true) {
+      final var tasks =
+          join(client.newUserTaskSearchRequest().filter(f -> f.processInstanceKey(instance)).send()).items();
+      if (!tasks.isEmpty()) {
+        task = tasks.get(0).getUserTaskKey();
+        expectEquals("form key of the task", formKey, tasks.get(0).getFormKey());
+        break;
+      }
+      expect(System.nanoTime() < deadline, "the user task not found within 10 s");
+      sleep(100);
+    }
+    final var definitions =
+        join(client.newProcessDefinitionSearchRequest().filter(f -> f.processDefinitionId(processId)).send())
+            .items();
+    expectEquals("the definition has a start form", true, definitions.get(0).getHasStartForm());
+    for (final var form :
+        List.of(
+            join(client.newUserTaskGetFormRequest(task).send()),
+            join(client.newProcessDefinitionGetFormRequest(definition).send()))) {
+      expectEquals("form id", formId, form.getFormId());
+      expectEquals("form key", formKey, form.getFormKey());
+      expectEquals("form version", 1L, form.getVersion());
+      expectEquals("form tenant", "<default>", form.getTenantId());
+      expect(String.valueOf(form.getSchema()).contains("textfield"), "the form's schema: " + form.getSchema());
+    }
+    expectRestError(
+        Refusal.of(404, "NOT_FOUND", null, null).at("/v2/user-tasks/" + (task + 1_000_000) + "/form"),
+        () -> client.newUserTaskGetFormRequest(task + 1_000_000).send());
+    join(client.newCompleteUserTaskCommand(task).send());
   }
 
   private static void cancel() {
