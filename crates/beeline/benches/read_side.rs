@@ -99,7 +99,7 @@ fn main() {
                 None => {
                     server = beeline_postgres::testkit::Server::start_with(&[])
                         .expect("a PostgreSQL server (install postgresql)");
-                    server.url(&server.database().expect("a database"))
+                    server.database().expect("a database")
                 }
             };
             runtime.block_on(async {

@@ -4,9 +4,11 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
+mod chaos;
 mod cluster;
 mod config;
 mod config_file;
+mod harness;
 mod monitoring;
 mod node;
 mod read_side;
@@ -56,6 +58,11 @@ enum Command {
     /// over (at random moments, and as snapshots, compactions and segment rolls begin), and
     /// after every restart checks that each acknowledged command's effect is there exactly once.
     Torture(torture::TortureArgs),
+    /// Fault tests of a replicated cluster: three brokers of this binary under load, their
+    /// partitions' leaders killed with SIGKILL and brokers isolated behind fault-injecting
+    /// proxies, then every replica checked against the client's history (nothing
+    /// acknowledged lost, nothing applied twice, replicas agreeing on the log and the state).
+    Chaos(chaos::ChaosArgs),
 }
 
 fn main() -> ExitCode {
@@ -88,6 +95,7 @@ fn main() -> ExitCode {
         Command::Broker(config) => run_broker(config),
         Command::Bench(args) => run_bench(args),
         Command::Torture(args) => torture::run(args),
+        Command::Chaos(args) => chaos::run(args),
         Command::Client(command) => on_runtime(
             tokio::runtime::Builder::new_current_thread().thread_name("beeline-cli"),
             beeline_cli::run(command),

@@ -18,15 +18,19 @@
 //! checked from the next round on), so every round's state stays small.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitCode, Stdio};
+use std::process::ExitCode;
 use std::sync::{Arc, Mutex, PoisonError, mpsc};
 use std::time::{Duration, Instant};
 
 use beeline_gateway_protocol::proto;
 use beeline_gateway_protocol::proto::gateway_client::GatewayClient;
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::Channel;
+
+use crate::harness::{
+    BrokerProcess, FIRST, PROCESS_ID, SECOND, Xorshift, clock_seed, connect, deployment, free_port,
+    instance_id,
+};
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct TortureArgs {
@@ -48,9 +52,6 @@ pub struct TortureArgs {
     pub clients: usize,
 }
 
-const PROCESS_ID: &str = "torture";
-const FIRST: &str = "torture-a";
-const SECOND: &str = "torture-b";
 /// How long a load worker holds a job: after a kill, jobs activated before it come back this
 /// much later.
 const JOB_LOCK: Duration = Duration::from_millis(800);
@@ -60,23 +61,6 @@ const AIM_TIMEOUT: Duration = Duration::from_secs(4);
 /// How long the check waits for an expected instance's job to come back before it calls the
 /// instance lost.
 const SHOW_UP_TIMEOUT: Duration = Duration::from_secs(10);
-
-fn model() -> String {
-    format!(
-        r#"<?xml version="1.0" encoding="UTF-8"?>
-<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:zeebe="http://camunda.org/schema/zeebe/1.0" id="torture-definitions" targetNamespace="http://beeline.dev/torture">
-  <bpmn:process id="{PROCESS_ID}" isExecutable="true">
-    <bpmn:startEvent id="start"/>
-    <bpmn:sequenceFlow id="f1" sourceRef="start" targetRef="a"/>
-    <bpmn:serviceTask id="a"><bpmn:extensionElements><zeebe:taskDefinition type="{FIRST}"/></bpmn:extensionElements></bpmn:serviceTask>
-    <bpmn:sequenceFlow id="f2" sourceRef="a" targetRef="b"/>
-    <bpmn:serviceTask id="b"><bpmn:extensionElements><zeebe:taskDefinition type="{SECOND}"/></bpmn:extensionElements></bpmn:serviceTask>
-    <bpmn:sequenceFlow id="f3" sourceRef="b" targetRef="end"/>
-    <bpmn:endEvent id="end"/>
-  </bpmn:process>
-</bpmn:definitions>"#
-    )
-}
 
 /// When a kill comes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -207,96 +191,72 @@ fn check(ledger: &mut Ledger, found: &[Found]) -> Vec<String> {
 
 /// The broker under torture.
 struct Broker {
-    child: Child,
+    process: BrokerProcess,
     grpc: u16,
     /// The broker's marker lines, as they come.
     markers: mpsc::Receiver<Moment>,
-    /// Its last lines, for a report when it fails.
-    tail: Arc<Mutex<Vec<String>>>,
-}
-
-fn free_port() -> std::io::Result<u16> {
-    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
-        .local_addr()?
-        .port())
 }
 
 impl Broker {
     fn start(dir: &Path, partitions: u16) -> Result<Self, String> {
-        let exe = std::env::current_exe().map_err(|e| format!("cannot find this binary: {e}"))?;
         let port = |what: &str| free_port().map_err(|e| format!("no free port for {what}: {e}"));
         let grpc = port("gRPC")?;
-        let mut child = Command::new(exe)
-            .args(["broker", "--host", "127.0.0.1"])
-            .arg("--data-dir")
-            .arg(dir)
-            .args(["--partitions", &partitions.to_string()])
-            .args(["--grpc-port", &grpc.to_string()])
-            .args(["--rest-port", &port("REST")?.to_string()])
-            .args(["--monitoring-port", &port("monitoring")?.to_string()])
-            // Small segments roll often; snapshots, and the compactions after them, come every
-            // second.
-            .args(["--log-segment-size", "1MiB", "--snapshot-period", "1s"])
-            .args(["--disk-free-min", "off", "--memory-limit", "128MiB"])
-            .env(
-                "BEELINE_LOG",
-                "warn,beeline_stream::processor=debug,beeline_log::file=debug",
-            )
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| format!("cannot start the broker: {e}"))?;
-        let stderr = child.stderr.take().ok_or("the broker has no stderr")?;
+        let mut args: Vec<String> = ["--host", "127.0.0.1", "--data-dir"]
+            .map(String::from)
+            .into();
+        args.push(dir.display().to_string());
+        args.extend([
+            "--partitions".into(),
+            partitions.to_string(),
+            "--grpc-port".into(),
+            grpc.to_string(),
+            "--rest-port".into(),
+            port("REST")?.to_string(),
+            "--monitoring-port".into(),
+            port("monitoring")?.to_string(),
+        ]);
+        // Small segments roll often; snapshots, and the compactions after them, come every
+        // second.
+        args.extend(
+            [
+                "--log-segment-size",
+                "1MiB",
+                "--snapshot-period",
+                "1s",
+                "--disk-free-min",
+                "off",
+                "--memory-limit",
+                "128MiB",
+            ]
+            .map(String::from),
+        );
         let (markers_tx, markers) = mpsc::channel();
-        let tail = Arc::new(Mutex::new(Vec::new()));
-        {
-            let tail = tail.clone();
-            std::thread::spawn(move || {
-                for line in BufReader::new(stderr).lines() {
-                    let Ok(line) = line else { break };
-                    if let Some(moment) = Moment::ALL
-                        .into_iter()
-                        .find(|m| m.marker().is_some_and(|marker| line.contains(marker)))
-                    {
-                        let _ = markers_tx.send(moment);
-                    }
-                    let mut tail = tail.lock().unwrap_or_else(PoisonError::into_inner);
-                    if tail.len() >= 40 {
-                        tail.remove(0);
-                    }
-                    tail.push(line);
+        let process = BrokerProcess::spawn(
+            &args,
+            "warn,beeline_stream::processor=debug,beeline_log::file=debug",
+            move |line| {
+                if let Some(moment) = Moment::ALL
+                    .into_iter()
+                    .find(|m| m.marker().is_some_and(|marker| line.contains(marker)))
+                {
+                    let _ = markers_tx.send(moment);
                 }
-            });
-        }
+            },
+        )?;
         Ok(Self {
-            child,
+            process,
             grpc,
             markers,
-            tail,
         })
     }
 
     fn tail(&self) -> String {
-        self.tail
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .join("\n")
+        self.process.tail()
     }
 
-    /// SIGKILL, and wait for the process to be gone.
     fn kill(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.process.kill();
     }
-}
-
-async fn connect(port: u16) -> Result<GatewayClient<Channel>, String> {
-    let endpoint = Endpoint::from_shared(format!("http://127.0.0.1:{port}"))
-        .map_err(|e| e.to_string())?
-        .connect_timeout(Duration::from_secs(2));
-    Ok(GatewayClient::new(endpoint.connect_lazy())
-        .max_decoding_message_size(64 << 20)
-        .max_encoding_message_size(64 << 20))
 }
 
 /// Waits until every partition is healthy; the time it took.
@@ -319,7 +279,7 @@ async fn ready(
                 return Ok(started.elapsed());
             }
         }
-        if let Ok(Some(status)) = broker.child.try_wait() {
+        if let Some(status) = broker.process.exited() {
             return Err(format!("the broker exited ({status}):\n{}", broker.tail()));
         }
         if started.elapsed() > Duration::from_secs(120) {
@@ -330,11 +290,6 @@ async fn ready(
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-}
-
-fn instance_id(variables: &str) -> Option<String> {
-    let value: serde_json::Value = serde_json::from_str(variables).ok()?;
-    Some(value.get("id")?.as_str()?.to_owned())
 }
 
 /// Every job of both tasks, activated for the checker.
@@ -550,18 +505,6 @@ async fn worker(client: GatewayClient<Channel>, ledger: Arc<Mutex<Ledger>>) {
     }
 }
 
-/// Small and fast, for kill moments; the seed makes a run repeatable.
-struct Xorshift(u64);
-
-impl Xorshift {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n.max(1)
-    }
-}
-
 /// What a run measured.
 #[derive(Default)]
 struct Figures {
@@ -576,11 +519,7 @@ struct Figures {
 }
 
 pub fn run(args: TortureArgs) -> ExitCode {
-    let seed = args.seed.unwrap_or_else(|| {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(1, |d| d.as_nanos() as u64)
-    }) | 1;
+    let seed = args.seed.unwrap_or_else(clock_seed) | 1;
     let (dir, temporary) = match &args.data_dir {
         Some(dir) => (dir.clone(), false),
         None => (
@@ -663,17 +602,11 @@ async fn torture(args: &TortureArgs, dir: &Path, seed: u64) -> Result<Figures, S
     let mut last = Moment::Random;
     for round in 0..=args.kills {
         let mut broker = Broker::start(dir, args.partitions)?;
-        let mut client = connect(broker.grpc).await?;
+        let mut client = connect(broker.grpc)?;
         let recovery = ready(&mut client, &mut broker, args.partitions).await?;
         if round == 0 {
             client
-                .deploy_resource(proto::DeployResourceRequest {
-                    resources: vec![proto::Resource {
-                        name: "torture.bpmn".into(),
-                        content: model().into_bytes(),
-                    }],
-                    ..Default::default()
-                })
+                .deploy_resource(deployment())
                 .await
                 .map_err(|e| format!("cannot deploy the model: {e}"))?;
         } else {

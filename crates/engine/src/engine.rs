@@ -1043,6 +1043,242 @@ mod tests {
         );
     }
 
+    /// Each kind of stored value about a record, damaged (no record, or a state no lifecycle
+    /// has): the command that reads it fails with a decoding error naming the family and the
+    /// entry, and nothing else in state changes.
+    #[test]
+    fn damaged_stored_values_are_decoding_errors_naming_family_and_key() {
+        use crate::state::values::{
+            ElementInstance, StoredMessageStartEventSubscription, StoredMessageSubscription,
+            StoredProcessMessageSubscription, StoredUserTask,
+        };
+        use beeline_protocol::intent::{
+            MessageSubscriptionIntent, ProcessMessageSubscriptionIntent, UserTaskIntent,
+        };
+        use beeline_protocol::value::{
+            MessageSubscriptionRecord, ProcessMessageSubscriptionRecord, UserTaskRecord,
+        };
+        use beeline_state::{ColumnFamily, KeyBuilder, WriteBatch};
+        use prost::Message;
+
+        const K: i64 = 2251799813685249 + 40;
+        let instance = |record: Option<ProcessInstanceRecord>, state: u32| {
+            ElementInstance {
+                key: K,
+                record,
+                state,
+                ..Default::default()
+            }
+            .encode_to_vec()
+        };
+        let user_task = |record: Option<UserTaskRecord>, state: u32| {
+            StoredUserTask {
+                record,
+                state,
+                ..Default::default()
+            }
+            .encode_to_vec()
+        };
+        let process_subscription = |record: Option<ProcessMessageSubscriptionRecord>, state| {
+            StoredProcessMessageSubscription {
+                key: 9,
+                record,
+                state,
+            }
+            .encode_to_vec()
+        };
+        let subscription_request = ProcessMessageSubscriptionRecord {
+            element_instance_key: K,
+            message_name: "m".into(),
+            ..Default::default()
+        };
+        let cancel = Record::command(
+            K,
+            ProcessInstanceIntent::Cancel,
+            ProcessInstanceRecord {
+                process_instance_key: K,
+                ..Default::default()
+            },
+        );
+        let complete_task = Record::command(K, UserTaskIntent::Complete, UserTaskRecord::default());
+        let correlate = Record::command(
+            -1,
+            ProcessMessageSubscriptionIntent::Correlate,
+            subscription_request.clone(),
+        );
+        /// Stored in, under, as, the command that reads it, what the error says.
+        type Case = (ColumnFamily, Vec<u8>, Vec<u8>, Record, String);
+        let cases: Vec<Case> = vec![
+            (
+                ColumnFamily::ElementInstances,
+                KeyBuilder::new(ColumnFamily::ElementInstances)
+                    .i64(K)
+                    .build(),
+                instance(None, 3),
+                cancel.clone(),
+                format!("ElementInstances: the value stored for {K} has no record"),
+            ),
+            (
+                ColumnFamily::ElementInstances,
+                KeyBuilder::new(ColumnFamily::ElementInstances)
+                    .i64(K)
+                    .build(),
+                instance(
+                    Some(ProcessInstanceRecord {
+                        process_instance_key: K,
+                        ..Default::default()
+                    }),
+                    99,
+                ),
+                cancel,
+                format!(
+                    "ElementInstances: the value stored for {K} has state 99, which is no \
+                     element instance state"
+                ),
+            ),
+            (
+                ColumnFamily::UserTasks,
+                KeyBuilder::new(ColumnFamily::UserTasks).i64(K).build(),
+                user_task(None, 1),
+                complete_task.clone(),
+                format!("UserTasks: the value stored for {K} has no record"),
+            ),
+            (
+                ColumnFamily::UserTasks,
+                KeyBuilder::new(ColumnFamily::UserTasks).i64(K).build(),
+                user_task(Some(UserTaskRecord::default()), 42),
+                complete_task,
+                format!(
+                    "UserTasks: the value stored for {K} has state 42, which is no user task \
+                     state"
+                ),
+            ),
+            (
+                ColumnFamily::ProcessMessageSubscriptions,
+                KeyBuilder::new(ColumnFamily::ProcessMessageSubscriptions)
+                    .i64(K)
+                    .str("m")
+                    .build(),
+                process_subscription(None, 1),
+                correlate.clone(),
+                format!(
+                    "ProcessMessageSubscriptions: the value stored for (element instance {K}, \
+                     message 'm') has no record"
+                ),
+            ),
+            (
+                ColumnFamily::ProcessMessageSubscriptions,
+                KeyBuilder::new(ColumnFamily::ProcessMessageSubscriptions)
+                    .i64(K)
+                    .str("m")
+                    .build(),
+                process_subscription(Some(subscription_request), 7),
+                correlate,
+                format!(
+                    "ProcessMessageSubscriptions: the value stored for (element instance {K}, \
+                     message 'm') has state 7, which is no subscription state"
+                ),
+            ),
+            (
+                ColumnFamily::MessageSubscriptions,
+                KeyBuilder::new(ColumnFamily::MessageSubscriptions)
+                    .i64(K)
+                    .str("m")
+                    .build(),
+                StoredMessageSubscription {
+                    key: 9,
+                    record: None,
+                    correlating: false,
+                }
+                .encode_to_vec(),
+                Record::command(
+                    -1,
+                    MessageSubscriptionIntent::Delete,
+                    MessageSubscriptionRecord {
+                        element_instance_key: K,
+                        message_name: "m".into(),
+                        ..Default::default()
+                    },
+                ),
+                format!(
+                    "MessageSubscriptions: the value stored for (element instance {K}, \
+                     message 'm') has no record"
+                ),
+            ),
+            (
+                ColumnFamily::MessageStartEventSubscriptions,
+                KeyBuilder::new(ColumnFamily::MessageStartEventSubscriptions)
+                    .str("m")
+                    .i64(K)
+                    .build(),
+                StoredMessageStartEventSubscription {
+                    key: 9,
+                    record: None,
+                }
+                .encode_to_vec(),
+                publish(0, "m", "c", 0, ""),
+                format!(
+                    "MessageStartEventSubscriptions: the value stored for (message 'm', process \
+                     definition {K}) has no record"
+                ),
+            ),
+        ];
+        for (cf, key, value, mut command, reason) in cases {
+            let (engine, store) = (engine(), MemStore::new());
+            // Another instance's state, which the failure must leave alone.
+            let mut batch = WriteBatch::default();
+            batch.put(
+                KeyBuilder::new(ColumnFamily::ElementInstances)
+                    .i64(K + 1)
+                    .build(),
+                ElementInstance {
+                    key: K + 1,
+                    record: Some(ProcessInstanceRecord {
+                        process_instance_key: K + 1,
+                        ..Default::default()
+                    }),
+                    state: 3,
+                    ..Default::default()
+                }
+                .encode_to_vec(),
+            );
+            batch.put(key, value);
+            store.write(batch).unwrap();
+            let untouched = |store: &MemStore| {
+                let mut entries = store.dump();
+                entries.retain(|(key, _)| {
+                    ![ColumnFamily::Meta, ColumnFamily::BannedInstances]
+                        .iter()
+                        .any(|cf| key.starts_with(&cf.prefix()))
+                });
+                entries
+            };
+            let before = untouched(&store);
+            command.position = 1;
+            command.timestamp = NOW;
+            let result = run(&engine, &store, &command);
+            let rejection = result
+                .records
+                .iter()
+                .find(|r| r.record_type == RecordType::CommandRejection)
+                .unwrap_or_else(|| panic!("{cf:?}: no rejection in {:?}", result.records));
+            assert_eq!(
+                rejection.rejection_type,
+                RejectionType::ProcessingError,
+                "{cf:?}: {}",
+                rejection.rejection_reason
+            );
+            assert!(
+                rejection
+                    .rejection_reason
+                    .contains(&format!("column family {reason}")),
+                "{cf:?}: expected '{reason}' in '{}'",
+                rejection.rejection_reason
+            );
+            assert_eq!(untouched(&store), before, "{cf:?}: nothing else changed");
+        }
+    }
+
     #[test]
     fn replay_applies_each_event_with_the_applier_of_its_version() {
         use crate::state::values::JobLifecycle;

@@ -41,6 +41,6 @@ pub use handle::{PartitionHandle, PartitionStatus};
 pub use job_streams::{JobStream, JobStreamProperties, JobStreams, PushedJob};
 pub use metrics::{HistogramSnapshot, LATENCY_BOUNDS, LatencyHistogram, PartitionMetrics};
 pub use reader::LogStreamReader;
-pub use recovery::{Partition, StoreOpener};
+pub use recovery::{Partition, StoreOpener, rebuild_state};
 pub use role::{ReplicatedLog, Role, RoleState};
 pub use router::{CommandRouter, LocalRouter};

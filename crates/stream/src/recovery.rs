@@ -10,7 +10,7 @@ use beeline_log::{Journal, JournalReader};
 use beeline_protocol::Record;
 use beeline_protocol::codec::decode_batch;
 use beeline_state::Store;
-use beeline_state::snapshot::SnapshotStore;
+use beeline_state::snapshot::{Snapshot, SnapshotStore};
 use tokio::sync::{broadcast, mpsc, watch};
 
 use crate::clock::Clock;
@@ -56,15 +56,33 @@ pub(crate) fn restore(
     store_opener: &dyn StoreOpener,
 ) -> Result<Restored, OpenError> {
     let partition = config.partition_id;
+    let snapshot = snapshots
+        .latest()
+        .map_err(|source| OpenError::State { partition, source })?;
+    Ok(Restored {
+        store: open_state(config, snapshots, snapshot.as_ref(), store_opener)?,
+        engine: engine_for(config),
+        snapshot_position: snapshot.map(|s| s.position),
+    })
+}
+
+/// The state of `snapshot` (one of `snapshots`), verified first, or an empty state without
+/// one; in this build's state format.
+fn open_state(
+    config: &PartitionConfig,
+    snapshots: &SnapshotStore,
+    snapshot: Option<&Snapshot>,
+    store_opener: &dyn StoreOpener,
+) -> Result<Arc<dyn Store>, OpenError> {
+    let partition = config.partition_id;
     let state_error = |source| OpenError::State { partition, source };
-    let snapshot = snapshots.latest().map_err(state_error)?;
-    if let Some(snapshot) = &snapshot {
+    if let Some(snapshot) = snapshot {
         SnapshotStore::verify(snapshot).map_err(state_error)?;
     }
     let store = store_opener
-        .open(snapshot.as_ref().map(|s| s.data_dir()).as_deref())
+        .open(snapshot.map(|s| s.data_dir()).as_deref())
         .map_err(state_error)?;
-    let (location, declared) = match &snapshot {
+    let (location, declared) = match snapshot {
         Some(snapshot) => (
             snapshot.path.clone(),
             SnapshotStore::state_format(snapshot).map_err(state_error)?,
@@ -89,7 +107,13 @@ pub(crate) fn restore(
         ),
         Opened::New | Opened::Current => {}
     }
-    let engine = Engine::new(EngineConfig {
+    Ok(store)
+}
+
+/// The partition's engine, as its settings make it.
+fn engine_for(config: &PartitionConfig) -> Engine {
+    let partition = config.partition_id;
+    Engine::new(EngineConfig {
         partition_id: partition,
         partition_count: config.partition_count.max(partition),
         max_batch_records: config.max_batch_records,
@@ -99,12 +123,29 @@ pub(crate) fn restore(
             .job_streams
             .clone()
             .map(|streams| streams as Arc<dyn JobPush>),
-    });
-    Ok(Restored {
-        store,
-        engine,
-        snapshot_position: snapshot.map(|s| s.position),
     })
+}
+
+/// A partition's state rebuilt apart from any running partition: the state of `snapshot`
+/// (one of `snapshots`, verified first; an empty state without one) with every entry `reader`
+/// yields after it applied, as recovery and a follower apply them. Tools that hold replicas
+/// against each other compare what this gives for each.
+pub fn rebuild_state<R: JournalReader>(
+    config: &PartitionConfig,
+    snapshots: &SnapshotStore,
+    snapshot: Option<&Snapshot>,
+    store_opener: &dyn StoreOpener,
+    reader: R,
+) -> Result<Arc<dyn Store>, OpenError> {
+    let partition = config.partition_id;
+    let replay_error = |reason: String| OpenError::Replay { partition, reason };
+    let store = open_state(config, snapshots, snapshot, store_opener)?;
+    let engine = engine_for(config);
+    let mut replayer = Replayer::new(&engine, store.as_ref(), reader).map_err(replay_error)?;
+    replayer
+        .catch_up(&engine, store.as_ref())
+        .map_err(replay_error)?;
+    Ok(store)
 }
 
 /// The exporters' acknowledged positions as the restored state holds them.

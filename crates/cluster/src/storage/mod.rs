@@ -227,8 +227,20 @@ where
         self.meta.save_committed(committed.as_ref())
     }
 
+    /// The commit recorded, but never past the log's end. A follower records the commit
+    /// index its leader sends as soon as it has accepted the entries, before they are
+    /// flushed; killed then, it comes back with a log that ends before its recorded commit
+    /// (and openraft, re-applying up to it, would fail to open the group). Its log is a
+    /// prefix of the committed one, so it is committed up to its end; the rest is on a
+    /// quorum and comes back from the leader.
     async fn read_committed(&mut self) -> Result<Option<LogId>, io::Error> {
-        self.meta.read_committed()
+        let committed = self.meta.read_committed()?;
+        let held = self.get_log_state().await?.last_log_id;
+        Ok(match (committed, held) {
+            (Some(committed), Some(held)) if committed.index > held.index => Some(held),
+            (Some(_), None) => None,
+            (committed, _) => committed,
+        })
     }
 
     async fn append<I>(

@@ -7,7 +7,7 @@ use std::rc::Rc;
 use beeline_protocol::value::ProcessInstanceRecord;
 use beeline_state::{ColumnFamily, KeyBuilder, KeyReader, Result, Transaction};
 
-use super::decode;
+use super::decode_stored;
 use super::values::ElementInstance;
 
 fn instance(key: i64) -> Vec<u8> {
@@ -67,13 +67,7 @@ impl InstanceCache {
         }
         let value: Option<Rc<ElementInstance>> = txn
             .get(&instance(key))?
-            .map(|bytes| {
-                let instance: ElementInstance = decode(ColumnFamily::ElementInstances, &bytes)?;
-                if instance.record.is_none() {
-                    return Err(super::without_record(ColumnFamily::ElementInstances, key));
-                }
-                Ok(Rc::new(instance))
-            })
+            .map(|bytes| decode_stored(ColumnFamily::ElementInstances, key, &bytes).map(Rc::new))
             .transpose()?;
         self.entries.borrow_mut().insert(
             key,
@@ -316,6 +310,7 @@ impl<'t, 's> MutableElementInstanceState<'t, 's> {
 
 #[cfg(test)]
 mod tests {
+    use crate::state::values::ElementLifecycle;
     use beeline_state::{MemStore, Store, WriteBatch};
 
     use super::*;
@@ -335,8 +330,12 @@ mod tests {
         let mut cache = InstanceCache::default();
         {
             let mut state = MutableElementInstanceState::new(&mut seed, &cache);
-            state.create(1, &record(-1), 0).unwrap();
-            state.create(2, &record(1), 0).unwrap();
+            state
+                .create(1, &record(-1), ElementLifecycle::Activating as u32)
+                .unwrap();
+            state
+                .create(2, &record(1), ElementLifecycle::Activating as u32)
+                .unwrap();
         }
         cache.flush(&mut seed);
         seed.commit().unwrap();
@@ -382,7 +381,9 @@ mod tests {
     #[test]
     fn an_instance_created_and_removed_in_one_batch_leaves_no_write() {
         let batch = writes(|state| {
-            state.create(3, &record(1), 0).unwrap();
+            state
+                .create(3, &record(1), ElementLifecycle::Activating as u32)
+                .unwrap();
             state.update(3, |s| s.state = 2).unwrap();
             state.remove(3).unwrap();
         });
@@ -399,8 +400,12 @@ mod tests {
         let mut txn = Transaction::new(&store);
         let cache = InstanceCache::default();
         let mut state = MutableElementInstanceState::new(&mut txn, &cache);
-        state.create(1, &record(-1), 0).unwrap();
-        state.create(2, &record(1), 0).unwrap();
+        state
+            .create(1, &record(-1), ElementLifecycle::Activating as u32)
+            .unwrap();
+        state
+            .create(2, &record(1), ElementLifecycle::Activating as u32)
+            .unwrap();
         assert_eq!(state.get(1).unwrap().unwrap().active_children, 1);
         state.remove(2).unwrap();
         assert!(state.get(2).unwrap().is_none());

@@ -3,7 +3,7 @@
 use beeline_protocol::value::JobRecord;
 use beeline_state::{ColumnFamily, KeyBuilder, KeyReader, Result, Transaction};
 
-use super::decode;
+use super::decode_stored;
 use super::time_index::{due, first_time};
 use super::values::{Job, JobLifecycle};
 
@@ -45,13 +45,7 @@ impl<'t> JobState<'t> {
     pub fn get(&self, key: i64) -> Result<Option<Job>> {
         self.txn
             .get(&job(key))?
-            .map(|bytes| {
-                let job: Job = decode(ColumnFamily::Jobs, &bytes)?;
-                if job.record.is_none() {
-                    return Err(super::without_record(ColumnFamily::Jobs, key));
-                }
-                Ok(job)
-            })
+            .map(|bytes| decode_stored(ColumnFamily::Jobs, key, &bytes))
             .transpose()
     }
 

@@ -5,8 +5,13 @@
 use beeline_protocol::value::MessageStartEventSubscriptionRecord;
 use beeline_state::{ColumnFamily, KeyBuilder, KeyReader, Result, Transaction};
 
-use super::decode;
+use super::decode_stored;
 use super::values::StoredMessageStartEventSubscription;
+
+/// How errors name a message start event subscription.
+fn start_subscription_name(message_name: &str, process_definition_key: i64) -> String {
+    format!("(message '{message_name}', process definition {process_definition_key})")
+}
 
 fn subscription(message_name: &str, process_definition_key: i64) -> Vec<u8> {
     KeyBuilder::new(ColumnFamily::MessageStartEventSubscriptions)
@@ -42,9 +47,14 @@ impl<'t> MessageStartSubscriptionState<'t> {
             .build();
         let mut found = Vec::new();
         for entry in self.txn.scan(&prefix) {
-            let (_, value) = entry?;
-            let stored: StoredMessageStartEventSubscription =
-                decode(ColumnFamily::MessageStartEventSubscriptions, &value)?;
+            let (key, value) = entry?;
+            let mut reader = KeyReader::new(ColumnFamily::MessageStartEventSubscriptions, &key)?;
+            reader.str()?;
+            let stored: StoredMessageStartEventSubscription = decode_stored(
+                ColumnFamily::MessageStartEventSubscriptions,
+                start_subscription_name(message_name, reader.i64()?),
+                &value,
+            )?;
             if stored
                 .record
                 .as_ref()
@@ -72,8 +82,9 @@ impl<'t> MessageStartSubscriptionState<'t> {
             reader.i64()?;
             let name = reader.str()?;
             if let Some(bytes) = self.txn.get(&subscription(name, process_definition_key))? {
-                found.push(decode(
+                found.push(decode_stored(
                     ColumnFamily::MessageStartEventSubscriptions,
+                    start_subscription_name(name, process_definition_key),
                     &bytes,
                 )?);
             }

@@ -5,8 +5,8 @@
 use beeline_protocol::value::MessageSubscriptionRecord;
 use beeline_state::{ColumnFamily, KeyBuilder, KeyReader, Result, Transaction};
 
-use super::decode;
 use super::values::StoredMessageSubscription;
+use super::{decode_stored, subscription_name};
 
 fn subscription(element_instance_key: i64, message_name: &str) -> Vec<u8> {
     KeyBuilder::new(ColumnFamily::MessageSubscriptions)
@@ -46,7 +46,13 @@ impl<'t> MessageSubscriptionState<'t> {
     ) -> Result<Option<StoredMessageSubscription>> {
         self.txn
             .get(&subscription(element_instance_key, message_name))?
-            .map(|bytes| decode(ColumnFamily::MessageSubscriptions, &bytes))
+            .map(|bytes| {
+                decode_stored(
+                    ColumnFamily::MessageSubscriptions,
+                    subscription_name(element_instance_key, message_name),
+                    &bytes,
+                )
+            })
             .transpose()
     }
 

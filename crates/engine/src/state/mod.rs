@@ -284,11 +284,35 @@ pub(crate) fn read_int<const N: usize, T>(
         .transpose()
 }
 
-/// A stored value without the record it is about: damage, never read as an empty record.
-pub(crate) fn without_record(cf: beeline_state::ColumnFamily, key: i64) -> beeline_state::Error {
-    beeline_state::Error::Decode {
-        cf: cf.name(),
-        reason: format!("the value stored for {key} has no record"),
+/// A value stored about one record, with a lifecycle state for most: element instances,
+/// jobs, user tasks and message subscriptions. Read only through [`decode_stored`], so every
+/// value read from state holds its record and a state this build knows, and its `record()`
+/// never stands an empty record in for a missing one.
+pub(crate) trait Stored: prost::Message + Default {
+    /// What makes the value unreadable as stored (no record, a state no lifecycle has), if
+    /// anything: "has no record".
+    fn damage(&self) -> Option<String>;
+}
+
+/// How errors name a message subscription: by its element instance and message name.
+pub(crate) fn subscription_name(element_instance_key: i64, message_name: &str) -> String {
+    format!("(element instance {element_instance_key}, message '{message_name}')")
+}
+
+/// Decodes a [`Stored`] value of `cf` and checks it; `key` names the entry in errors. Damage
+/// is a decoding error naming the family and key, never a default.
+pub(crate) fn decode_stored<M: Stored>(
+    cf: beeline_state::ColumnFamily,
+    key: impl std::fmt::Display,
+    bytes: &[u8],
+) -> beeline_state::Result<M> {
+    let value: M = decode(cf, bytes)?;
+    match value.damage() {
+        None => Ok(value),
+        Some(damage) => Err(beeline_state::Error::Decode {
+            cf: cf.name(),
+            reason: format!("the value stored for {key} {damage}"),
+        }),
     }
 }
 

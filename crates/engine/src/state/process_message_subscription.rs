@@ -3,10 +3,10 @@
 //! confirmed yet.
 
 use beeline_protocol::value::ProcessMessageSubscriptionRecord;
-use beeline_state::{ColumnFamily, KeyBuilder, Result, Transaction};
+use beeline_state::{ColumnFamily, KeyBuilder, KeyReader, Result, Transaction};
 
-use super::decode;
 use super::values::{StoredProcessMessageSubscription, SubscriptionLifecycle};
+use super::{decode_stored, subscription_name};
 
 fn subscription(element_instance_key: i64, message_name: &str) -> Vec<u8> {
     KeyBuilder::new(ColumnFamily::ProcessMessageSubscriptions)
@@ -38,7 +38,13 @@ impl<'t> ProcessMessageSubscriptionState<'t> {
     ) -> Result<Option<StoredProcessMessageSubscription>> {
         self.txn
             .get(&subscription(element_instance_key, message_name))?
-            .map(|bytes| decode(ColumnFamily::ProcessMessageSubscriptions, &bytes))
+            .map(|bytes| {
+                decode_stored(
+                    ColumnFamily::ProcessMessageSubscriptions,
+                    subscription_name(element_instance_key, message_name),
+                    &bytes,
+                )
+            })
             .transpose()
     }
 
@@ -52,8 +58,14 @@ impl<'t> ProcessMessageSubscriptionState<'t> {
             .build();
         let mut found = Vec::new();
         for entry in self.txn.scan(&prefix) {
-            let (_, value) = entry?;
-            found.push(decode(ColumnFamily::ProcessMessageSubscriptions, &value)?);
+            let (key, value) = entry?;
+            let mut reader = KeyReader::new(ColumnFamily::ProcessMessageSubscriptions, &key)?;
+            reader.i64()?;
+            found.push(decode_stored(
+                ColumnFamily::ProcessMessageSubscriptions,
+                subscription_name(element_instance_key, reader.str()?),
+                &value,
+            )?);
         }
         Ok(found)
     }

@@ -3,7 +3,7 @@
 use beeline_protocol::value::UserTaskRecord;
 use beeline_state::{ColumnFamily, KeyBuilder, Result, Transaction};
 
-use super::decode;
+use super::decode_stored;
 use super::values::{StoredUserTask, UserTaskLifecycle};
 
 fn user_task(key: i64) -> Vec<u8> {
@@ -22,7 +22,7 @@ impl<'t> UserTaskState<'t> {
     pub fn get(&self, key: i64) -> Result<Option<StoredUserTask>> {
         self.txn
             .get(&user_task(key))?
-            .map(|bytes| decode(ColumnFamily::UserTasks, &bytes))
+            .map(|bytes| decode_stored(ColumnFamily::UserTasks, key, &bytes))
             .transpose()
     }
 }
@@ -65,7 +65,7 @@ impl<'t, 's> MutableUserTaskState<'t, 's> {
     pub fn get(&self, key: i64) -> Result<Option<StoredUserTask>> {
         self.txn
             .get(&user_task(key))?
-            .map(|bytes| decode(ColumnFamily::UserTasks, &bytes))
+            .map(|bytes| decode_stored(ColumnFamily::UserTasks, key, &bytes))
             .transpose()
     }
 

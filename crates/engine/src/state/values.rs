@@ -2,6 +2,8 @@
 //! migration (a new field gets a new number; removed numbers stay reserved).
 
 use beeline_protocol::intent::ProcessInstanceIntent;
+
+use super::Stored;
 use beeline_protocol::value::{
     JobRecord, MessageStartEventSubscriptionRecord, MessageSubscriptionRecord,
     ProcessInstanceRecord, ProcessMessageSubscriptionRecord, UserTaskRecord,
@@ -71,7 +73,66 @@ pub struct ElementInstance {
     pub task_listener_index: i32,
 }
 
+/// "has no record" when `record` is missing, else what `state` makes of the state.
+fn damage<R>(record: &Option<R>, state: Option<String>) -> Option<String> {
+    match record {
+        None => Some("has no record".into()),
+        Some(_) => state,
+    }
+}
+
+impl Stored for ElementInstance {
+    fn damage(&self) -> Option<String> {
+        let state = ElementLifecycle::from_value(self.state).is_none().then(|| {
+            format!(
+                "has state {}, which is no element instance state",
+                self.state
+            )
+        });
+        damage(&self.record, state)
+    }
+}
+
+impl Stored for Job {
+    // An unknown state is reported by `lifecycle()`, with the job's type and instance.
+    fn damage(&self) -> Option<String> {
+        damage(&self.record, None)
+    }
+}
+
+impl Stored for StoredUserTask {
+    fn damage(&self) -> Option<String> {
+        let state = UserTaskLifecycle::from_value(self.state)
+            .is_none()
+            .then(|| format!("has state {}, which is no user task state", self.state));
+        damage(&self.record, state)
+    }
+}
+
+impl Stored for StoredMessageSubscription {
+    fn damage(&self) -> Option<String> {
+        damage(&self.record, None)
+    }
+}
+
+impl Stored for StoredProcessMessageSubscription {
+    fn damage(&self) -> Option<String> {
+        let state = SubscriptionLifecycle::from_value(self.state)
+            .is_none()
+            .then(|| format!("has state {}, which is no subscription state", self.state));
+        damage(&self.record, state)
+    }
+}
+
+impl Stored for StoredMessageStartEventSubscription {
+    fn damage(&self) -> Option<String> {
+        damage(&self.record, None)
+    }
+}
+
 impl ElementInstance {
+    /// The record; a value read from state always has it (`Stored`), so the empty default
+    /// stands in only for one built without.
     pub fn record(&self) -> ProcessInstanceRecord {
         self.record.clone().unwrap_or_default()
     }
@@ -92,6 +153,16 @@ pub enum ElementLifecycle {
     Activated = ProcessInstanceIntent::ElementActivated as u32,
     Completing = ProcessInstanceIntent::ElementCompleting as u32,
     Terminating = ProcessInstanceIntent::ElementTerminating as u32,
+}
+
+impl ElementLifecycle {
+    /// The lifecycle stored as `value`, or `None` for a number that is none.
+    pub fn from_value(value: u32) -> Option<Self> {
+        use ElementLifecycle::*;
+        [Activating, Activated, Completing, Terminating]
+            .into_iter()
+            .find(|lifecycle| *lifecycle as u32 == value)
+    }
 }
 
 /// Job states (Zeebe's `JobState.State`).
@@ -136,6 +207,8 @@ pub struct Job {
 }
 
 impl Job {
+    /// The record; a value read from state always has it (`Stored`), so the empty default
+    /// stands in only for one built without.
     pub fn record(&self) -> JobRecord {
         self.record.clone().unwrap_or_default()
     }
@@ -216,6 +289,8 @@ pub struct StoredUserTask {
 }
 
 impl StoredUserTask {
+    /// The record; a value read from state always has it (`Stored`), so the empty default
+    /// stands in only for one built without.
     pub fn record(&self) -> UserTaskRecord {
         self.record.clone().unwrap_or_default()
     }
@@ -272,6 +347,8 @@ pub struct StoredMessageSubscription {
 }
 
 impl StoredMessageSubscription {
+    /// The record; a value read from state always has it (`Stored`), so the empty default
+    /// stands in only for one built without.
     pub fn record(&self) -> MessageSubscriptionRecord {
         self.record.clone().unwrap_or_default()
     }
@@ -312,6 +389,8 @@ pub struct StoredProcessMessageSubscription {
 }
 
 impl StoredProcessMessageSubscription {
+    /// The record; a value read from state always has it (`Stored`), so the empty default
+    /// stands in only for one built without.
     pub fn record(&self) -> ProcessMessageSubscriptionRecord {
         self.record.clone().unwrap_or_default()
     }
@@ -338,6 +417,8 @@ pub struct StoredMessageStartEventSubscription {
 }
 
 impl StoredMessageStartEventSubscription {
+    /// The record; a value read from state always has it (`Stored`), so the empty default
+    /// stands in only for one built without.
     pub fn record(&self) -> MessageStartEventSubscriptionRecord {
         self.record.clone().unwrap_or_default()
     }

@@ -119,9 +119,13 @@ fn versions(txn: &Transaction<'_>, cf: ColumnFamily, prefix: &[u8]) -> Result<Ve
         let mut reader = KeyReader::new(cf, &entry_key)?;
         reader.str()?;
         reader.str()?;
-        let version = i32::try_from(reader.i64()?).unwrap_or(i32::MAX);
-        if let Ok(bytes) = <[u8; 8]>::try_from(value.as_slice()) {
-            found.push((version, i64::from_be_bytes(bytes)));
+        let stored = reader.i64()?;
+        let version = i32::try_from(stored).map_err(|_| beeline_state::Error::Decode {
+            cf: cf.name(),
+            reason: format!("version {stored} is beyond the versions a resource can have"),
+        })?;
+        if let Some(key) = super::read_int(cf, Some(value), i64::from_be_bytes)? {
+            found.push((version, key));
         }
     }
     Ok(found)

@@ -1,0 +1,497 @@
+//! The checker of a chaos run, over the stopped brokers' data directories and the client's
+//! history. Each replica's partition directory is copied aside first and the copies are opened
+//! with the crates' own readers (the journal, the Raft records, the snapshots), so the
+//! replicas' own files stay as the run left them, for a second look.
+//!
+//! - **The replicas agree on the committed log**: each replica's committed entries (up to the
+//!   commit its Raft records hold) are identical, index by index, to every other replica's
+//!   where both have them committed.
+//! - **Replaying each replica gives the same state**: each replica's state is rebuilt from its
+//!   own latest snapshot at or before the end of the common committed prefix, with its own
+//!   log replayed up to that end; the digests of every key and value must be equal.
+//! - **No acknowledged instance is lost**: every acknowledged start's instance key is in the
+//!   committed log exactly once (one PROCESS_INSTANCE_CREATION CREATED event); every
+//!   acknowledged message's key once (MESSAGE PUBLISHED).
+//! - **No job's completion is applied twice**: at most one JOB COMPLETED event per job key,
+//!   and exactly one for each completion the cluster acknowledged.
+
+use std::collections::{BTreeMap, HashMap};
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use beeline_cluster::MetaDir;
+use beeline_log::{FileJournal, FileJournalConfig, Journal, JournalReader, Recovery};
+use beeline_protocol::codec::decode_batch;
+use beeline_protocol::intent::{Intent, JobIntent, MessageIntent, ProcessInstanceCreationIntent};
+use beeline_protocol::key::partition_of;
+use beeline_rocksdb::{MemoryBudget, RocksDbStoreConfig, open_partition_store};
+use beeline_state::Store;
+use beeline_state::snapshot::SnapshotStore;
+use beeline_stream::{PartitionConfig, rebuild_state};
+
+use super::load::History;
+
+/// How the brokers' journals were made (the reader needs the same limits).
+#[derive(Debug, Clone, Copy)]
+pub struct JournalShape {
+    pub segment_size: u64,
+    pub max_entry_size: usize,
+}
+
+/// What the checker found.
+#[derive(Default)]
+pub struct Verdict {
+    /// Per partition: (replica node, first index, committed index) and the state digest.
+    pub partitions: BTreeMap<u16, PartitionSummary>,
+    /// Acknowledged work missing from the committed log.
+    pub lost: Vec<String>,
+    /// Work applied more than once.
+    pub duplicated: Vec<String>,
+    /// Replicas that disagree on the committed log or the state it gives.
+    pub disagreements: Vec<String>,
+    /// Checks that could not be made (a log compacted past what the check needs, a replica
+    /// whose files cannot be read): not passes.
+    pub not_checked: Vec<String>,
+    /// Records read from the committed logs.
+    pub records: u64,
+}
+
+impl Verdict {
+    pub fn passed(&self) -> bool {
+        self.lost.is_empty()
+            && self.duplicated.is_empty()
+            && self.disagreements.is_empty()
+            && self.not_checked.is_empty()
+    }
+}
+
+#[derive(Default)]
+pub struct PartitionSummary {
+    /// Each replica's (node, first index, committed index).
+    pub replicas: Vec<(u64, u64, u64)>,
+    /// End of the prefix every replica has committed.
+    pub common: u64,
+    /// Each replica's state digest at `common` (keys, hash), and the snapshot it started from.
+    pub digests: Vec<(u64, Option<i64>, u64, u64)>,
+}
+
+/// One replica's copy, opened.
+struct Replica {
+    node: u64,
+    dir: PathBuf,
+    first: u64,
+    committed: u64,
+}
+
+/// What the committed logs hold, counted by key.
+#[derive(Default)]
+struct Counts {
+    created: HashMap<i64, u32>,
+    completed: HashMap<i64, u32>,
+    published: HashMap<i64, u32>,
+}
+
+fn hash_entry(entry: &beeline_log::Entry) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    (
+        entry.index,
+        entry.term,
+        entry.kind as u8,
+        entry.asqn,
+        &entry.data,
+    )
+        .hash(&mut hasher);
+    hasher.finish()
+}
+
+fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            copy_tree(&entry.path(), &target)?;
+        } else {
+            std::fs::copy(entry.path(), target)?;
+        }
+    }
+    Ok(())
+}
+
+fn open_journal(dir: &Path, shape: JournalShape) -> Result<FileJournal, String> {
+    FileJournal::open(
+        dir.join("log"),
+        FileJournalConfig {
+            segment_size: shape.segment_size,
+            max_entry_size: shape.max_entry_size,
+            recovery: Recovery::Strict,
+            commit_recovered: false,
+            ..FileJournalConfig::default()
+        },
+    )
+    .map_err(|e| format!("{}: cannot open the log: {e}", dir.display()))
+}
+
+/// Copies a replica aside and reads where its log starts and what it has committed.
+fn open_replica(
+    node: u64,
+    source: &Path,
+    scratch: &Path,
+    shape: JournalShape,
+) -> Result<Replica, String> {
+    let dir = scratch.join(format!("broker-{node}"));
+    // The live state is stale by design (no WAL) and rebuilt on every start: not copied.
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    for part in ["log", "raft", "snapshots"] {
+        let from = source.join(part);
+        if from.exists() {
+            copy_tree(&from, &dir.join(part))
+                .map_err(|e| format!("copying {}: {e}", from.display()))?;
+        }
+    }
+    let journal = open_journal(&dir, shape)?;
+    let meta = MetaDir::new(dir.join("raft")).map_err(|e| format!("{}: {e}", dir.display()))?;
+    // Raft index i is journal index i + 1.
+    let committed = meta
+        .read_committed()
+        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .map_or(0, |id| id.index + 1)
+        .min(journal.last_index());
+    Ok(Replica {
+        node,
+        first: journal.first_index(),
+        committed,
+        dir,
+    })
+}
+
+/// Each committed entry's hash, by index, and the last record position at or before `end`.
+fn hashes(replica: &Replica, shape: JournalShape, end: u64) -> Result<(Vec<u64>, i64), String> {
+    let journal = open_journal(&replica.dir, shape)?;
+    journal.commit_index().advance(replica.committed);
+    let mut reader = journal.reader();
+    reader
+        .seek(replica.first)
+        .map_err(|e| format!("{}: {e}", replica.dir.display()))?;
+    let mut hashes = Vec::new();
+    let mut last_position = -1;
+    while let Some(entry) = reader.next_entry() {
+        let entry = entry.map_err(|e| format!("{}: {e}", replica.dir.display()))?;
+        if entry.index <= end && entry.kind.carries_records() {
+            let records = decode_batch(&entry.data, entry.asqn as i64).map_err(|e| {
+                format!(
+                    "{}: entry {} undecodable: {e}",
+                    replica.dir.display(),
+                    entry.index
+                )
+            })?;
+            if let Some(last) = records.last() {
+                last_position = last.position;
+            }
+        }
+        hashes.push(hash_entry(&entry));
+    }
+    Ok((hashes, last_position))
+}
+
+/// The state of `replica` at journal index `end`, rebuilt from its latest snapshot at or
+/// before `position`: its digest (keys, hash) and the snapshot's position.
+fn digest(
+    replica: &Replica,
+    partition: u16,
+    partitions: u16,
+    shape: JournalShape,
+    end: u64,
+    position: i64,
+) -> Result<(Option<i64>, u64, u64), String> {
+    let failed = |e: &dyn std::fmt::Display| format!("{}: {e}", replica.dir.display());
+    let journal = open_journal(&replica.dir, shape)?;
+    journal.commit_index().advance(end);
+    let snapshots =
+        SnapshotStore::open(replica.dir.join("snapshots"), usize::MAX).map_err(|e| failed(&e))?;
+    let snapshot = snapshots
+        .list()
+        .map_err(|e| failed(&e))?
+        .into_iter()
+        .rfind(|s| s.position <= position);
+    let runtime = RocksDbStoreConfig {
+        runtime_dir: replica.dir.join("check-runtime"),
+        budget: MemoryBudget::new(64 << 20, 1),
+    };
+    let opener = move |checkpoint: Option<&Path>| -> beeline_state::Result<Arc<dyn Store>> {
+        Ok(Arc::new(open_partition_store(&runtime, checkpoint)?))
+    };
+    let mut config = PartitionConfig::new(partition);
+    config.partition_count = partitions;
+    config.max_batch_bytes = shape.max_entry_size;
+    let store = rebuild_state(
+        &config,
+        &snapshots,
+        snapshot.as_ref(),
+        &opener,
+        journal.reader(),
+    )
+    .map_err(|e| failed(&e))?;
+    let mut hasher = DefaultHasher::new();
+    let mut keys = 0u64;
+    for item in store.scan(&[], &[]) {
+        let (key, value) = item.map_err(|e| failed(&e))?;
+        (key, value).hash(&mut hasher);
+        keys += 1;
+    }
+    Ok((snapshot.map(|s| s.position), keys, hasher.finish()))
+}
+
+/// Counts the work the committed entries `from..=to` of `replica` hold.
+fn count(
+    replica: &Replica,
+    shape: JournalShape,
+    from: u64,
+    counts: &mut Counts,
+) -> Result<u64, String> {
+    let journal = open_journal(&replica.dir, shape)?;
+    journal.commit_index().advance(replica.committed);
+    let mut reader = journal.reader();
+    reader
+        .seek(from)
+        .map_err(|e| format!("{}: {e}", replica.dir.display()))?;
+    let mut records = 0;
+    while let Some(entry) = reader.next_entry() {
+        let entry = entry.map_err(|e| format!("{}: {e}", replica.dir.display()))?;
+        if !entry.kind.carries_records() {
+            continue;
+        }
+        let batch = decode_batch(&entry.data, entry.asqn as i64)
+            .map_err(|e| format!("{}: entry {}: {e}", replica.dir.display(), entry.index))?;
+        for record in batch {
+            records += 1;
+            let counter = if record.intent == Intent::from(ProcessInstanceCreationIntent::Created) {
+                &mut counts.created
+            } else if record.intent == Intent::from(JobIntent::Completed) {
+                &mut counts.completed
+            } else if record.intent == Intent::from(MessageIntent::Published) {
+                &mut counts.published
+            } else {
+                continue;
+            };
+            *counter.entry(record.key).or_default() += 1;
+        }
+    }
+    Ok(records)
+}
+
+/// Checks partition `partition`, whose replicas' directories are `sources` (by node).
+fn check_partition(
+    partition: u16,
+    partitions: u16,
+    sources: &[(u64, PathBuf)],
+    scratch: &Path,
+    shape: JournalShape,
+    counts: &mut Counts,
+    verdict: &mut Verdict,
+) -> Result<(), String> {
+    let scratch = scratch.join(format!("partition-{partition}"));
+    let replicas = sources
+        .iter()
+        .map(|(node, dir)| open_replica(*node, dir, &scratch, shape))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut summary = PartitionSummary {
+        replicas: replicas
+            .iter()
+            .map(|r| (r.node, r.first, r.committed))
+            .collect(),
+        ..Default::default()
+    };
+    let common = replicas.iter().map(|r| r.committed).min().unwrap_or(0);
+    summary.common = common;
+
+    // Agreement: every pair, wherever both have the entry committed.
+    let mut logs = Vec::new();
+    for replica in &replicas {
+        logs.push(hashes(replica, shape, common)?);
+    }
+    for (a, (log_a, _)) in replicas.iter().zip(&logs) {
+        for (b, (log_b, _)) in replicas.iter().zip(&logs) {
+            if a.node >= b.node {
+                continue;
+            }
+            let from = a.first.max(b.first);
+            let to = a.committed.min(b.committed);
+            let differs = (from..=to).find(|&index| {
+                log_a.get((index - a.first) as usize) != log_b.get((index - b.first) as usize)
+            });
+            if let Some(index) = differs {
+                verdict.disagreements.push(format!(
+                    "partition {partition}: brokers {} and {} differ at committed entry {index}",
+                    a.node, b.node
+                ));
+            }
+        }
+    }
+
+    // The same state from every replica at the end of the common prefix.
+    for (replica, (_, position)) in replicas.iter().zip(&logs) {
+        match digest(replica, partition, partitions, shape, common, *position) {
+            Ok((snapshot, keys, hash)) => {
+                summary.digests.push((replica.node, snapshot, keys, hash))
+            }
+            Err(e) => verdict.not_checked.push(format!(
+                "partition {partition}: state of broker {}: {e}",
+                replica.node
+            )),
+        }
+    }
+    let distinct: std::collections::BTreeSet<u64> = summary
+        .digests
+        .iter()
+        .map(|&(_, _, _, hash)| hash)
+        .collect();
+    if distinct.len() > 1 {
+        verdict.disagreements.push(format!(
+            "partition {partition}: replaying to entry {common} gives different states: {}",
+            summary
+                .digests
+                .iter()
+                .map(|(node, snapshot, keys, hash)| format!(
+                    "broker {node} (from snapshot {snapshot:?}): {keys} keys, digest {hash:016x}"
+                ))
+                .collect::<Vec<_>>()
+                .join("; ")
+        ));
+    }
+
+    // The work in the committed log: the union of every replica's committed entries.
+    let mut by_first: Vec<&Replica> = replicas.iter().collect();
+    by_first.sort_by_key(|r| r.first);
+    let mut covered = 0u64;
+    for replica in by_first {
+        if replica.committed <= covered {
+            continue;
+        }
+        if replica.first > covered + 1 {
+            verdict.not_checked.push(format!(
+                "partition {partition}: no replica holds committed entries {} to {} any more \
+                 (compacted): work acknowledged there cannot be found",
+                covered + 1,
+                replica.first - 1
+            ));
+        }
+        verdict.records += count(replica, shape, covered + 1, counts)?;
+        covered = replica.committed;
+    }
+    verdict.partitions.insert(partition, summary);
+    Ok(())
+}
+
+/// Checks a run: `replicas[p]` lists partition `p`'s replica directories by node.
+pub fn check(
+    replicas: &BTreeMap<u16, Vec<(u64, PathBuf)>>,
+    partitions: u16,
+    history: &History,
+    scratch: &Path,
+    shape: JournalShape,
+) -> Verdict {
+    let mut verdict = Verdict::default();
+    let mut counts = Counts::default();
+    for (&partition, sources) in replicas {
+        if let Err(e) = check_partition(
+            partition,
+            partitions,
+            sources,
+            scratch,
+            shape,
+            &mut counts,
+            &mut verdict,
+        ) {
+            verdict
+                .not_checked
+                .push(format!("partition {partition}: {e}"));
+        }
+    }
+    judge(&counts, history, &mut verdict);
+    verdict
+}
+
+/// Holds the history against what the committed logs hold.
+fn judge(counts: &Counts, history: &History, verdict: &mut Verdict) {
+    for (id, key) in &history.created {
+        match counts.created.get(key).copied().unwrap_or(0) {
+            1 => {}
+            0 => verdict.lost.push(format!(
+                "instance {key} (id {id}, partition {:?}): its start was acknowledged, but it \
+                 is not in the committed log",
+                partition_of(*key)
+            )),
+            n => verdict
+                .duplicated
+                .push(format!("instance {key} (id {id}) created {n} times")),
+        }
+    }
+    for key in &history.completed {
+        if counts.completed.get(key).copied().unwrap_or(0) == 0 {
+            verdict.lost.push(format!(
+                "job {key}: its completion was acknowledged, but no JOB COMPLETED is committed"
+            ));
+        }
+    }
+    for (key, n) in &counts.completed {
+        if *n > 1 {
+            verdict
+                .duplicated
+                .push(format!("job {key}: completed {n} times"));
+        }
+    }
+    for key in &history.published {
+        match counts.published.get(key).copied().unwrap_or(0) {
+            1 => {}
+            0 => verdict.lost.push(format!(
+                "message {key}: its publication was acknowledged, but it is not committed"
+            )),
+            n => verdict
+                .duplicated
+                .push(format!("message {key} published {n} times")),
+        }
+    }
+    verdict.lost.sort();
+    verdict.duplicated.sort();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_judge_finds_lost_and_duplicated_work() {
+        let mut counts = Counts::default();
+        counts.created.insert(1, 1);
+        counts.created.insert(2, 2);
+        counts.completed.insert(10, 1);
+        counts.completed.insert(11, 2);
+        counts.published.insert(20, 1);
+        let history = History {
+            created: vec![("a".into(), 1), ("b".into(), 2), ("c".into(), 3)],
+            completed: vec![10, 12],
+            published: vec![20, 21],
+            ..Default::default()
+        };
+        let mut verdict = Verdict::default();
+        judge(&counts, &history, &mut verdict);
+        let lost = verdict.lost.join("\n");
+        assert!(lost.contains("instance 3 (id c"), "{lost}");
+        assert!(lost.contains("job 12"), "{lost}");
+        assert!(lost.contains("message 21"), "{lost}");
+        assert_eq!(verdict.lost.len(), 3, "{lost}");
+        let duplicated = verdict.duplicated.join("\n");
+        assert!(
+            duplicated.contains("instance 2 (id b) created 2 times"),
+            "{duplicated}"
+        );
+        assert!(
+            duplicated.contains("job 11: completed 2 times"),
+            "{duplicated}"
+        );
+        assert_eq!(verdict.duplicated.len(), 2, "{duplicated}");
+        assert!(!verdict.passed());
+    }
+}
