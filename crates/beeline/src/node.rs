@@ -258,9 +258,16 @@ pub async fn run(config: BrokerConfig) -> Result<(), NodeError> {
                 config,
             } = parts;
             replication
-                .open_partition(partition, dir, journal, config, move |log, config| {
-                    replication::open_replica(log, config, snapshots, opener, Some(router))
-                })
+                .open_partition(
+                    partition,
+                    dir,
+                    journal,
+                    snapshots.clone(),
+                    config,
+                    move |log, config| {
+                        replication::open_replica(log, config, snapshots, opener, Some(router))
+                    },
+                )
                 .await
         })));
     }

@@ -48,6 +48,7 @@ impl Replication {
         partition: u16,
         dir: std::path::PathBuf,
         journal: FileJournalConfig,
+        snapshots: beeline_state::snapshot::SnapshotStore,
         config: PartitionConfig,
         open: impl FnOnce(Arc<RaftLog>, PartitionConfig) -> Result<PartitionHandle, String>
         + Send
@@ -73,6 +74,8 @@ impl Replication {
                     election_timeout_ms: ELECTION_TIMEOUT_MS,
                 },
                 members,
+                snapshots,
+                kept_after_snapshot: RaftLogConfig::KEPT_AFTER_SNAPSHOT,
             },
             &dir,
             self.peers.clone(),

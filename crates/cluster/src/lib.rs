@@ -24,6 +24,7 @@
 
 pub mod job_streams;
 pub mod membership;
+pub mod metrics;
 pub mod placement;
 pub mod records;
 pub mod replicated_log;
@@ -36,6 +37,7 @@ pub mod transport;
 pub mod types;
 
 pub use membership::{Membership, MembershipConfig};
+pub use metrics::GroupMetrics;
 pub use replicated_log::{RaftJournal, RaftLog, RaftLogConfig, RaftTiming};
 pub use router::ClusterRouter;
 pub use settings::{ClusterSettings, SettingsError};

@@ -18,6 +18,15 @@
 //!   quorum as they wait for the fsync on a single node.
 //! - **Leadership ends** when the metrics show another term or another state: the term's
 //!   writer stops and every later append and flush of its journal fails at once.
+//! - **Snapshots and compaction**: each snapshot the replica takes (leading:
+//!   [`RaftJournal::compact`]; following: [`ReplicatedLog::snapshot_taken`]) is registered
+//!   with the group as the log id it covers: the last entry before the one that holds the
+//!   snapshot's next record, which replay after a restore starts from. The group is then asked
+//!   to take it as its snapshot; it purges its log up to [`RaftLogConfig::kept_after_snapshot`]
+//!   entries below it (and not while a replication still reads them), and the journal frees
+//!   segments only below the partition's floor as well (the snapshot and the slowest
+//!   exporter). A replica that needs a purged entry gets the snapshot instead
+//!   (`transport::snapshot`), and rebuilds its state from it.
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -28,8 +37,9 @@ use std::sync::{Arc, Mutex};
 
 use beeline_log::{
     CommitIndex, Compaction, EntryKind, FileJournal, FileJournalConfig, FileReader, FileReaders,
-    Flusher, Journal,
+    Flusher, Journal, JournalReader,
 };
+use beeline_state::snapshot::SnapshotStore;
 use beeline_stream::{ReplicatedLog, Role, RoleState};
 use futures_util::StreamExt;
 use futures_util::stream::FuturesOrdered;
@@ -38,9 +48,11 @@ use openraft::impls::{BasicNode, ProgressResponder};
 use openraft::type_config::async_runtime::watch::WatchReceiver;
 use tokio::sync::{mpsc, watch};
 
-use crate::storage::{CompactionFloor, JournalLogStore};
+use crate::metrics::GroupMetrics;
+use crate::state_machine::SnapshotData;
+use crate::storage::{CompactionFloor, JournalLogStore, MetaDir};
 use crate::transport::{GroupNetworkFactory, Groups, PartitionRaft, Peers};
-use crate::types::{Batch, NodeId, term_of};
+use crate::types::{Batch, LogId, NodeId, SnapshotMeta, log_id, term_of};
 use crate::{CommitNotifier, TypeConfig};
 
 /// The term a replica leads, while it does.
@@ -75,6 +87,8 @@ pub struct RaftLog {
     roles: watch::Receiver<RoleState>,
     leading: Arc<Mutex<Option<Leading>>>,
     groups: Groups,
+    snapshots: Arc<Snapshots>,
+    metrics: Arc<GroupMetrics>,
 }
 
 /// Where a replica keeps its log and how its group runs.
@@ -88,6 +102,17 @@ pub struct RaftLogConfig {
     /// Every replica of the partition, the same on every broker. The membership names them
     /// by id only; [`Peers`] knows where each is reached.
     pub members: std::collections::BTreeSet<NodeId>,
+    /// The partition's snapshots: the group's snapshot is the latest registered of them.
+    pub snapshots: SnapshotStore,
+    /// Entries the group keeps below its snapshot, so that a replica a little behind catches
+    /// up from the log rather than by a snapshot ([`RaftLogConfig::KEPT_AFTER_SNAPSHOT`]).
+    pub kept_after_snapshot: u64,
+}
+
+impl RaftLogConfig {
+    /// The default of [`kept_after_snapshot`](Self::kept_after_snapshot): about a second of
+    /// batches at full load, far less than a snapshot's worth of state.
+    pub const KEPT_AFTER_SNAPSHOT: u64 = 1000;
 }
 
 /// How a group keeps its leader: heartbeats, and the range of time a follower waits for one
@@ -98,15 +123,21 @@ pub struct RaftTiming {
     pub election_timeout_ms: (u64, u64),
 }
 
+/// How long a snapshot send may make no progress (one chunk) before it is given up.
+const SNAPSHOT_STALL_MS: u64 = 10_000;
+
 impl RaftTiming {
-    fn config(&self, partition_id: u32) -> Result<Arc<openraft::Config>, String> {
+    fn config(&self, partition_id: u32, kept: u64) -> Result<Arc<openraft::Config>, String> {
         let config = openraft::Config {
             cluster_name: format!("partition-{partition_id}"),
             heartbeat_interval: self.heartbeat_ms,
             election_timeout_min: self.election_timeout_ms.0,
             election_timeout_max: self.election_timeout_ms.1,
-            // The partition takes its snapshots itself; the group never asks for one.
+            // The partition takes its snapshots on its own schedule and registers each with
+            // the group (`Snapshots::taken`); the group never builds one itself.
             snapshot_policy: openraft::SnapshotPolicy::Never,
+            max_in_snapshot_log_to_keep: kept,
+            install_snapshot_timeout: SNAPSHOT_STALL_MS,
             ..Default::default()
         }
         .validate()
@@ -141,14 +172,28 @@ impl RaftLog {
             tracing::warn!(partition = partition_id, path = %path.display(), offset, %reason, "cut a torn log tail");
         }
         let readers = journal.readers();
-        let notifier = CommitNotifier::new(journal.commit_index());
-        let store = JournalLogStore::open(journal, &dir.join("raft"), CompactionFloor::new(1))
+        let meta = MetaDir::new(dir.join("raft")).map_err(|e| failed("Raft records", &e))?;
+        let current = current_snapshot(&meta, &config.snapshots)
+            .map_err(|e| failed("snapshot record", &e))?;
+        let notifier = CommitNotifier::with_snapshots(journal.commit_index(), meta, current);
+        let floor = CompactionFloor::new(1);
+        let store = JournalLogStore::open(journal, &dir.join("raft"), floor.clone())
             .map_err(|e| failed("Raft records", &e))?;
-        let network = GroupNetworkFactory::new(partition_id, peers);
-        let raft_config = config.timing.config(partition_id)?;
-        let raft = PartitionRaft::new(config.node_id, raft_config, network, store, notifier)
-            .await
-            .map_err(|e| failed("Raft group", &e))?;
+        let metrics = Arc::new(GroupMetrics::default());
+        let network = GroupNetworkFactory::new(partition_id, peers).with_metrics(metrics.clone());
+        let raft_config = config
+            .timing
+            .config(partition_id, config.kept_after_snapshot)?;
+        let raft = PartitionRaft::new(
+            config.node_id,
+            raft_config,
+            network,
+            store,
+            notifier.clone(),
+        )
+        .await
+        .map_err(|e| failed("Raft group", &e))?;
+        groups.insert_snapshots(partition_id, config.snapshots.clone(), metrics.clone());
         groups.insert(partition_id, raft.clone());
         let initialized = raft
             .is_initialized()
@@ -178,6 +223,15 @@ impl RaftLog {
             roles_tx,
             leading.clone(),
         ));
+        let snapshots = Arc::new(Snapshots {
+            partition_id,
+            store: config.snapshots,
+            readers: readers.clone(),
+            notifier,
+            floor,
+            raft: raft.clone(),
+            registering: Mutex::new(()),
+        });
         Ok(Arc::new(Self {
             partition_id,
             raft,
@@ -185,7 +239,14 @@ impl RaftLog {
             roles,
             leading,
             groups: groups.clone(),
+            snapshots,
+            metrics,
         }))
+    }
+
+    /// What the group counts (snapshot sends and installs, commit latency).
+    pub fn metrics(&self) -> &Arc<GroupMetrics> {
+        &self.metrics
     }
 
     /// The partition's Raft group (metrics, tests).
@@ -289,6 +350,7 @@ impl ReplicatedLog for RaftLog {
             term,
             queue,
             over.clone(),
+            self.metrics.clone(),
         ));
         Some(RaftJournal {
             writes,
@@ -298,6 +360,7 @@ impl ReplicatedLog for RaftLog {
             commit,
             readers: self.readers.clone(),
             over,
+            snapshots: self.snapshots.clone(),
         })
     }
 
@@ -307,6 +370,14 @@ impl ReplicatedLog for RaftLog {
 
     fn commit_index(&self) -> Arc<CommitIndex> {
         self.readers.commit_index()
+    }
+
+    fn snapshot_taken(&self, keep_from: u64) {
+        self.snapshots.taken(keep_from);
+    }
+
+    fn installed(&self) -> watch::Receiver<u64> {
+        self.snapshots.notifier.installed()
     }
 
     fn shutdown(&self) -> Pin<Box<dyn Future<Output = ()> + Send + '_>> {
@@ -332,6 +403,7 @@ async fn write_loop(
     term: u64,
     mut writes: mpsc::UnboundedReceiver<(Batch, u64)>,
     over: Arc<Ended>,
+    metrics: Arc<GroupMetrics>,
 ) {
     let mut outcomes = FuturesOrdered::new();
     let mut ended = over.wake.subscribe();
@@ -367,7 +439,13 @@ async fn write_loop(
                     tracing::info!(partition, term, %error, "the group is gone; leadership ends");
                     break;
                 }
-                outcomes.push_back(async move { (index, outcome.await) });
+                let proposed_at = std::time::Instant::now();
+                let metrics = metrics.clone();
+                outcomes.push_back(async move {
+                    let outcome = outcome.await;
+                    metrics.commit_latency.observe(proposed_at.elapsed());
+                    (index, outcome)
+                });
             }
         }
     }
@@ -383,6 +461,7 @@ pub struct RaftJournal {
     commit: Arc<CommitIndex>,
     readers: FileReaders,
     over: Arc<Ended>,
+    snapshots: Arc<Snapshots>,
 }
 
 impl RaftJournal {
@@ -466,9 +545,11 @@ impl Journal for RaftJournal {
         ))
     }
 
-    /// The group compacts its log (not yet: entries stay until snapshots can be sent to
-    /// replicas that need what a compaction would remove).
-    fn compact(&mut self, _index: u64) -> beeline_log::Result<Compaction> {
+    /// The leader took a snapshot and needs entries from `index` on: the snapshot is
+    /// registered with the group, which purges its log below it (see the module
+    /// documentation); nothing is removed here.
+    fn compact(&mut self, index: u64) -> beeline_log::Result<Compaction> {
+        self.snapshots.taken(index);
         Ok(Compaction::default())
     }
 
@@ -521,4 +602,143 @@ impl Flusher for RaftFlusher {
             )),
         }
     }
+}
+
+/// Registers the partition's snapshots with its group (see the module documentation).
+struct Snapshots {
+    partition_id: u32,
+    store: SnapshotStore,
+    readers: FileReaders,
+    notifier: CommitNotifier,
+    floor: CompactionFloor,
+    raft: PartitionRaft,
+    /// One registration at a time.
+    registering: Mutex<()>,
+}
+
+impl Snapshots {
+    /// The partition took a snapshot and needs the entries from `keep_from` on (its snapshot
+    /// and its exporters).
+    fn taken(&self, keep_from: u64) {
+        self.floor.set(keep_from);
+        match self.register() {
+            Ok(true) => {
+                let raft = self.raft.clone();
+                let partition = self.partition_id;
+                match tokio::runtime::Handle::try_current() {
+                    Ok(runtime) => {
+                        runtime.spawn(async move {
+                            if let Err(error) = raft.trigger().snapshot().await {
+                                tracing::warn!(partition, %error, "the group did not take the snapshot");
+                            }
+                        });
+                    }
+                    Err(_) => {
+                        tracing::warn!(partition, "no runtime to hand the snapshot to the group")
+                    }
+                }
+            }
+            Ok(false) => {}
+            Err(error) => {
+                tracing::warn!(partition = self.partition_id, %error, "cannot register the snapshot with the group")
+            }
+        }
+    }
+
+    /// Makes the latest snapshot the group's, if it covers more than the current one.
+    fn register(&self) -> Result<bool, String> {
+        let _one = self.registering.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(latest) = self.store.latest().map_err(|e| e.to_string())? else {
+            return Ok(false);
+        };
+        let current = self.notifier.current();
+        if current
+            .as_ref()
+            .is_some_and(|(_, data)| data.position >= latest.position)
+        {
+            return Ok(false);
+        }
+        let Some(last) = covered(self.readers.reader(), latest.position)? else {
+            return Ok(false);
+        };
+        if current
+            .as_ref()
+            .is_some_and(|(meta, _)| meta.last_log_id.is_some_and(|id| id >= last))
+        {
+            return Ok(false);
+        }
+        let Some(membership) = self.notifier.membership_at(&last) else {
+            return Ok(false);
+        };
+        let meta = SnapshotMeta {
+            last_log_id: Some(last),
+            last_membership: membership,
+        };
+        let data = SnapshotData {
+            position: latest.position,
+            path: latest.path,
+        };
+        self.notifier
+            .set_snapshot(meta, data)
+            .map_err(|e| format!("cannot record the snapshot: {e}"))?;
+        tracing::debug!(
+            partition = self.partition_id,
+            position = latest.position,
+            ?last,
+            "snapshot registered with the group"
+        );
+        Ok(true)
+    }
+}
+
+/// The log id a snapshot at record `position` covers: the entry before the one replay after
+/// restoring it starts from (the entry that holds `position + 1`, or `position` when nothing
+/// follows it yet). `None` when that is not in the committed log (yet, or any more).
+fn covered(mut reader: FileReader, position: i64) -> Result<Option<LogId>, String> {
+    let error = |e: beeline_log::Error| e.to_string();
+    reader
+        .seek_to_asqn((position + 1).max(0) as u64)
+        .map_err(error)?;
+    let Some(first_needed) = reader.next_entry() else {
+        return Ok(None);
+    };
+    let first_needed = first_needed.map_err(error)?.index;
+    if first_needed < 2 {
+        return Ok(None);
+    }
+    reader.seek(first_needed - 1).map_err(error)?;
+    match reader.next_entry() {
+        // Raft index i is journal index i + 1.
+        Some(Ok(entry)) if entry.index == first_needed - 1 => {
+            Ok(Some(log_id(entry.term, entry.index - 1)))
+        }
+        Some(Err(e)) => Err(error(e)),
+        _ => Ok(None),
+    }
+}
+
+/// The group's snapshot as recorded, with the partition's snapshot directory that holds it
+/// (the recorded one, or a later one when it was pruned: a snapshot covers at least its log
+/// id).
+fn current_snapshot(
+    meta: &MetaDir,
+    store: &SnapshotStore,
+) -> Result<Option<(SnapshotMeta, SnapshotData)>, String> {
+    let Some(record) = meta.read_snapshot().map_err(|e| e.to_string())? else {
+        return Ok(None);
+    };
+    let snapshots = store.list().map_err(|e| e.to_string())?;
+    let held = snapshots
+        .iter()
+        .find(|s| s.position == record.position)
+        .or_else(|| snapshots.iter().rfind(|s| s.position > record.position));
+    Ok(held.map(|snapshot| {
+        (
+            record.meta,
+            SnapshotData {
+                position: snapshot.position,
+                path: snapshot.path.clone(),
+            },
+        )
+    }))
 }

@@ -28,6 +28,7 @@ use beeline_state::{MemStore, Store};
 use beeline_stream::{
     Partition, PartitionConfig, PartitionError, PartitionHandle, ReplicatedLog, Role, SystemClock,
 };
+use openraft::type_config::async_runtime::watch::WatchReceiver;
 
 /// Logs to the test's output with `RUST_LOG` set (e.g. `RUST_LOG=info`).
 fn logs() {
@@ -43,6 +44,21 @@ const TIMEOUT: Duration = Duration::from_secs(30);
 const TIMING: RaftTiming = RaftTiming {
     heartbeat_ms: 100,
     election_timeout_ms: (600, 1200),
+};
+
+/// A journal entry: (index, term, kind, asqn, data).
+type EntryRow = (u64, u64, u8, u64, Vec<u8>);
+
+/// How the brokers of a test keep their logs.
+#[derive(Clone, Copy)]
+struct Options {
+    segment_size: u64,
+    kept_after_snapshot: u64,
+}
+
+const DEFAULTS: Options = Options {
+    segment_size: 1 << 20,
+    kept_after_snapshot: RaftLogConfig::KEPT_AFTER_SNAPSHOT,
 };
 
 /// One broker: its replica of partition 1 and the internal server it answers on.
@@ -64,6 +80,7 @@ async fn start(
     addr: std::net::SocketAddr,
     members: &BTreeSet<u64>,
     peers: &Peers,
+    options: Options,
 ) -> Broker {
     // The port may still be held by the broker's previous incarnation for a moment.
     let listener = {
@@ -80,17 +97,20 @@ async fn start(
         }
     };
     let groups = Groups::of_node(node);
+    let snapshots = SnapshotStore::open(dir.join("snapshots"), 2).expect("snapshots");
     let log = RaftLog::open(
         RaftLogConfig {
             node_id: node,
             partition_id: 1,
             journal: FileJournalConfig {
-                segment_size: 1 << 20,
-                max_entry_size: 256 * 1024,
+                segment_size: options.segment_size,
+                max_entry_size: (options.segment_size / 2) as usize,
                 ..FileJournalConfig::default()
             },
             timing: TIMING,
             members: members.clone(),
+            snapshots: snapshots.clone(),
+            kept_after_snapshot: options.kept_after_snapshot,
         },
         dir,
         peers.clone(),
@@ -119,7 +139,6 @@ async fn start(
         *opened.lock().unwrap_or_else(|e| e.into_inner()) = Some(store.clone());
         Ok(store)
     };
-    let snapshots = SnapshotStore::open(dir.join("snapshots"), 2).expect("snapshots");
     let mut config = PartitionConfig::new(1);
     config.snapshot_period = None;
     let handle = Partition::open_replica(
@@ -174,8 +193,8 @@ impl Broker {
         records
     }
 
-    /// Every committed journal entry: (index, term, kind, asqn, data).
-    fn entries(&self) -> Vec<(u64, u64, u8, u64, Vec<u8>)> {
+    /// Every committed journal entry.
+    fn entries(&self) -> Vec<EntryRow> {
         let mut reader = self.log.reader();
         reader.seek(1).expect("seek");
         let mut entries = Vec::new();
@@ -309,7 +328,7 @@ async fn a_replicated_partition_processes_on_its_leader_and_survives_losing_it()
     let mut brokers = Vec::new();
     for node in 0..3u64 {
         let dir = root.path().join(format!("broker-{node}"));
-        brokers.push(start(node, &dir, addrs[node as usize], &members, &peers).await);
+        brokers.push(start(node, &dir, addrs[node as usize], &members, &peers, DEFAULTS).await);
     }
 
     let mut acknowledged = BTreeSet::new();
@@ -361,7 +380,7 @@ async fn a_replicated_partition_processes_on_its_leader_and_survives_losing_it()
     assert!(brokers[now].handle.role().term > old_term, "a new term");
 
     // The old leader comes back as a follower and catches up.
-    brokers.push(start(node, &dir, addrs[node as usize], &members, &peers).await);
+    brokers.push(start(node, &dir, addrs[node as usize], &members, &peers, DEFAULTS).await);
     let answer = execute(&brokers, "after the restart")
         .await
         .expect("published");
@@ -387,6 +406,191 @@ async fn a_replicated_partition_processes_on_its_leader_and_survives_losing_it()
             brokers[at].state(),
             "every replica holds the state of the committed log"
         );
+    }
+    for broker in brokers {
+        broker.handle.shutdown().await;
+        let _ = broker.stop_server.send(());
+    }
+}
+
+/// Bytes of journal segment files on disk (each preallocated to the segment size).
+fn log_bytes(dir: &Path) -> u64 {
+    std::fs::read_dir(dir.join("log"))
+        .expect("log dir")
+        .filter_map(|e| e.ok())
+        .filter_map(|e| e.metadata().ok())
+        .filter(|m| m.is_file())
+        .map(|m| m.len())
+        .sum()
+}
+
+/// The id of the newest journal segment (ids count up from 1).
+fn last_segment(dir: &Path) -> u64 {
+    std::fs::read_dir(dir.join("log"))
+        .expect("log dir")
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.strip_prefix("segment-")?
+                .strip_suffix(".log")?
+                .parse::<u64>()
+                .ok()
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+/// The committed entries every replica still holds, from the highest first index on.
+fn common_suffix(brokers: &[Broker]) -> Vec<Vec<EntryRow>> {
+    let all: Vec<_> = brokers.iter().map(Broker::entries).collect();
+    let from = all
+        .iter()
+        .map(|entries| entries.first().map_or(u64::MAX, |e| e.0))
+        .max()
+        .unwrap_or(0);
+    all.into_iter()
+        .map(|entries| entries.into_iter().filter(|e| e.0 >= from).collect())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn journals_stay_bounded_with_a_replica_down_which_then_returns_through_a_snapshot() {
+    logs();
+    const SEGMENT: u64 = 32 * 1024;
+    let options = Options {
+        segment_size: SEGMENT,
+        kept_after_snapshot: 20,
+    };
+    let root = tempfile::tempdir().expect("tempdir");
+    let mut addrs = Vec::new();
+    let mut members = BTreeSet::new();
+    for node in 0..3u64 {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        addrs.push(listener.local_addr().expect("addr"));
+        members.insert(node);
+    }
+    let peers = Peers::with_addresses(
+        addrs
+            .iter()
+            .enumerate()
+            .map(|(node, addr)| (node as u64, addr.to_string())),
+    );
+    let mut brokers = Vec::new();
+    for node in 0..3u64 {
+        let dir = root.path().join(format!("broker-{node}"));
+        brokers.push(start(node, &dir, addrs[node as usize], &members, &peers, options).await);
+    }
+    for i in 0..10 {
+        execute(&brokers, &format!("before-{i}"))
+            .await
+            .expect("published");
+    }
+    // A follower goes down; the other two go on under load, taking snapshots.
+    let at = leader(&brokers).await;
+    let down = (at + 1) % brokers.len();
+    let (node, dir) = brokers.remove(down).kill().await;
+    let mut highest = 0;
+    let mut written = 0;
+    let mut segments_created = 0;
+    for round in 0..40 {
+        let commands = (0..50).map(|i| {
+            let brokers = &brokers;
+            async move { execute(brokers, &format!("r{round}-{i}")).await }
+        });
+        for outcome in futures_util::future::join_all(commands).await {
+            outcome.expect("published while a replica is down");
+        }
+        for broker in &brokers {
+            broker.handle.snapshot().await.expect("snapshot");
+        }
+        // The group purges in the background.
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        for broker in &brokers {
+            highest = highest.max(log_bytes(&broker.dir));
+            segments_created = segments_created.max(last_segment(&broker.dir));
+        }
+        written = brokers
+            .iter()
+            .map(|b| b.log.commit_index().get())
+            .max()
+            .unwrap_or(0);
+    }
+    let leader_at = leader(&brokers).await;
+    let raft_metrics = brokers[leader_at]
+        .log
+        .raft()
+        .metrics()
+        .borrow_watched()
+        .clone();
+    let purged = raft_metrics.purged.map(|p| p.index).unwrap_or(0);
+    eprintln!(
+        "entries written: {written} in {segments_created} segments; purged up to {purged}; \
+         largest journal on disk: {highest} bytes ({} segments of {SEGMENT})",
+        highest / SEGMENT
+    );
+    assert!(
+        segments_created * SEGMENT >= 4 * highest,
+        "the load wrote far more than a journal holds"
+    );
+    assert!(
+        purged + 1 + options.kept_after_snapshot >= written / 2,
+        "the leader purged its log below its snapshots although a replica is down: purged \
+         {purged} of {written}"
+    );
+    let grown = log_bytes(&dir);
+    assert!(
+        highest <= 5 * SEGMENT,
+        "a journal stays within a few segments ({highest} bytes; the stopped replica's holds \
+         {grown})"
+    );
+
+    // The replica returns: the entries it needs are gone, so it gets the leader's snapshot,
+    // rebuilds its state from it, and catches up from the log after it.
+    brokers.push(start(node, &dir, addrs[node as usize], &members, &peers, options).await);
+    let answer = execute(&brokers, "after the return").await;
+    answer.expect("published");
+    converged(&brokers).await;
+    let sent: u64 = brokers
+        .iter()
+        .map(|b| {
+            b.log
+                .metrics()
+                .snapshots_sent
+                .load(std::sync::atomic::Ordering::Relaxed)
+        })
+        .sum();
+    let returned = brokers.last().expect("returned");
+    let installed = returned
+        .log
+        .metrics()
+        .snapshots_installed
+        .load(std::sync::atomic::Ordering::Relaxed);
+    assert!(
+        sent >= 1 && installed >= 1,
+        "sent {sent}, installed {installed}"
+    );
+    let leader_at = leader(&brokers).await;
+    for broker in &brokers {
+        assert_eq!(
+            broker.state(),
+            brokers[leader_at].state(),
+            "the returned replica holds the state of the committed log"
+        );
+    }
+    let suffixes = common_suffix(&brokers);
+    assert!(!suffixes[0].is_empty(), "the replicas hold common entries");
+    for suffix in &suffixes {
+        assert_eq!(suffix, &suffixes[0], "replicas agree on the committed log");
+    }
+    // And it goes on following.
+    for i in 0..10 {
+        execute(&brokers, &format!("after-{i}"))
+            .await
+            .expect("published");
+    }
+    converged(&brokers).await;
+    for broker in &brokers {
+        assert_eq!(broker.state(), brokers[leader_at].state());
     }
     for broker in brokers {
         broker.handle.shutdown().await;

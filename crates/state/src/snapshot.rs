@@ -36,6 +36,15 @@ impl Snapshot {
     pub fn data_dir(&self) -> PathBuf {
         self.path.join(DATA)
     }
+
+    /// Every file of the snapshot (its manifest and its checkpoint's files), as paths
+    /// relative to its directory, sorted: what a replica receiving it must end up with.
+    pub fn files(&self) -> Result<Vec<String>> {
+        let mut names = Vec::new();
+        collect_files(&self.path, &self.path, &mut names)?;
+        names.sort();
+        Ok(names)
+    }
 }
 
 /// A partition's snapshot directory. Clones name the same directory (a replicated
@@ -132,6 +141,56 @@ impl SnapshotStore {
         sync_tree(&pending)?;
         std::fs::rename(&pending, &final_path).map_err(|e| Error::io(&final_path, e))?;
         sync_dir(&self.dir)?;
+        self.prune()?;
+        Ok(Snapshot {
+            position,
+            path: final_path,
+        })
+    }
+
+    /// A new, empty directory to receive another replica's snapshot into (laid out as
+    /// [`take`](Self::take) leaves one), then [`install`](Self::install)ed. It is invisible
+    /// until installed and removed at the next open if it never is.
+    pub fn receiving(&self, position: i64) -> Result<PathBuf> {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static RECEIVED: AtomicU64 = AtomicU64::new(0);
+        let serial = RECEIVED.fetch_add(1, Ordering::Relaxed);
+        let path = self.dir.join(format!(
+            ".pending-received-{position:020}-{}-{serial}",
+            std::process::id()
+        ));
+        if path.exists() {
+            std::fs::remove_dir_all(&path).map_err(|e| Error::io(&path, e))?;
+        }
+        std::fs::create_dir(&path).map_err(|e| Error::io(&path, e))?;
+        Ok(path)
+    }
+
+    /// Makes a received directory (see [`receiving`](Self::receiving)) the snapshot at
+    /// `position`: every file is checked against its manifest, synced, and the directory
+    /// renamed into place at once; snapshots beyond the retention go. A damaged one is
+    /// refused (and removed) with the file and offset of the damage.
+    pub fn install(&self, position: i64, received: &Path) -> Result<Snapshot> {
+        let final_path = self.dir.join(format!("{position:020}"));
+        let checked = Self::verify(&Snapshot {
+            position,
+            path: received.to_path_buf(),
+        })
+        .and_then(|()| sync_tree(received));
+        if let Err(error) = checked {
+            let _ = std::fs::remove_dir_all(received);
+            return Err(error);
+        }
+        if final_path.join(MANIFEST).exists() {
+            // The same snapshot is here already (snapshots are named by their position).
+            std::fs::remove_dir_all(received).map_err(|e| Error::io(received, e))?;
+        } else {
+            if final_path.exists() {
+                std::fs::remove_dir_all(&final_path).map_err(|e| Error::io(&final_path, e))?;
+            }
+            std::fs::rename(received, &final_path).map_err(|e| Error::io(&final_path, e))?;
+            sync_dir(&self.dir)?;
+        }
         self.prune()?;
         Ok(Snapshot {
             position,
@@ -512,6 +571,49 @@ mod tests {
             }
             other => panic!("expected corruption, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn a_received_snapshot_is_checked_then_installed_atomically() {
+        let source_dir = tempfile::tempdir().unwrap();
+        let target_dir = tempfile::tempdir().unwrap();
+        let source = SnapshotStore::open(source_dir.path(), 2).unwrap();
+        let target = SnapshotStore::open(target_dir.path(), 2).unwrap();
+        let taken = source.take(42, &store_with(50)).unwrap();
+        let copy = |into: &Path| {
+            for name in taken.files().unwrap() {
+                let to = into.join(&name);
+                std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+                std::fs::copy(taken.path.join(&name), to).unwrap();
+            }
+        };
+        // A damaged copy is refused and leaves nothing behind.
+        let received = target.receiving(42).unwrap();
+        copy(&received);
+        let data = taken
+            .files()
+            .unwrap()
+            .into_iter()
+            .find(|f| f != MANIFEST)
+            .unwrap();
+        std::fs::write(received.join(&data), b"damaged").unwrap();
+        assert!(matches!(
+            target.install(42, &received),
+            Err(Error::CorruptSnapshot { .. })
+        ));
+        assert!(!received.exists());
+        assert_eq!(target.latest().unwrap(), None);
+        // A whole copy becomes the latest snapshot, with the same files.
+        let received = target.receiving(42).unwrap();
+        copy(&received);
+        let installed = target.install(42, &received).unwrap();
+        assert_eq!(target.latest().unwrap(), Some(installed.clone()));
+        assert_eq!(installed.files().unwrap(), taken.files().unwrap());
+        SnapshotStore::verify(&installed).unwrap();
+        // Receiving dirs never installed are gone at the next open.
+        let abandoned = target.receiving(43).unwrap();
+        SnapshotStore::open(target_dir.path(), 2).unwrap();
+        assert!(!abandoned.exists());
     }
 
     #[test]

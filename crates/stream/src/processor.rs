@@ -1007,15 +1007,8 @@ where
             .take(position, self.store.as_ref())
             .map_err(|e| format!("cannot take a snapshot: {e}"))?;
         PartitionMetrics::add(&self.metrics.snapshots, 1);
-        // Keep the entry that holds `position + 1` (or the slowest exporter's next record)
-        // and everything after it.
-        let keep_from = slowest_exporter.map_or(position, |slowest| slowest.min(position)) + 1;
-        let mut reader = self.journal.reader();
-        reader
-            .seek_to_asqn(keep_from.max(0) as u64)
-            .map_err(|e| e.to_string())?;
-        if let Some(Ok(entry)) = reader.next_entry() {
-            self.compact(entry.index)?;
+        if let Some(index) = first_needed(self.journal.reader(), position, slowest_exporter)? {
+            self.compact(index)?;
         }
         tracing::info!(
             partition = self.config.partition_id,
@@ -1024,6 +1017,24 @@ where
             "took snapshot"
         );
         Ok(Some(snapshot.position))
+    }
+}
+
+/// The first log entry a partition still needs after a snapshot at `position`: the one that
+/// holds `position + 1` (or the slowest exporter's next record), where replay starts.
+pub(crate) fn first_needed<R: JournalReader>(
+    mut reader: R,
+    position: i64,
+    slowest_exporter: Option<i64>,
+) -> Result<Option<u64>, String> {
+    let keep_from = slowest_exporter.map_or(position, |slowest| slowest.min(position)) + 1;
+    reader
+        .seek_to_asqn(keep_from.max(0) as u64)
+        .map_err(|e| e.to_string())?;
+    match reader.next_entry() {
+        Some(Ok(entry)) => Ok(Some(entry.index)),
+        Some(Err(e)) => Err(e.to_string()),
+        None => Ok(None),
     }
 }
 

@@ -19,6 +19,10 @@
 //!   since the last snapshot on every demotion, and leaves no way for uncommitted state to
 //!   survive; keeping uncommitted batches apart in the write-back overlay would make it
 //!   cheaper.
+//! - **A snapshot from the leader** (this replica needed entries the leader had purged) is in
+//!   the snapshot store once the log reports it installed: the follower drops its state and
+//!   rebuilds it from that snapshot and the log after it, as after a demotion. Followers
+//!   report their own snapshots to the log, which compacts below them.
 //! - The inbox, control channel, metrics and role watch outlive every term, so the handle the
 //!   gateway holds stays valid across leadership changes.
 
@@ -36,7 +40,7 @@ use crate::error::{OpenError, PartitionError};
 use crate::exporters::ExporterPositions;
 use crate::handle::{CommandRequest, Control, PartitionHandle, PartitionStatus};
 use crate::metrics::PartitionMetrics;
-use crate::processor::{Recovered, Stop, StreamProcessor};
+use crate::processor::{Recovered, Stop, StreamProcessor, first_needed};
 use crate::reader::LogStreamReader;
 use crate::recovery::{Partition, Replayer, Restored, StoreOpener, exporter_positions, restore};
 use crate::role::{ReplicatedLog, Role, RoleState};
@@ -66,6 +70,8 @@ impl Partition {
         // An answer waits for the group's commit, never for a local timer.
         config.flush = FlushPolicy::Immediate;
         let partition = config.partition_id;
+        // Subscribed before the state is restored: a snapshot installed meanwhile is seen.
+        let installed = log.installed();
         let follower = follow::<L>(&config, &log, &snapshots, store_opener.as_ref())?;
         let exporters = exporter_positions(&config, follower.store.as_ref())?;
         let (commands_tx, commands_rx) = mpsc::channel(config.inbox_capacity.max(1));
@@ -88,7 +94,7 @@ impl Partition {
             status: status_tx,
             step_down: control_tx.clone(),
         };
-        tokio::spawn(replica.run(follower, commands_rx, control_rx));
+        tokio::spawn(replica.run(follower, installed, commands_rx, control_rx));
         Ok(PartitionHandle {
             partition_id: partition,
             commands: commands_tx,
@@ -138,6 +144,8 @@ fn follow<L: ReplicatedLog>(
 /// What ends following.
 enum Next {
     Lead(RoleState),
+    /// A snapshot from the leader replaced the log: rebuild the state from it.
+    Restore,
     /// Stop for good; answer `done` once stopped.
     Stop(Option<oneshot::Sender<()>>),
 }
@@ -162,6 +170,7 @@ impl<L: ReplicatedLog> Replica<L> {
     async fn run(
         self,
         follower: Follower<L>,
+        mut installed: watch::Receiver<u64>,
         mut commands: mpsc::Receiver<CommandRequest>,
         mut control: mpsc::Receiver<Control>,
     ) {
@@ -180,10 +189,25 @@ impl<L: ReplicatedLog> Replica<L> {
                 },
             };
             let lead = match self
-                .follow(&mut follower, &mut commands, &mut control, &mut roles)
+                .follow(
+                    &mut follower,
+                    &mut installed,
+                    &mut commands,
+                    &mut control,
+                    &mut roles,
+                )
                 .await
             {
                 Ok(Next::Lead(lead)) => lead,
+                Ok(Next::Restore) => {
+                    drop(follower);
+                    installed.mark_unchanged();
+                    tracing::info!(
+                        partition,
+                        "a snapshot from the leader was installed; rebuilding the state from it"
+                    );
+                    continue;
+                }
                 Ok(Next::Stop(done)) => {
                     self.stop(Some(follower), done).await;
                     return;
@@ -298,6 +322,7 @@ impl<L: ReplicatedLog> Replica<L> {
     async fn follow(
         &self,
         follower: &mut Follower<L>,
+        installed: &mut watch::Receiver<u64>,
         commands: &mut mpsc::Receiver<CommandRequest>,
         control: &mut mpsc::Receiver<Control>,
         roles: &mut watch::Receiver<RoleState>,
@@ -312,6 +337,10 @@ impl<L: ReplicatedLog> Replica<L> {
         });
         let mut roles_open = true;
         loop {
+            // The state is replaced before anything more is read into it or snapshotted.
+            if installed.has_changed().unwrap_or(false) {
+                return Ok(Next::Restore);
+            }
             let now = *roles.borrow_and_update();
             if now.role == Role::Leader {
                 return Ok(Next::Lead(now));
@@ -323,6 +352,7 @@ impl<L: ReplicatedLog> Replica<L> {
             });
             tokio::select! {
                 biased;
+                Ok(()) = installed.changed() => return Ok(Next::Restore),
                 request = control.recv() => match request {
                     Some(Control::Shutdown(done)) => {
                         if self.config.snapshot_period.is_some()
@@ -397,7 +427,8 @@ impl<L: ReplicatedLog> Replica<L> {
         if latest.is_some_and(|s| s.position >= position) {
             return Ok(None);
         }
-        self.exporters
+        let slowest_exporter = self
+            .exporters
             .persist(store)
             .map_err(|e| format!("cannot store the exporters' positions: {e}"))?;
         let snapshot = self
@@ -405,6 +436,9 @@ impl<L: ReplicatedLog> Replica<L> {
             .take(position, store)
             .map_err(|e| format!("cannot take a snapshot: {e}"))?;
         PartitionMetrics::add(&self.metrics.snapshots, 1);
+        if let Some(keep_from) = first_needed(self.log.reader(), position, slowest_exporter)? {
+            self.log.snapshot_taken(keep_from);
+        }
         tracing::info!(
             partition = self.config.partition_id,
             position = snapshot.position,

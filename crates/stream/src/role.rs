@@ -72,6 +72,16 @@ pub trait ReplicatedLog: Send + Sync + 'static {
     /// The committed index, shared with every reader.
     fn commit_index(&self) -> std::sync::Arc<beeline_log::CommitIndex>;
 
+    /// The replica took a snapshot (the latest in its snapshot store) and needs the entries
+    /// from `keep_from` on (for its snapshot and its exporters): the log may be compacted
+    /// below. A leader's processor says the same through its journal's `compact`.
+    fn snapshot_taken(&self, keep_from: u64);
+
+    /// Changes whenever a snapshot from another replica is installed in the replica's
+    /// snapshot store, replacing what the log held before it: the replica then rebuilds its
+    /// state from that snapshot and the log after it.
+    fn installed(&self) -> watch::Receiver<u64>;
+
     /// Leaves the group for good (the node stops).
     fn shutdown(&self) -> Pin<Box<dyn Future<Output = ()> + Send + '_>>;
 }

@@ -1,5 +1,6 @@
 //! Small files beside a partition's journal that Raft needs durable: the vote, the last purged
-//! log id and the last committed log id.
+//! log id, the last committed log id, and the group's current snapshot (which stream snapshot
+//! stands for which log id, with the membership it holds).
 //!
 //! Each is one checksummed record written whole to a temporary file, synced, and renamed over
 //! the old one (then the directory is synced), so a crash leaves the old record or the new one,
@@ -13,12 +14,25 @@
 //! 16 term u64  24 node id or index u64  32 flags u8 (bit 0: committed vote)  33..36 zero
 //! 36 crc32c of bytes 0..36 (u32)
 //! ```
+//!
+//! The snapshot record (`raft-snapshot`) is a line with the crc32c (hex) of the rest, then the
+//! snapshot's meta and stream position as JSON; written the same way, synced.
 
 use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use crate::types::{LogId, Vote, log_id, term_of};
+use crate::types::{LogId, SnapshotMeta, Vote, log_id, term_of};
+
+const SNAPSHOT: &str = "raft-snapshot";
+
+/// The group's current snapshot: its meta, and the position of the partition's stream
+/// snapshot it stands for.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SnapshotRecord {
+    pub meta: SnapshotMeta,
+    pub position: i64,
+}
 
 const MAGIC: [u8; 8] = *b"BEELRAFT";
 const VERSION: u32 = 1;
@@ -95,6 +109,47 @@ impl MetaDir {
                 _ => Ok(()),
             },
         }
+    }
+
+    pub fn read_snapshot(&self) -> io::Result<Option<SnapshotRecord>> {
+        let path = self.dir.join(SNAPSHOT);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let damaged = |reason: String| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "{} is damaged ({reason}); wipe the partition's directory so that it rejoins \
+                     from its peers",
+                    path.display()
+                ),
+            )
+        };
+        let (crc, body) = text
+            .split_once('\n')
+            .ok_or_else(|| damaged("no checksum line".into()))?;
+        if u32::from_str_radix(crc, 16).ok() != Some(crc32c::crc32c(body.as_bytes())) {
+            return Err(damaged("checksum mismatch".into()));
+        }
+        serde_json::from_str(body)
+            .map(Some)
+            .map_err(|e| damaged(e.to_string()))
+    }
+
+    pub fn save_snapshot(&self, record: &SnapshotRecord) -> io::Result<()> {
+        let body = serde_json::to_string(record).map_err(io::Error::other)?;
+        let text = format!("{:08x}\n{body}", crc32c::crc32c(body.as_bytes()));
+        let path = self.dir.join(SNAPSHOT);
+        let tmp = path.with_extension("tmp");
+        let mut file = File::create(&tmp)?;
+        file.write_all(text.as_bytes())?;
+        file.sync_data()?;
+        drop(file);
+        std::fs::rename(&tmp, &path)?;
+        sync_dir(&self.dir)
     }
 
     fn path(&self, kind: Kind) -> PathBuf {
@@ -203,6 +258,16 @@ mod tests {
         assert_eq!(meta.read_committed().expect("read"), Some(log_id(5, 120)));
         meta.save_committed(None).expect("clear");
         assert_eq!(meta.read_committed().expect("read"), None);
+        assert_eq!(meta.read_snapshot().expect("read"), None);
+        let snapshot = SnapshotRecord {
+            meta: SnapshotMeta {
+                last_log_id: Some(log_id(5, 118)),
+                ..Default::default()
+            },
+            position: 4242,
+        };
+        meta.save_snapshot(&snapshot).expect("save");
+        assert_eq!(meta.read_snapshot().expect("read"), Some(snapshot));
 
         let path = dir.path().join("raft-vote");
         let mut bytes = std::fs::read(&path).expect("read");

@@ -33,7 +33,7 @@ use openraft::storage::{IOFlushed, RaftLogStorage};
 use openraft::{LogState, RaftLogReader};
 use tokio::sync::{mpsc, oneshot};
 
-pub use meta::MetaDir;
+pub use meta::{MetaDir, SnapshotRecord};
 
 use crate::types::{Entry, LogId, TypeConfig, Vote, from_journal, log_id, to_journal};
 

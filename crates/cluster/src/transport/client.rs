@@ -14,6 +14,7 @@ use tonic::transport::{Channel, Endpoint};
 use super::convert;
 use super::proto;
 use super::proto::internal_client::InternalClient;
+use crate::metrics::GroupMetrics;
 use crate::state_machine::{Snapshot, SnapshotData};
 use crate::types::{NodeId, TypeConfig, Vote};
 
@@ -90,6 +91,7 @@ impl Peers {
 pub struct GroupNetworkFactory {
     partition_id: u32,
     peers: Peers,
+    metrics: Arc<GroupMetrics>,
 }
 
 impl GroupNetworkFactory {
@@ -97,7 +99,13 @@ impl GroupNetworkFactory {
         Self {
             partition_id,
             peers,
+            metrics: Arc::default(),
         }
+    }
+
+    /// Counts the group's snapshot sends in `metrics`.
+    pub fn with_metrics(self, metrics: Arc<GroupMetrics>) -> Self {
+        Self { metrics, ..self }
     }
 }
 
@@ -114,6 +122,7 @@ impl RaftNetworkFactory<TypeConfig> for GroupNetworkFactory {
             target,
             peers: self.peers.clone(),
             named: node.addr.clone(),
+            metrics: self.metrics.clone(),
         }
     }
 }
@@ -128,6 +137,7 @@ pub struct GroupNetwork {
     /// The address the group's membership gives, if any (used while the broker's own is not
     /// known).
     named: String,
+    metrics: Arc<GroupMetrics>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -208,29 +218,53 @@ impl RaftNetworkV2<TypeConfig> for GroupNetwork {
         convert::vote_response_from(response.into_inner()).map_err(malformed)
     }
 
+    /// Streams the snapshot's directory in chunks (see [`super::snapshot`]); the whole call
+    /// may take as long as the transfer does, each chunk at most the group's snapshot timeout.
     async fn full_snapshot(
         &mut self,
         vote: Vote,
         snapshot: Snapshot,
-        _cancel: impl Future<Output = ReplicationClosed> + Send + 'static,
+        cancel: impl Future<Output = ReplicationClosed> + Send + 'static,
         option: RPCOption,
     ) -> Result<SnapshotResponse<TypeConfig>, StreamingError<TypeConfig>> {
-        let meta = convert::snapshot_meta_to(&snapshot.meta)
-            .map_err(|e| StreamingError::Network(NetworkError::new(&e)))?;
-        let request = proto::InstallSnapshotRequest {
+        let network = |e: String| StreamingError::Network(NetworkError::new(&TransportError(e)));
+        let meta = convert::snapshot_meta_to(&snapshot.meta).map_err(|e| network(e.to_string()))?;
+        let header = proto::SnapshotHeader {
             partition_id: self.partition_id,
+            to_node: self.target,
             vote: Some(convert::vote_to(&vote)),
             meta: Some(meta),
-            data: snapshot.snapshot,
-            to_node: self.target,
+            position: snapshot.snapshot.position,
         };
         let mut client = self.client().map_err(StreamingError::from)?;
-        let response = client
-            .install_snapshot(with_deadline(request, &option))
-            .await
-            .map_err(|status| StreamingError::from(self.failed(status)))?;
-        let vote = convert::vote_from(response.into_inner().vote)
-            .map_err(|e| StreamingError::Network(NetworkError::new(&e)))?;
+        let chunks = super::snapshot::chunks(header, &snapshot.snapshot, option.hard_ttl())
+            .map_err(network)?;
+        let sent = tokio::select! {
+            sent = client.install_snapshot(chunks) => sent,
+            closed = cancel => return Err(StreamingError::Closed(closed)),
+        };
+        let response = match sent {
+            Ok(response) => response.into_inner(),
+            Err(status) => {
+                GroupMetrics::add(&self.metrics.snapshot_sends_failed, 1);
+                tracing::info!(
+                    partition = self.partition_id,
+                    to = self.target,
+                    error = %status.message(),
+                    "a snapshot send failed"
+                );
+                return Err(StreamingError::from(self.failed(status)));
+            }
+        };
+        GroupMetrics::add(&self.metrics.snapshots_sent, 1);
+        tracing::info!(
+            partition = self.partition_id,
+            to = self.target,
+            position = snapshot.snapshot.position,
+            last_log_id = ?snapshot.meta.last_log_id,
+            "sent a snapshot"
+        );
+        let vote = convert::vote_from(response.vote).map_err(|e| network(e.to_string()))?;
         Ok(SnapshotResponse::new(vote))
     }
 }

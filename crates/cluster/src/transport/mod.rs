@@ -8,6 +8,7 @@
 mod client;
 pub mod convert;
 mod server;
+pub mod snapshot;
 
 pub use client::{GroupNetwork, GroupNetworkFactory, Peers};
 pub use server::{BrokerServices, Executor, Groups, InternalServer};

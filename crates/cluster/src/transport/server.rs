@@ -4,6 +4,7 @@ use std::collections::HashMap;
 use std::pin::Pin;
 use std::sync::{Arc, OnceLock, RwLock};
 
+use beeline_state::snapshot::SnapshotStore;
 use beeline_stream::JobStreams;
 use tonic::{Request, Response, Status};
 
@@ -11,11 +12,17 @@ use super::PartitionRaft;
 use super::convert;
 use super::proto;
 use super::proto::internal_server::{Internal, InternalServer as Generated};
+use crate::metrics::GroupMetrics;
+
+/// Where a partition's replica receives snapshots, and what its group counts.
+type SnapshotReceiver = (SnapshotStore, Arc<GroupMetrics>);
 
 /// The Raft groups of the partitions this broker holds a replica of.
 #[derive(Clone, Default)]
 pub struct Groups {
     groups: Arc<RwLock<HashMap<u32, PartitionRaft>>>,
+    /// Where each partition receives snapshots, and what it counts.
+    snapshots: Arc<RwLock<HashMap<u32, SnapshotReceiver>>>,
     /// This broker's node id: messages for another broker are refused.
     node: Option<u64>,
 }
@@ -24,8 +31,8 @@ impl Groups {
     /// The groups of broker `node`, which refuse messages meant for another broker.
     pub fn of_node(node: u64) -> Self {
         Self {
-            groups: Arc::default(),
             node: Some(node),
+            ..Self::default()
         }
     }
 
@@ -48,7 +55,37 @@ impl Groups {
             .insert(partition_id, raft);
     }
 
+    /// Where the partition's replica receives snapshots from its leader.
+    pub fn insert_snapshots(
+        &self,
+        partition_id: u32,
+        store: SnapshotStore,
+        metrics: Arc<GroupMetrics>,
+    ) {
+        self.snapshots
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(partition_id, (store, metrics));
+    }
+
+    fn snapshots(&self, partition_id: u32) -> Result<SnapshotReceiver, Status> {
+        self.snapshots
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&partition_id)
+            .cloned()
+            .ok_or_else(|| {
+                Status::unavailable(format!(
+                    "this broker takes no snapshots for partition {partition_id}"
+                ))
+            })
+    }
+
     pub fn remove(&self, partition_id: u32) -> Option<PartitionRaft> {
+        self.snapshots
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&partition_id);
         self.groups
             .write()
             .unwrap_or_else(|e| e.into_inner())
@@ -213,21 +250,44 @@ impl Internal for InternalServer {
 
     async fn install_snapshot(
         &self,
-        request: Request<proto::InstallSnapshotRequest>,
+        request: Request<tonic::Streaming<proto::SnapshotChunk>>,
     ) -> Result<Response<proto::InstallSnapshotResponse>, Status> {
-        let request = request.into_inner();
-        self.groups.check_addressee(request.to_node)?;
-        let raft = self.groups.get(request.partition_id)?;
-        let vote = convert::vote_from(request.vote).map_err(malformed)?;
-        let meta = convert::snapshot_meta_from(request.meta).map_err(malformed)?;
+        let mut chunks = request.into_inner();
+        let header = match chunks.message().await? {
+            Some(proto::SnapshotChunk {
+                header: Some(header),
+                ..
+            }) => header,
+            _ => {
+                return Err(Status::invalid_argument(
+                    "a snapshot stream starts with its header",
+                ));
+            }
+        };
+        self.groups.check_addressee(header.to_node)?;
+        let raft = self.groups.get(header.partition_id)?;
+        let (store, metrics) = self.groups.snapshots(header.partition_id)?;
+        let vote = convert::vote_from(header.vote).map_err(malformed)?;
+        let meta = convert::snapshot_meta_from(header.meta.clone()).map_err(malformed)?;
+        let received = super::snapshot::receive(header, chunks, &store).await?;
         let snapshot = crate::state_machine::Snapshot {
             meta,
-            snapshot: request.data,
+            snapshot: received.snapshot,
         };
+        let position = snapshot.snapshot.position;
         let response = raft
             .install_full_snapshot(vote, snapshot)
             .await
             .map_err(raft_failed)?;
+        // A stale leader's snapshot is answered with the higher vote and not installed.
+        if response.vote.leader_id().term <= vote.leader_id().term {
+            GroupMetrics::add(&metrics.snapshots_installed, 1);
+            tracing::info!(
+                partition = received.header.partition_id,
+                position,
+                "installed a snapshot from the leader"
+            );
+        }
         Ok(Response::new(proto::InstallSnapshotResponse {
             vote: Some(convert::vote_to(&response.vote)),
         }))
