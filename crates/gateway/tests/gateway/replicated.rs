@@ -344,6 +344,8 @@ async fn start_broker(
             .map(|r| r.node)
             .collect();
         let partition_dir = dir.join(format!("partition-{id}"));
+        let snapshots =
+            SnapshotStore::open(partition_dir.join("snapshots"), 2).expect("snapshot store");
         let log = RaftLog::open(
             RaftLogConfig {
                 node_id: node,
@@ -351,6 +353,8 @@ async fn start_broker(
                 journal: FileJournalConfig::default(),
                 timing: TIMING,
                 members,
+                snapshots: snapshots.clone(),
+                kept_after_snapshot: RaftLogConfig::KEPT_AFTER_SNAPSHOT,
             },
             &partition_dir,
             membership.peers().clone(),
@@ -362,8 +366,6 @@ async fn start_broker(
         config.partition_count = partition_count;
         config.snapshot_period = None;
         config.job_streams = Some(job_streams.clone());
-        let snapshots =
-            SnapshotStore::open(partition_dir.join("snapshots"), 2).expect("snapshot store");
         let opener: Arc<dyn StoreOpener + Send + Sync> = Arc::new(
             |_: Option<&std::path::Path>| -> beeline_state::Result<Arc<dyn Store>> {
                 Ok(Arc::new(MemStore::new()))
