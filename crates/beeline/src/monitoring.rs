@@ -301,6 +301,9 @@ async fn metrics(State(state): State<Arc<NodeState>>) -> Response {
         );
     }
     cluster_metrics(&mut out, &state);
+    if let Some(groups) = state.raft_groups.get() {
+        beeline_cluster::metrics::render(&mut out, &groups.reports());
+    }
     let allocator = allocator_stats();
     let gauges = [
         (

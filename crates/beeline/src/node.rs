@@ -79,6 +79,8 @@ pub struct NodeState {
     pub disk: Option<Arc<DiskSpace>>,
     /// The cluster as this broker sees it, in a cluster of several brokers.
     pub membership: std::sync::OnceLock<Arc<beeline_cluster::Membership>>,
+    /// This broker's Raft groups, in a replicated cluster (their metrics).
+    pub raft_groups: std::sync::OnceLock<beeline_cluster::transport::Groups>,
 }
 
 impl NodeState {
@@ -137,6 +139,7 @@ pub async fn run(config: BrokerConfig) -> Result<(), NodeError> {
         read_side: std::sync::OnceLock::new(),
         disk: disk.clone(),
         membership: std::sync::OnceLock::new(),
+        raft_groups: std::sync::OnceLock::new(),
     });
     let address = std::net::SocketAddr::new(config.host, config.monitoring_port);
     let listener = tokio::net::TcpListener::bind(address)
@@ -209,6 +212,7 @@ pub async fn run(config: BrokerConfig) -> Result<(), NodeError> {
         );
         let _ = state.membership.set(broker.membership.clone());
         let replication = (settings.replication_factor > 1).then(|| {
+            let _ = state.raft_groups.set(groups.clone());
             Arc::new(Replication::new(
                 settings.clone(),
                 groups,

@@ -1,7 +1,13 @@
 //! What a partition's Raft group counts beside openraft's own metrics (term, state, matched
 //! indexes), for the broker's Prometheus endpoint.
 
+use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
+
+use openraft::type_config::async_runtime::watch::WatchReceiver;
+
+use crate::transport::PartitionRaft;
+use crate::types::NodeId;
 
 /// Upper bounds (milliseconds) of the commit latency histogram's buckets; a last bucket
 /// holds everything above.
@@ -64,6 +70,129 @@ impl Histogram {
     }
 }
 
+/// One partition group's figures at one moment.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct GroupReport {
+    pub partition_id: u32,
+    /// While this replica leads: each follower's entries behind the leader's last (the
+    /// leader's last log index minus the follower's matched index).
+    pub lag: Vec<(NodeId, u64)>,
+    pub snapshots_sent: u64,
+    pub snapshot_sends_failed: u64,
+    pub snapshots_installed: u64,
+    /// Cumulative buckets (seconds), count and sum (seconds) of the commit latency.
+    pub commit_latency: (Vec<(f64, u64)>, u64, f64),
+}
+
+impl GroupReport {
+    pub fn of(partition_id: u32, raft: &PartitionRaft, metrics: &GroupMetrics) -> Self {
+        let (lag, node) = {
+            let now = raft.metrics();
+            let now = now.borrow_watched();
+            let last = now.last_log_index;
+            let lag = now
+                .replication
+                .as_ref()
+                .map(|followers| {
+                    followers
+                        .iter()
+                        .map(|(node, matched)| {
+                            let next = matched.map_or(0, |m| m.index + 1);
+                            (*node, last.map_or(0, |l| (l + 1).saturating_sub(next)))
+                        })
+                        .collect::<Vec<_>>()
+                })
+                .unwrap_or_default();
+            (lag, now.id)
+        };
+        let load = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
+        Self {
+            partition_id,
+            lag: lag.into_iter().filter(|(n, _)| *n != node).collect(),
+            snapshots_sent: load(&metrics.snapshots_sent),
+            snapshot_sends_failed: load(&metrics.snapshot_sends_failed),
+            snapshots_installed: load(&metrics.snapshots_installed),
+            commit_latency: metrics.commit_latency.snapshot(),
+        }
+    }
+}
+
+/// Writes the groups' figures in Prometheus' text format, one series per partition (and
+/// follower).
+pub fn render(out: &mut String, reports: &[GroupReport]) {
+    fn family(out: &mut String, name: &str, kind: &str, help: &str) {
+        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
+    }
+    family(
+        out,
+        "beeline_raft_replication_lag_entries",
+        "gauge",
+        "Entries a follower is behind the leader's last (the leader's view; reported by the \
+         leader only).",
+    );
+    for report in reports {
+        for (follower, lag) in &report.lag {
+            let _ = writeln!(
+                out,
+                "beeline_raft_replication_lag_entries{{partition=\"{}\",follower=\"{follower}\"}} {lag}",
+                report.partition_id
+            );
+        }
+    }
+    type Counter = (&'static str, &'static str, fn(&GroupReport) -> u64);
+    let counters: [Counter; 3] = [
+        (
+            "beeline_raft_snapshots_sent_total",
+            "Snapshots this broker sent whole to a replica that needed entries already purged.",
+            |r| r.snapshots_sent,
+        ),
+        (
+            "beeline_raft_snapshot_sends_failed_total",
+            "Snapshot sends that failed or were cut off (sent again later).",
+            |r| r.snapshot_sends_failed,
+        ),
+        (
+            "beeline_raft_snapshots_installed_total",
+            "Snapshots received from the leader and installed.",
+            |r| r.snapshots_installed,
+        ),
+    ];
+    for (name, help, value) in counters {
+        family(out, name, "counter", help);
+        for report in reports {
+            let _ = writeln!(
+                out,
+                "{name}{{partition=\"{}\"}} {}",
+                report.partition_id,
+                value(report)
+            );
+        }
+    }
+    let name = "beeline_raft_commit_latency_seconds";
+    family(
+        out,
+        name,
+        "histogram",
+        "From the leader's proposal of a batch to its commit by a quorum.",
+    );
+    for report in reports {
+        let (buckets, count, sum) = &report.commit_latency;
+        let partition = report.partition_id;
+        for (bound, cumulative) in buckets {
+            let _ = writeln!(
+                out,
+                "{name}_bucket{{partition=\"{partition}\",le=\"{bound}\"}} {cumulative}"
+            );
+        }
+        let _ = writeln!(
+            out,
+            "{name}_bucket{{partition=\"{partition}\",le=\"+Inf\"}} {count}\n\
+             {name}_sum{{partition=\"{partition}\"}} {sum}\n\
+             {name}_count{{partition=\"{partition}\"}} {count}"
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
@@ -82,5 +211,33 @@ mod tests {
         assert_eq!(buckets[3], (0.005, 2));
         assert_eq!(buckets.last().map(|b| b.1), Some(2));
         assert!((sum - 10.0033).abs() < 1e-6, "{sum}");
+    }
+
+    #[test]
+    fn reports_render_as_prometheus_families() {
+        let histogram = Histogram::default();
+        histogram.observe(Duration::from_millis(3));
+        let report = GroupReport {
+            partition_id: 2,
+            lag: vec![(1, 0), (2, 17)],
+            snapshots_sent: 3,
+            snapshot_sends_failed: 1,
+            snapshots_installed: 0,
+            commit_latency: histogram.snapshot(),
+        };
+        let mut out = String::new();
+        render(&mut out, &[report]);
+        for line in [
+            "# TYPE beeline_raft_replication_lag_entries gauge",
+            "beeline_raft_replication_lag_entries{partition=\"2\",follower=\"2\"} 17",
+            "beeline_raft_snapshots_sent_total{partition=\"2\"} 3",
+            "beeline_raft_snapshot_sends_failed_total{partition=\"2\"} 1",
+            "beeline_raft_snapshots_installed_total{partition=\"2\"} 0",
+            "beeline_raft_commit_latency_seconds_bucket{partition=\"2\",le=\"0.005\"} 1",
+            "beeline_raft_commit_latency_seconds_bucket{partition=\"2\",le=\"+Inf\"} 1",
+            "beeline_raft_commit_latency_seconds_count{partition=\"2\"} 1",
+        ] {
+            assert!(out.lines().any(|l| l == line), "{line} missing in\n{out}");
+        }
     }
 }

@@ -55,6 +55,21 @@ impl Groups {
             .insert(partition_id, raft);
     }
 
+    /// The figures of every group on this broker, by partition.
+    pub fn reports(&self) -> Vec<crate::metrics::GroupReport> {
+        let groups = self.groups.read().unwrap_or_else(|e| e.into_inner());
+        let snapshots = self.snapshots.read().unwrap_or_else(|e| e.into_inner());
+        let mut reports: Vec<_> = groups
+            .iter()
+            .filter_map(|(partition, raft)| {
+                let (_, metrics) = snapshots.get(partition)?;
+                Some(crate::metrics::GroupReport::of(*partition, raft, metrics))
+            })
+            .collect();
+        reports.sort_by_key(|r| r.partition_id);
+        reports
+    }
+
     /// Where the partition's replica receives snapshots from its leader.
     pub fn insert_snapshots(
         &self,
