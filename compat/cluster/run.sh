@@ -1,16 +1,39 @@
 #!/usr/bin/env bash
-# Three `beeline broker` processes as one cluster on this machine (3 partitions, replication
-# factor 1: each partition on one broker, placed round-robin), and zbctl 8.4 pointed at broker
-# 0 alone: the topology lists every broker; a deployment reaches every partition; instances are
-# created on every partition; messages are correlated to instances on other brokers; a signal
-# is broadcast to every partition; the jobs of every partition are activated and completed
-# through broker 0; a broker whose settings contradict the cluster's refuses to join, naming
-# the setting; SIGTERM stops each broker cleanly.
+# Three `beeline broker` processes as one cluster on this machine (3 partitions, placed
+# round-robin; replication factor 1 by default: each partition on one broker; with
+# `--replication-factor 3` every broker holds a replica of every partition and each partition's
+# leader is elected), and zbctl 8.4 pointed at broker 0 alone: the topology lists every broker
+# with its replicas' roles; a deployment reaches every partition; instances are created on
+# every partition; messages are correlated to instances on other brokers; a signal is broadcast
+# to every partition; the jobs of every partition are activated and completed through broker
+# 0; a completed instance is gone (cancelling it is NOT_FOUND, also from a partition led by
+# another broker); a broker whose settings contradict the cluster's refuses to join, naming the
+# setting; SIGTERM stops each broker cleanly.
 #
 #   compat/cluster/run.sh                      # builds the release binary first
+#   compat/cluster/run.sh --replication-factor 3
 #   BEELINE_BIN=path/to/beeline compat/cluster/run.sh
 set -euo pipefail
 cd "$(dirname "$0")"
+
+# Without a factor: the suite with factor 1, then with factor 3 (one build for both).
+if [ $# -eq 0 ]; then
+  if [ -z "${BEELINE_BIN:-}" ]; then
+    source ../lib.sh
+    echo "==> building beeline (release)"
+    build_beeline
+    export BEELINE_BIN="$beeline_bin"
+  fi
+  ./run.sh --replication-factor 1
+  exec ./run.sh --replication-factor 3
+fi
+replication_factor=
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --replication-factor) replication_factor="$2"; shift 2 ;;
+    *) echo "usage: $0 [--replication-factor 1|2|3]" >&2; exit 2 ;;
+  esac
+done
 
 source ../lib.sh
 install_zbctl
@@ -27,14 +50,17 @@ pids=()
 grpc_port() { echo $((26610 + $1)); }
 internal_port() { echo $((26620 + $1)); }
 monitoring_port() { echo $((9710 + $1)); }
-contact_points="127.0.0.1:$(internal_port 0),127.0.0.1:$(internal_port 1),127.0.0.1:$(internal_port 2)"
+# Each broker is given one other as its contact point, in a ring (broker 0 knows of 2, 1 of 0,
+# 2 of 1): the brokers learn the rest, and where to reach them, from each other.
+contact_point() { echo "127.0.0.1:$(internal_port $((($1 + 2) % 3)))"; }
 
 # start_broker <node> [more flags...]: starts broker <node> of the three in the background.
 start_broker() {
   local node="$1"
   shift
-  "$bin" broker --node-id "$node" --cluster-size 3 --partitions 3 --replication-factor 1 \
-    --contact-points "$contact_points" --host 127.0.0.1 --data-dir "$work/data-$node" \
+  "$bin" broker --node-id "$node" --cluster-size 3 --partitions 3 \
+    --replication-factor "$replication_factor" \
+    --contact-points "$(contact_point "$node")" --host 127.0.0.1 --data-dir "$work/data-$node" \
     --grpc-port "$(grpc_port "$node")" --internal-port "$(internal_port "$node")" \
     --monitoring-port "$(monitoring_port "$node")" --rest-port $((8110 + node)) \
     --secondary-storage none "$@" >"$work/broker-$node.log" 2>&1 &
@@ -94,17 +120,28 @@ field() { grep -o "\"$1\": \"\?[^\",]*" <<<"$out" | head -1 | sed 's/.*: "\?//' 
 # The partition a key belongs to (Zeebe's key layout: partition id above bit 51).
 partition_of() { echo $(($1 >> 51)); }
 
-# The brokers find each other within a few gossip rounds.
-for _ in $(seq 1 40); do
+# The brokers find each other within a few gossip rounds (and, replicated, elect leaders).
+for _ in $(seq 1 80); do
   run status
-  if [ "$(grep -c ': Leader, Healthy' <<<"$out")" -eq 3 ]; then break; fi
+  if [ "$(grep -c ': Leader, Healthy' <<<"$out")" -eq 3 ] &&
+    [ "$(grep -c ': Follower, Healthy' <<<"$out")" -eq $((3 * (replication_factor - 1))) ]; then
+    break
+  fi
   sleep 0.25
 done
 has "status through broker 0: the cluster" "Cluster size: 3" "Partitions count: 3" \
-  "Replication factor: 1"
-has "status: every broker with its partition" "Broker 0 - 127.0.0.1:$(grpc_port 0)" \
+  "Replication factor: $replication_factor"
+has "status: every broker with its replicas" "Broker 0 - 127.0.0.1:$(grpc_port 0)" \
   "Broker 1 - 127.0.0.1:$(grpc_port 1)" "Broker 2 - 127.0.0.1:$(grpc_port 2)" \
   "Partition 1 : Leader, Healthy" "Partition 2 : Leader, Healthy" "Partition 3 : Leader, Healthy"
+if [ "$(grep -c ': Leader, Healthy' <<<"$out")" -eq 3 ] &&
+  [ "$(grep -c ': Follower, Healthy' <<<"$out")" -eq $((3 * (replication_factor - 1))) ]; then
+  echo "ok    one leader and $((replication_factor - 1)) followers per partition"
+else
+  echo "FAIL  one leader and $((replication_factor - 1)) followers per partition:"
+  sed 's/^/        /' <<<"$out"
+  failures=$((failures + 1))
+fi
 
 run deploy resource order.bpmn
 has "deploy through broker 0" '"bpmnProcessId": "cluster-order"'
@@ -158,8 +195,20 @@ else
   echo "FAIL  jobs of every partition: only of ${!done_on[*]}"
   failures=$((failures + 1))
 fi
+# A completed instance is gone: cancelling it is NOT_FOUND, the rejection of the partition's
+# leader, wherever it is.
+for partition in "${!instance_of[@]}"; do
+  for _ in $(seq 1 20); do
+    run cancel instance "${instance_of[$partition]}"
+    if grep -q "NotFound" <<<"$out"; then break; fi
+    sleep 0.25
+  done
+  has "the instance on partition $partition completed" "NotFound"
+done
+
 # A fourth broker whose partition count contradicts the cluster's does not join.
-"$bin" broker --node-id 2 --cluster-size 3 --partitions 4 --replication-factor 1 \
+"$bin" broker --node-id 2 --cluster-size 3 --partitions 4 \
+  --replication-factor "$replication_factor" \
   --contact-points "127.0.0.1:$(internal_port 0)" --host 127.0.0.1 --data-dir "$work/data-x" \
   --grpc-port 26619 --internal-port 26629 --monitoring-port 9719 --rest-port 8119 \
   --secondary-storage none >"$work/broker-x.log" 2>&1 && status=0 || status=$?
@@ -171,7 +220,7 @@ fi
 has "it names the setting" "--partitions: this broker has 4, but broker"
 
 if stop_brokers; then echo "ok    SIGTERM stops every broker cleanly"; else failures=$((failures + 1)); fi
-echo "the cluster suite took $(($(date +%s) - started)) s"
+echo "the cluster suite (replication factor $replication_factor) took $(($(date +%s) - started)) s"
 if [ "$failures" -gt 0 ]; then
   for node in 0 1 2; do
     echo "---- broker $node's log ends:"

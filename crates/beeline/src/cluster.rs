@@ -1,9 +1,13 @@
-//! A broker's part in a cluster of several: the internal API's server, its membership (which
-//! brokers there are and what they lead), commands between partitions on other brokers, and
+//! A broker's part in a cluster of several, whatever the replication factor: the internal API's
+//! one server (Raft, membership, forwarded commands, commands between partitions, job
+//! streams), its membership (which brokers there are and what their replicas are: leader or
+//! follower, in which term, healthy or not), commands between partitions on other brokers, and
 //! the notices that keep waiting workers on every broker current.
 //!
-//! Partitions are placed round-robin (`ClusterSettings::placement`); this broker opens its
-//! own and reaches the others through their leaders.
+//! Replicas are placed round-robin (`ClusterSettings::placement`); this broker opens its own
+//! (see `replication` for replicated ones) and reaches the partitions it does not lead through
+//! their leaders. One connection per broker pair (`Peers`, fed by the membership with the
+//! addresses the brokers give themselves) carries all of it.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,16 +17,14 @@ use beeline_cluster::{
     BrokerInfo, BrokerServices, ClusterRouter, ClusterSettings, Health, Membership,
     MembershipConfig, PartitionState, Role,
 };
-use beeline_stream::{JobStreams, LocalRouter, PartitionStatus};
+use beeline_stream::{JobStreams, LocalRouter};
+use tokio::sync::Notify;
 
 use crate::config::BrokerConfig;
 use crate::node::{NodeError, NodeState, PartitionSlot};
 
 /// How often this broker's partitions' states are looked at for changes to announce.
 const PUBLISH_INTERVAL: Duration = Duration::from_millis(100);
-
-/// The term a partition's only replica leads in: without replication there is no election.
-const UNREPLICATED_TERM: u64 = 1;
 
 /// This broker in its cluster.
 pub struct Broker {
@@ -46,12 +48,13 @@ pub fn advertised_host(config: &BrokerConfig) -> String {
     config.host.to_string()
 }
 
-/// Serves the internal API and joins the cluster: one round of gossip with the contact points
-/// before the partitions open, so that a broker whose settings contradict the cluster's stops
-/// at once, naming the setting.
+/// Serves the internal API (the Raft `groups` of this broker's replicas among the rest) and
+/// joins the cluster: one round of gossip with the contact points before the partitions open,
+/// so that a broker whose settings contradict the cluster's stops at once, naming the setting.
 pub async fn join(
     config: &BrokerConfig,
     settings: &ClusterSettings,
+    groups: Groups,
     local: Arc<LocalRouter>,
     job_streams: Arc<JobStreams>,
 ) -> Result<Broker, NodeError> {
@@ -72,7 +75,7 @@ pub async fn join(
             .into_iter()
             .map(|partition_id| PartitionState {
                 partition_id,
-                role: Role::Inactive,
+                role: beeline_cluster::Role::Inactive,
                 term: 0,
                 health: Health::Unhealthy,
             })
@@ -99,7 +102,7 @@ pub async fn join(
             setting: "--internal-port / BEELINE_INTERNAL_PORT",
             source,
         })?;
-    let service = InternalServer::broker(Groups::default(), services.clone());
+    let service = InternalServer::broker(groups, services.clone());
     tokio::spawn(async move {
         let incoming =
             tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
@@ -112,6 +115,9 @@ pub async fn join(
         }
     });
     tracing::info!(%address, "internal API listening");
+    if settings.contact_points.is_empty() {
+        tracing::warn!("no --contact-points: this broker waits for the others to find it");
+    }
     membership.gossip_round().await;
     if let Some(error) = membership.refused().borrow().clone() {
         return Err(NodeError::Cluster(format!(
@@ -126,8 +132,13 @@ pub async fn join(
     })
 }
 
-/// Announces this broker's partitions' roles and health as they change.
-pub fn publish_partitions(membership: Arc<Membership>, state: Arc<NodeState>) {
+/// Announces this broker's replicas' roles, terms and health: at once when a replica's role
+/// watch changes (`changed`, notified by [`watch_roles`]), and every interval for health.
+pub fn publish_partitions(
+    membership: Arc<Membership>,
+    state: Arc<NodeState>,
+    changed: Arc<Notify>,
+) {
     tokio::spawn(async move {
         loop {
             let partitions = state
@@ -140,14 +151,7 @@ pub fn publish_partitions(membership: Arc<Membership>, state: Arc<NodeState>) {
                         PartitionSlot::Elsewhere => return None,
                         PartitionSlot::Opening => (Role::Inactive, 0, Health::Unhealthy),
                         PartitionSlot::Failed(_) => (Role::Inactive, 0, Health::Dead),
-                        PartitionSlot::Open(handle) => match handle.status() {
-                            PartitionStatus::Healthy => {
-                                (Role::Leader, UNREPLICATED_TERM, Health::Healthy)
-                            }
-                            PartitionStatus::Failed(_) | PartitionStatus::Stopped => {
-                                (Role::Leader, UNREPLICATED_TERM, Health::Dead)
-                            }
-                        },
+                        PartitionSlot::Open(handle) => return Some(PartitionState::of(handle)),
                     };
                     Some(PartitionState {
                         partition_id,
@@ -158,7 +162,20 @@ pub fn publish_partitions(membership: Arc<Membership>, state: Arc<NodeState>) {
                 })
                 .collect();
             membership.set_partitions(partitions);
-            tokio::time::sleep(PUBLISH_INTERVAL).await;
+            tokio::select! {
+                () = tokio::time::sleep(PUBLISH_INTERVAL) => {}
+                () = changed.notified() => {}
+            }
+        }
+    });
+}
+
+/// Notifies `changed` whenever the replica's role watch moves (an election, a step-down).
+pub fn watch_roles(handle: &beeline_stream::PartitionHandle, changed: Arc<Notify>) {
+    let mut roles = handle.roles();
+    tokio::spawn(async move {
+        while roles.changed().await.is_ok() {
+            changed.notify_one();
         }
     });
 }

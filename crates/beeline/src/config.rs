@@ -41,8 +41,8 @@ pub struct BrokerConfig {
     #[arg(long, env = "BEELINE_REPLICATION_FACTOR", default_value_t = 1)]
     pub replication_factor: u32,
 
-    /// The brokers' internal addresses (host:26502), comma-separated. Empty for a single
-    /// broker; a replicated cluster lists every broker, in node id order (broker 0 first).
+    /// Internal addresses (host:26502), comma-separated, of other brokers to join through; the
+    /// rest of the cluster is learnt from them. Empty for a single broker.
     #[arg(long, env = "BEELINE_CONTACT_POINTS", value_delimiter = ',')]
     pub contact_points: Vec<String>,
 
@@ -334,7 +334,7 @@ impl BrokerConfig {
                 });
             }
         }
-        settings.check_supported()?;
+        settings.validate()?;
         Ok(settings)
     }
 

@@ -180,23 +180,23 @@ pub async fn run(config: BrokerConfig) -> Result<(), NodeError> {
     let settings = config
         .cluster()
         .map_err(|e| NodeError::Cluster(e.to_string()))?;
-    let replication = if settings.replication_factor > 1 {
-        let replication = Replication::start(config.host, settings.clone()).await?;
-        let _ = state.raft_groups.set(replication.groups.clone());
-        Some(Arc::new(replication))
-    } else {
-        None
-    };
-
     // Partitions reach each other (deployment distribution) through the router, and push new
     // jobs to the gateway's job streams through the registry.
     let router = LocalRouter::new();
     let job_streams = JobStreams::new();
-    // In a cluster of brokers without replication: this broker's partitions, and the way to
-    // the others.
-    let broker = if settings.cluster_size > 1 && settings.replication_factor == 1 {
-        let broker =
-            crate::cluster::join(&config, &settings, router.clone(), job_streams.clone()).await?;
+    // In a cluster of several brokers: the internal API, the membership, this broker's replicas
+    // and the way to the partitions led elsewhere, whatever the replication factor.
+    let roles_changed = Arc::new(tokio::sync::Notify::new());
+    let (broker, replication) = if settings.cluster_size > 1 {
+        let groups = beeline_cluster::transport::Groups::of_node(settings.node_id);
+        let broker = crate::cluster::join(
+            &config,
+            &settings,
+            groups.clone(),
+            router.clone(),
+            job_streams.clone(),
+        )
+        .await?;
         let local = settings.local_partitions();
         let mut slots = state.partitions.write().unwrap_or_else(|e| e.into_inner());
         for (index, slot) in slots.iter_mut().enumerate() {
@@ -205,11 +205,23 @@ pub async fn run(config: BrokerConfig) -> Result<(), NodeError> {
             }
         }
         drop(slots);
-        crate::cluster::publish_partitions(broker.membership.clone(), state.clone());
+        crate::cluster::publish_partitions(
+            broker.membership.clone(),
+            state.clone(),
+            roles_changed.clone(),
+        );
         let _ = state.membership.set(broker.membership.clone());
-        Some(broker)
+        let replication = (settings.replication_factor > 1).then(|| {
+            let _ = state.raft_groups.set(groups.clone());
+            Arc::new(Replication::new(
+                settings.clone(),
+                groups,
+                broker.membership.peers().clone(),
+            ))
+        });
+        (Some(broker), replication)
     } else {
-        None
+        (None, None)
     };
     let routes: Arc<dyn CommandRouter> = match &broker {
         Some(broker) => broker.router.clone(),
@@ -268,6 +280,7 @@ pub async fn run(config: BrokerConfig) -> Result<(), NodeError> {
         let slot = match task.await {
             Ok(Ok(handle)) => {
                 router.set_partition(handle.clone());
+                crate::cluster::watch_roles(&handle, roles_changed.clone());
                 PartitionSlot::Open(handle)
             }
             Ok(Err(reason)) => {

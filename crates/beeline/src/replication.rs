@@ -1,6 +1,7 @@
-//! A broker of a replicated cluster: the internal API on `--internal-port` and one Raft
-//! group per local replica, each with the stream layer's replica over it (see
-//! `beeline_stream::Partition::open_replica` and `beeline_cluster::RaftLog`).
+//! This broker's replicas of replicated partitions (a replication factor above 1): one Raft
+//! group per local replica, served by the broker's internal API (`cluster::join`) and talking
+//! to its peers over the broker's shared connections, each with the stream layer's replica over
+//! it (see `beeline_stream::Partition::open_replica` and `beeline_cluster::RaftLog`).
 
 use std::sync::Arc;
 
@@ -9,15 +10,14 @@ use beeline_cluster::{ClusterSettings, RaftLog, RaftLogConfig, RaftTiming};
 use beeline_log::{FileJournalConfig, Recovery};
 use beeline_stream::{Partition, PartitionConfig, PartitionHandle, SystemClock};
 
-use crate::node::NodeError;
-
 /// How often a leader sends heartbeats, and the range its followers wait before they elect:
 /// short enough for a failover within a few seconds, long enough that a busy 2-core machine
 /// does not elect without cause.
 const HEARTBEAT_MS: u64 = 250;
 const ELECTION_TIMEOUT_MS: (u64, u64) = (1_000, 2_000);
 
-/// The broker's side of replication: its internal API server and the groups it serves.
+/// The broker's side of replication: the groups its internal API serves, and the broker's
+/// connections (whose addresses the membership learns).
 pub struct Replication {
     pub settings: ClusterSettings,
     pub groups: Groups,
@@ -25,33 +25,12 @@ pub struct Replication {
 }
 
 impl Replication {
-    /// Binds the internal port and serves the Raft groups (added as their partitions open).
-    pub async fn start(
-        host: std::net::IpAddr,
-        settings: ClusterSettings,
-    ) -> Result<Self, NodeError> {
-        let address = std::net::SocketAddr::new(host, settings.internal_port);
-        let listener = tokio::net::TcpListener::bind(address)
-            .await
-            .map_err(|source| NodeError::Listen {
-                address: address.to_string(),
-                setting: "--internal-port / BEELINE_INTERNAL_PORT",
-                source,
-            })?;
-        let groups = Groups::of_node(settings.node_id);
-        let served = groups.clone();
-        tokio::spawn(async move {
-            if let Err(error) = beeline_cluster::transport::serve(listener, served).await {
-                tracing::error!(%error, "the internal API failed");
-            }
-        });
-        tracing::info!(%address, "internal API listening");
-        let peers = Peers::with_addresses(settings.member_addresses());
-        Ok(Self {
+    pub fn new(settings: ClusterSettings, groups: Groups, peers: Peers) -> Self {
+        Self {
             settings,
             groups,
             peers,
-        })
+        }
     }
 
     /// Whether this broker holds a replica of `partition`.

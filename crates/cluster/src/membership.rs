@@ -60,6 +60,9 @@ struct Inner {
     /// Contact points and the broker that answered there (this one, for a contact point
     /// that is itself).
     contacts: HashMap<String, NodeId>,
+    /// Internal addresses other brokers know of and this one has not heard from yet: pushed
+    /// to like contact points.
+    discovered: Vec<String>,
 }
 
 /// This broker's membership in the cluster.
@@ -95,6 +98,7 @@ impl Membership {
                 revision: 0,
                 members: HashMap::new(),
                 contacts: HashMap::new(),
+                discovered: Vec::new(),
             }),
             changes: watch::channel(0).0,
             local_changes: watch::channel(0).0,
@@ -110,7 +114,7 @@ impl Membership {
         self.lock().local.node_id
     }
 
-    /// The peers' channels, one per broker.
+    /// The peers' channels, one per broker, and their addresses as learnt from the brokers.
     pub fn peers(&self) -> &Peers {
         &self.peers
     }
@@ -189,7 +193,14 @@ impl Membership {
 
     fn local_proto(&self) -> proto::BrokerInfo {
         let inner = self.lock();
-        inner.local.to_proto(self.incarnation, inner.revision)
+        let mut info = inner.local.to_proto(self.incarnation, inner.revision);
+        info.known_brokers = inner
+            .members
+            .values()
+            .filter(|m| m.alive)
+            .map(|m| m.info.internal_address.clone())
+            .collect();
+        info
     }
 
     /// Takes in another broker's info (the Gossip RPC, or the answer to ours). A broker
@@ -213,6 +224,20 @@ impl Membership {
             });
         }
         check(&inner.local, &broker)?;
+        for address in &info.known_brokers {
+            let known = *address == inner.local.internal_address
+                || inner.discovered.contains(address)
+                || inner
+                    .members
+                    .values()
+                    .any(|m| m.info.internal_address == *address);
+            if !known {
+                inner.discovered.push(address.clone());
+            }
+        }
+        // The address book of every connection to the broker (Raft's too).
+        self.peers
+            .set_address(broker.node_id, broker.internal_address.clone());
         let now = Instant::now();
         let changed = match inner.members.get_mut(&broker.node_id) {
             Some(member) => {
@@ -287,7 +312,7 @@ impl Membership {
             .values()
             .map(|m| m.info.internal_address.clone())
             .collect();
-        for point in &self.contact_points {
+        for point in self.contact_points.iter().chain(&inner.discovered) {
             let known = match inner.contacts.get(point) {
                 Some(node) if *node == inner.local.node_id => true,
                 Some(node) => inner.members.get(node).is_some_and(|m| m.alive),

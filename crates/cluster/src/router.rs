@@ -23,7 +23,6 @@ use tokio::sync::{broadcast, mpsc};
 
 use crate::membership::Membership;
 use crate::records;
-use crate::topology::Role;
 use crate::transport::proto;
 use crate::transport::proto::internal_client::InternalClient;
 use crate::types::NodeId;
@@ -111,12 +110,12 @@ impl ClusterRouter {
         });
     }
 
+    /// Whether the replica here leads `partition` now (its own role watch, which the
+    /// topology learns from a moment later).
     fn leads_here(&self, partition: u16) -> bool {
-        self.membership
-            .view()
-            .broker(self.membership.local_id())
-            .and_then(|b| b.partition(u32::from(partition)))
-            .is_some_and(|p| p.role == Role::Leader)
+        self.local
+            .partition(partition)
+            .is_some_and(|handle| handle.role().role == beeline_stream::Role::Leader)
     }
 
     fn enqueue(&self, node: NodeId, item: Outgoing) {

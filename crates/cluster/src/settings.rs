@@ -144,16 +144,6 @@ impl ClusterSettings {
                 return refuse("contact-points", format!("'{point}': {reason}"));
             }
         }
-        if self.cluster_size > 1 && self.contact_points.is_empty() {
-            return refuse(
-                "contact-points",
-                format!(
-                    "a broker of a cluster of {} (--cluster-size) needs the internal addresses \
-                     of the others (host:{DEFAULT_INTERNAL_PORT}, comma-separated)",
-                    self.cluster_size
-                ),
-            );
-        }
         if self.internal_port == 0 {
             return refuse("internal-port", "must be a port from 1 to 65535".into());
         }
@@ -161,49 +151,6 @@ impl ClusterSettings {
             return refuse("cluster-name", "must not be empty".into());
         }
         Ok(())
-    }
-
-    /// Checks what this build can run: brokers whose partitions are not replicated (a
-    /// replication factor of 1, each partition on one broker); replicated partitions are
-    /// refused at start, saying so, until they run end to end.
-    pub fn check_supported(&self) -> Result<(), SettingsError> {
-        self.validate()?;
-        if self.replication_factor > 1 {
-            if self.replication_factor != self.cluster_size {
-                return refuse(
-                    "replication-factor",
-                    format!(
-                        "{} replicas on {} brokers requested, but this build runs either \
-                         partitions without replication (--replication-factor 1, each on one \
-                         broker) or a replica of every partition on every broker (a \
-                         replication factor equal to the cluster size)",
-                        self.replication_factor, self.cluster_size
-                    ),
-                );
-            }
-            if self.contact_points.len() != self.cluster_size as usize {
-                return refuse(
-                    "contact-points",
-                    format!(
-                        "{} given, but a replicated cluster lists every broker's internal \
-                         address, in node id order (broker 0 first), {} of them",
-                        self.contact_points.len(),
-                        self.cluster_size
-                    ),
-                );
-            }
-        }
-        Ok(())
-    }
-
-    /// The internal address of every broker, by node id: the contact points, which a
-    /// replicated cluster lists in node id order.
-    pub fn member_addresses(&self) -> Vec<(NodeId, String)> {
-        self.contact_points
-            .iter()
-            .enumerate()
-            .map(|(node, address)| (node as NodeId, address.clone()))
-            .collect()
     }
 
     /// Every partition's replicas, as every broker of the cluster computes them.
@@ -268,7 +215,6 @@ mod tests {
     fn the_defaults_are_a_single_broker() {
         let settings = ClusterSettings::default();
         assert_eq!(settings.validate(), Ok(()));
-        assert_eq!(settings.check_supported(), Ok(()));
         assert_eq!(settings.local_partitions(), vec![1]);
         assert_eq!(settings.internal_port, 26502);
     }
@@ -318,14 +264,6 @@ mod tests {
             ),
             (
                 ClusterSettings {
-                    contact_points: vec![],
-                    ..three()
-                },
-                "contact-points",
-                "needs the internal addresses",
-            ),
-            (
-                ClusterSettings {
                     contact_points: vec!["b0".into()],
                     ..three()
                 },
@@ -361,45 +299,71 @@ mod tests {
     }
 
     #[test]
-    fn a_replicated_cluster_runs_with_every_broker_listed() {
-        let settings = three();
-        assert_eq!(settings.check_supported(), Ok(()));
-        assert_eq!(settings.local_partitions(), vec![1, 2, 3]);
-        assert_eq!(
-            settings.member_addresses(),
-            vec![
-                (0, "b0:26502".to_string()),
-                (1, "b1:26502".to_string()),
-                (2, "b2:26502".to_string())
-            ]
-        );
-        let unlisted = ClusterSettings {
-            contact_points: split_contact_points("b0:26502"),
+    fn any_replication_factor_up_to_the_cluster_size_runs() {
+        // Zeebe refuses a factor above the cluster size only; the contact points need not
+        // list every broker, nor in any order: the brokers learn each other's addresses.
+        for replication_factor in 1..=3 {
+            let settings = ClusterSettings {
+                replication_factor,
+                contact_points: split_contact_points("b2:26502"),
+                ..three()
+            };
+            assert_eq!(settings.validate(), Ok(()), "factor {replication_factor}");
+        }
+        let lone = ClusterSettings {
+            contact_points: Vec::new(),
             ..three()
         };
-        let refused = unlisted.check_supported().expect_err("refused");
-        assert_eq!(refused.setting, "contact-points");
-        let unreplicated = ClusterSettings {
+        assert_eq!(lone.validate(), Ok(()), "found by the others");
+        assert_eq!(three().local_partitions(), vec![1, 2, 3]);
+        // Round-robin: broker 1 of 3 holds partitions 2 and 5 of 6 without replication.
+        let six = ClusterSettings {
+            partitions: 6,
             replication_factor: 1,
             ..three()
         };
-        assert_eq!(
-            unreplicated.check_supported(),
-            Ok(()),
-            "each partition on one broker"
-        );
-        // Round-robin: broker 1 of 3 holds partitions 2 and 5 of 6.
-        let six = ClusterSettings {
-            partitions: 6,
-            ..unreplicated
-        };
         assert_eq!(six.local_partitions(), vec![2, 5]);
-        let partly = ClusterSettings {
-            replication_factor: 2,
+    }
+
+    #[test]
+    fn five_brokers_with_three_replicas_each_place_as_zeebe_does() {
+        // Partition p's replicas are brokers p - 1, p, p + 1 (mod 5), its first the primary.
+        let settings = ClusterSettings {
+            node_id: 0,
+            cluster_size: 5,
+            partitions: 5,
+            replication_factor: 3,
             ..three()
         };
-        let refused = partly.check_supported().expect_err("refused");
-        assert_eq!(refused.setting, "replication-factor");
+        let placement = settings.placement();
+        let replicas: Vec<Vec<NodeId>> = placement
+            .iter()
+            .map(|p| p.replicas.iter().map(|r| r.node).collect())
+            .collect();
+        assert_eq!(
+            replicas,
+            vec![
+                vec![0, 1, 2],
+                vec![1, 2, 3],
+                vec![2, 3, 4],
+                vec![3, 4, 0],
+                vec![4, 0, 1]
+            ]
+        );
+        let held = |node| {
+            ClusterSettings {
+                node_id: node,
+                ..settings.clone()
+            }
+            .local_partitions()
+        };
+        assert_eq!(held(0), vec![1, 4, 5]);
+        assert_eq!(held(2), vec![1, 2, 3]);
+        assert_eq!(held(4), vec![3, 4, 5]);
+        // Every broker holds partitions × factor / brokers replicas.
+        for node in 0..5 {
+            assert_eq!(held(node).len(), 3, "broker {node}");
+        }
     }
 
     #[test]

@@ -34,6 +34,30 @@ pub struct PartitionState {
     pub health: Health,
 }
 
+impl PartitionState {
+    /// What a replica open on this broker reports: its role and term from its role watch
+    /// (a partition without replication leads term 1), its health from its status.
+    pub fn of(handle: &beeline_stream::PartitionHandle) -> Self {
+        let state = handle.role();
+        let role = match state.role {
+            beeline_stream::Role::Leader => Role::Leader,
+            beeline_stream::Role::Follower => Role::Follower,
+            beeline_stream::Role::Inactive => Role::Inactive,
+        };
+        let health = match handle.status() {
+            beeline_stream::PartitionStatus::Healthy => Health::Healthy,
+            beeline_stream::PartitionStatus::Failed(_)
+            | beeline_stream::PartitionStatus::Stopped => Health::Dead,
+        };
+        Self {
+            partition_id: u32::from(handle.partition_id()),
+            role,
+            term: state.term,
+            health,
+        }
+    }
+}
+
 /// A broker as it describes itself to the others.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BrokerInfo {
@@ -159,6 +183,7 @@ impl BrokerInfo {
             partitions: self.partitions.iter().map(|p| p.to_proto()).collect(),
             incarnation,
             revision,
+            known_brokers: Vec::new(),
         }
     }
 

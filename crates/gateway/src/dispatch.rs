@@ -152,6 +152,16 @@ impl Dispatcher {
     /// Where a command for `partition_id` goes now: here when this broker leads it, else to
     /// the broker the topology names its leader.
     pub(crate) fn route(&self, partition_id: u16) -> Result<PartitionRoute<'_>, GatewayError> {
+        self.route_with_hint(partition_id, None)
+    }
+
+    /// As [`route`](Self::route), but to `hint` (the leader a replica here named when it
+    /// answered that it does not lead) while the topology has not caught up.
+    fn route_with_hint(
+        &self,
+        partition_id: u16,
+        hint: Option<NodeId>,
+    ) -> Result<PartitionRoute<'_>, GatewayError> {
         let partition = self.partition(partition_id)?;
         let local = || match &partition.slot {
             PartitionSlot::Open(handle) => PartitionRoute::Local(handle),
@@ -171,6 +181,11 @@ impl Dispatcher {
         let Some(membership) = &self.membership else {
             return Ok(local());
         };
+        if let Some(node) = hint.filter(|node| *node != membership.local_id())
+            && let Some(channel) = membership.channel(node)
+        {
+            return Ok(PartitionRoute::Remote(node, channel));
+        }
         Ok(match membership.leader(u32::from(partition_id)) {
             Some(leader) if leader.node != membership.local_id() => {
                 match membership.channel(leader.node) {
@@ -187,7 +202,10 @@ impl Dispatcher {
     /// Whether `partition_id` has a healthy leader to take commands.
     pub(crate) fn has_healthy_leader(&self, partition_id: u16) -> bool {
         match self.route(partition_id) {
-            Ok(PartitionRoute::Local(handle)) => handle.status() == PartitionStatus::Healthy,
+            Ok(PartitionRoute::Local(handle)) => {
+                handle.status() == PartitionStatus::Healthy
+                    && handle.role().role == beeline_stream::Role::Leader
+            }
             Ok(PartitionRoute::Remote(..)) => self.membership.as_ref().is_some_and(|m| {
                 m.leader(u32::from(partition_id))
                     .is_some_and(|leader| leader.health == Health::Healthy)
@@ -212,9 +230,16 @@ impl Dispatcher {
         }
         let deadline = Instant::now() + timeout;
         let mut changes = self.membership.as_ref().map(|m| m.changes());
+        let mut hint = None;
+        // A hint is followed once between two looks at the topology, so that two replicas
+        // naming each other cannot keep a request bouncing.
+        let mut followed = false;
         loop {
             let remaining = deadline.saturating_duration_since(Instant::now());
-            let result = match self.execute_once(partition_id, &command, remaining).await {
+            let result = match self
+                .execute_once(partition_id, &command, remaining, hint.take())
+                .await
+            {
                 // The request's own time-out, whatever was left of it on the last attempt.
                 Err(GatewayError::Timeout { partition, .. }) => Err(GatewayError::Timeout {
                     partition,
@@ -229,6 +254,23 @@ impl Dispatcher {
                         return result;
                     }
                     tracing::debug!(partition = partition_id, %error, "leader unknown; looking again");
+                    // A replica that does not lead names the leader it knows of: try it at
+                    // once, before the topology says so.
+                    if let Err(GatewayError::Refused(PartitionError::NotLeader {
+                        leader: Some(leader),
+                        ..
+                    })) = &result
+                        && !followed
+                        && self
+                            .membership
+                            .as_ref()
+                            .is_some_and(|m| m.local_id() != *leader)
+                    {
+                        hint = Some(*leader);
+                        followed = true;
+                        continue;
+                    }
+                    followed = false;
                     let _ =
                         tokio::time::timeout(remaining.min(LEADER_POLL), changes.changed()).await;
                 }
@@ -237,21 +279,25 @@ impl Dispatcher {
         }
     }
 
-    /// One attempt: to the leader the topology names now.
+    /// One attempt: to the leader the topology names now (or to `hint`).
     async fn execute_once(
         &self,
         partition_id: u16,
         command: &Record,
         timeout: Duration,
+        hint: Option<NodeId>,
     ) -> Result<Record, GatewayError> {
-        match self.route(partition_id)? {
+        match self.route_with_hint(partition_id, hint)? {
             PartitionRoute::Local(_) => {
                 self.execute_here(partition_id, command.clone(), timeout)
                     .await
             }
             PartitionRoute::Remote(node, channel) => {
                 tracing::debug!(partition = partition_id, node, intent = %intent_name(command.intent), "forwarding command");
-                crate::remote::forward(node, channel, partition_id, command, timeout).await
+                let record =
+                    crate::remote::forward(node, channel, partition_id, command, timeout).await?;
+                // The leader's answer: an event, or the rejection it is.
+                answered(partition_id, command.intent, record)
             }
             PartitionRoute::NoLeader(error) => Err(error),
         }
@@ -346,7 +392,10 @@ impl Dispatcher {
                 continue;
             }
             let remaining = deadline.saturating_duration_since(Instant::now());
-            match self.execute_once(partition, &command, remaining).await {
+            match self
+                .execute_once(partition, &command, remaining, None)
+                .await
+            {
                 Err(error) if error.is_retriable_elsewhere() => {
                     exhausted |= error.is_resource_exhausted();
                     last_error = Some(error);

@@ -49,6 +49,8 @@ mod auth;
 mod cluster;
 #[path = "gateway/fuzz.rs"]
 mod fuzz;
+#[path = "gateway/replicated.rs"]
+mod replicated;
 #[path = "gateway/rest.rs"]
 mod rest;
 #[path = "gateway/tenants.rs"]

@@ -18,32 +18,32 @@ use crate::metrics::GroupMetrics;
 use crate::state_machine::{Snapshot, SnapshotData};
 use crate::types::{NodeId, TypeConfig, Vote};
 
-/// One channel (one HTTP/2 connection) per broker, shared by every partition group, and the
-/// brokers' internal addresses as this broker knows them. A group's membership names brokers
-/// by id only: where a broker is reached is this broker's own knowledge (its contact points,
-/// or what it learns), so two brokers may reach a third by different routes.
+/// One channel (one HTTP/2 connection) per broker, shared by every partition group, the
+/// membership's gossip, forwarded commands, commands between partitions and job streams; and
+/// the brokers' internal addresses as this broker knows them. A group's membership names
+/// brokers by id only: where a broker is reached is this broker's own knowledge (what the
+/// membership learns from the broker itself), so two brokers may reach a third by different
+/// routes.
 #[derive(Clone, Default)]
 pub struct Peers {
-    channels: Arc<Mutex<HashMap<NodeId, (String, Channel)>>>,
     addresses: Arc<Mutex<HashMap<NodeId, String>>>,
-    /// Channels by address, for brokers known before their id (contact points, membership).
-    by_address: Arc<Mutex<HashMap<String, Channel>>>,
+    /// The channels, by internal address: one per broker, whichever side needs it first.
+    channels: Arc<Mutex<HashMap<String, Channel>>>,
 }
 
 impl Peers {
     /// Peers at these internal addresses (`host:port`), by node id.
     pub fn with_addresses(addresses: impl IntoIterator<Item = (NodeId, String)>) -> Self {
         Self {
-            channels: Arc::default(),
             addresses: Arc::new(Mutex::new(addresses.into_iter().collect())),
-            by_address: Arc::default(),
+            channels: Arc::default(),
         }
     }
 
     /// The channel to the broker whose internal API is at `addr`, made on first use and
     /// connected lazily (and again after a failure) by tonic.
     pub fn channel_to(&self, addr: &str) -> Result<Channel, String> {
-        let mut channels = self.by_address.lock().unwrap_or_else(|e| e.into_inner());
+        let mut channels = self.channels.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(channel) = channels.get(addr) {
             return Ok(channel.clone());
         }
@@ -65,32 +65,24 @@ impl Peers {
             .insert(node, addr);
     }
 
-    /// Where broker `node` is reached: its known address, else the one its membership gives.
-    fn address(&self, node: NodeId, membership: &str) -> String {
+    /// Where broker `node` is reached, once known.
+    pub fn address(&self, node: NodeId) -> Option<String> {
         self.addresses
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .get(&node)
             .cloned()
-            .unwrap_or_else(|| membership.to_string())
     }
 
-    /// The channel to broker `node` at `addr` (`host:port` of its internal API), made on first
-    /// use and connected lazily (and again after a failure) by tonic.
-    fn channel(&self, node: NodeId, addr: &str) -> Result<Channel, String> {
-        let mut channels = self.channels.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((known, channel)) = channels.get(&node)
-            && known == addr
-        {
-            return Ok(channel.clone());
-        }
-        let channel = Endpoint::from_shared(format!("http://{addr}"))
-            .map_err(|e| format!("broker {node}'s internal address '{addr}': {e}"))?
-            .tcp_nodelay(true)
-            .http2_adaptive_window(true)
-            .connect_lazy();
-        channels.insert(node, (addr.to_string(), channel.clone()));
-        Ok(channel)
+    /// The channel to broker `node`, once its address is known.
+    fn channel(&self, node: NodeId) -> Result<Channel, String> {
+        let addr = self.address(node).ok_or_else(|| {
+            format!(
+                "broker {node}'s internal address is not known yet (it has not been heard from)"
+            )
+        })?;
+        self.channel_to(&addr)
+            .map_err(|e| format!("broker {node}'s internal address {e}"))
     }
 }
 
@@ -128,15 +120,9 @@ impl RaftNetworkFactory<TypeConfig> for GroupNetworkFactory {
         GroupNetwork {
             partition_id: self.partition_id,
             target,
+            peers: self.peers.clone(),
+            named: node.addr.clone(),
             metrics: self.metrics.clone(),
-            client: self
-                .peers
-                .channel(target, &self.peers.address(target, &node.addr))
-                .map(|channel| {
-                    InternalClient::new(channel)
-                        .max_decoding_message_size(64 * 1024 * 1024)
-                        .max_encoding_message_size(64 * 1024 * 1024)
-                }),
         }
     }
 }
@@ -145,8 +131,13 @@ impl RaftNetworkFactory<TypeConfig> for GroupNetworkFactory {
 pub struct GroupNetwork {
     partition_id: u32,
     target: NodeId,
+    /// Looked up at every call: a broker's address may be learnt (or change) after the
+    /// group's client to it is made.
+    peers: Peers,
+    /// The address the group's membership gives, if any (used while the broker's own is not
+    /// known).
+    named: String,
     metrics: Arc<GroupMetrics>,
-    client: Result<InternalClient<Channel>, String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -155,8 +146,16 @@ struct TransportError(String);
 
 impl GroupNetwork {
     fn client(&self) -> Result<InternalClient<Channel>, RPCError<TypeConfig>> {
-        self.client
-            .clone()
+        let channel = match self.peers.address(self.target) {
+            None if !self.named.is_empty() => self.peers.channel_to(&self.named),
+            _ => self.peers.channel(self.target),
+        };
+        channel
+            .map(|channel| {
+                InternalClient::new(channel)
+                    .max_decoding_message_size(64 * 1024 * 1024)
+                    .max_encoding_message_size(64 * 1024 * 1024)
+            })
             .map_err(|reason| RPCError::Unreachable(Unreachable::new(&TransportError(reason))))
     }
 

@@ -40,8 +40,9 @@ impl Groups {
     fn check_addressee(&self, to_node: u64) -> Result<(), Status> {
         match self.node {
             Some(node) if node != to_node => Err(Status::failed_precondition(format!(
-                "this is broker {node}, not broker {to_node}: the brokers' contact points must \
-                 list every broker's internal address in node id order"
+                "this is broker {node}, not broker {to_node}: the sender knows broker \
+                 {to_node} at this broker's address (a broker moved; it learns the new \
+                 address from the brokers' gossip)"
             ))),
             _ => Ok(()),
         }

@@ -72,7 +72,7 @@ fn settings(node: u64, internal: &[SocketAddr]) -> ClusterSettings {
     }
 }
 
-fn info(settings: &ClusterSettings, grpc: SocketAddr) -> BrokerInfo {
+pub(super) fn info(settings: &ClusterSettings, grpc: SocketAddr) -> BrokerInfo {
     BrokerInfo {
         node_id: settings.node_id,
         cluster_name: settings.cluster_name.clone(),
@@ -88,7 +88,7 @@ fn info(settings: &ClusterSettings, grpc: SocketAddr) -> BrokerInfo {
     }
 }
 
-fn fast() -> MembershipConfig {
+pub(super) fn fast() -> MembershipConfig {
     MembershipConfig {
         interval: Duration::from_millis(100),
         failure_timeout: Duration::from_millis(1000),

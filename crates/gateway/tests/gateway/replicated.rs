@@ -1,0 +1,831 @@
+//! Replicated partitions across brokers in one process: three brokers, every partition with a
+//! replica on each (replication factor 3: a Raft group per partition over file journals), each
+//! broker with its one internal API (Raft, membership, forwarded commands, commands between
+//! partitions, job streams), its membership and gateway, wired as `beeline broker` wires them.
+//! The topology learns each partition's leader from the replicas' role watches; a client on a
+//! broker that leads nothing deploys, creates, correlates across partitions and works jobs; it
+//! keeps working when a partition's leader is stopped (the gateway looks again and retries
+//! within the request's time-out); a command forwarded to another broker keeps the caller's
+//! tenants.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use beeline_cluster::transport::{Groups, InternalServer, Peers};
+use beeline_cluster::{
+    BrokerServices, ClusterRouter, ClusterSettings, Health, Membership, PartitionState, RaftLog,
+    RaftLogConfig, RaftTiming,
+};
+use beeline_gateway::proto::gateway_client::GatewayClient;
+use beeline_gateway::proto::partition::{PartitionBrokerHealth, PartitionBrokerRole};
+use beeline_gateway::proto::*;
+use beeline_gateway::routing::message_partition;
+use beeline_gateway::{
+    AuthConfig, Cluster, Gateway, GatewayConfig, NodeInfo, PartitionSlot, TenancyConfig,
+};
+use beeline_log::FileJournalConfig;
+use beeline_protocol::key;
+use beeline_state::snapshot::SnapshotStore;
+use beeline_state::{MemStore, Store};
+use beeline_stream::testkit::bpmn::ProcessBuilder;
+use beeline_stream::{
+    CommandRouter, JobStreams, LocalRouter, Partition, PartitionConfig, PartitionHandle,
+    StoreOpener, SystemClock,
+};
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+use tonic::transport::Channel;
+
+use super::cluster::{fast, info};
+use super::{create, resource};
+
+/// How many brokers and partitions, with how many replicas each.
+#[derive(Clone, Copy)]
+struct Shape {
+    brokers: u64,
+    partitions: u16,
+    factor: u32,
+}
+
+/// Three brokers, three partitions, a replica of each on every broker.
+const THREE: Shape = Shape {
+    brokers: 3,
+    partitions: 3,
+    factor: 3,
+};
+
+/// Timeouts for a shared 2-core machine, not for speed.
+const TIMING: RaftTiming = RaftTiming {
+    heartbeat_ms: 100,
+    election_timeout_ms: (600, 1200),
+};
+
+struct Broker {
+    grpc: SocketAddr,
+    membership: Arc<Membership>,
+    local: Arc<LocalRouter>,
+    partitions: Vec<PartitionHandle>,
+    tasks: Vec<JoinHandle<()>>,
+    stop_gateway: Option<oneshot::Sender<()>>,
+    stop_internal: Option<oneshot::Sender<()>>,
+    internal_server: Option<JoinHandle<()>>,
+}
+
+struct TestCluster {
+    shape: Shape,
+    brokers: Vec<Option<Broker>>,
+    dir: tempfile::TempDir,
+}
+
+/// Broker `node`'s settings: its one contact point is the broker before it, in a ring, so the
+/// brokers learn the others' addresses (Raft's too) from each other.
+fn settings(shape: Shape, node: u64, internal: &[SocketAddr]) -> ClusterSettings {
+    let contact = internal[((node + shape.brokers - 1) % shape.brokers) as usize];
+    ClusterSettings {
+        node_id: node,
+        cluster_size: shape.brokers as u32,
+        partitions: u32::from(shape.partitions),
+        replication_factor: shape.factor,
+        contact_points: vec![contact.to_string()],
+        internal_port: internal[node as usize].port(),
+        cluster_name: "test".into(),
+    }
+}
+
+/// What `beeline broker` publishes: each replica's role, term and health as it changes.
+async fn publish(membership: Arc<Membership>, handles: Vec<PartitionHandle>) {
+    loop {
+        membership.set_partitions(handles.iter().map(PartitionState::of).collect());
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+impl TestCluster {
+    async fn start(shape: Shape, config: GatewayConfig) -> Self {
+        let mut listeners = Vec::new();
+        for _ in 0..shape.brokers {
+            listeners.push(
+                tokio::net::TcpListener::bind("127.0.0.1:0")
+                    .await
+                    .expect("internal port"),
+            );
+        }
+        let internal: Vec<SocketAddr> = listeners
+            .iter()
+            .map(|l| l.local_addr().expect("address"))
+            .collect();
+        let mut cluster = Self {
+            shape,
+            brokers: Vec::new(),
+            dir: tempfile::tempdir().expect("temporary directory"),
+        };
+        // Every broker's replicas open at once: a group elects once a quorum of it runs.
+        let mut starting = Vec::new();
+        for (node, listener) in listeners.into_iter().enumerate() {
+            let settings = settings(shape, node as u64, &internal);
+            let dir = cluster.dir.path().join(format!("broker-{node}"));
+            starting.push(tokio::spawn(start_broker(
+                settings,
+                listener,
+                dir,
+                config.clone(),
+            )));
+        }
+        for broker in starting {
+            cluster
+                .brokers
+                .push(Some(broker.await.expect("broker starts")));
+        }
+        cluster.await_leaders().await;
+        cluster
+    }
+
+    fn broker(&self, node: usize) -> &Broker {
+        self.brokers[node].as_ref().expect("broker runs")
+    }
+
+    fn running(&self) -> Vec<usize> {
+        (0..self.shape.brokers as usize)
+            .filter(|n| self.brokers[*n].is_some())
+            .collect()
+    }
+
+    async fn client(&self, node: usize) -> GatewayClient<Channel> {
+        GatewayClient::connect(format!("http://{}", self.broker(node).grpc))
+            .await
+            .expect("gateway connects")
+    }
+
+    /// The broker whose replica of `partition` leads it now.
+    fn leader_of(&self, partition: u16) -> Option<usize> {
+        self.running().into_iter().find(|node| {
+            self.broker(*node)
+                .local
+                .partition(partition)
+                .is_some_and(|h| h.role().role == beeline_stream::Role::Leader)
+        })
+    }
+
+    /// Waits until every partition has a leader among the running brokers and every running
+    /// broker's topology names it, in its term.
+    async fn await_leaders(&self) {
+        for _ in 0..600 {
+            let complete = (1..=self.shape.partitions).all(|partition| {
+                let Some(leader) = self.leader_of(partition) else {
+                    return false;
+                };
+                let term = self
+                    .broker(leader)
+                    .local
+                    .partition(partition)
+                    .map(|h| h.role().term);
+                self.running().iter().all(|node| {
+                    self.broker(*node)
+                        .membership
+                        .leader(u32::from(partition))
+                        .is_some_and(|l| {
+                            l.node == leader as u64
+                                && Some(l.term) == term
+                                && l.health == Health::Healthy
+                        })
+                })
+            });
+            if complete {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        panic!("the partitions did not elect leaders the topology knows of");
+    }
+
+    /// A running broker that leads no partition (each client below talks to it alone), or
+    /// else the one leading the fewest.
+    fn follower_broker(&self) -> usize {
+        let led = |node: usize| {
+            (1..=self.shape.partitions)
+                .filter(|p| self.leader_of(*p) == Some(node))
+                .count()
+        };
+        self.running()
+            .into_iter()
+            .min_by_key(|node| led(*node))
+            .expect("a running broker")
+    }
+
+    /// Stops broker `node` as a dead process would leave the others: its replicas leave their
+    /// groups without handing leadership over, its servers close their connections.
+    async fn stop(&mut self, node: usize) {
+        let mut broker = self.brokers[node].take().expect("broker runs");
+        let _ = broker.stop_gateway.take().map(|stop| stop.send(()));
+        let _ = broker.stop_internal.take().map(|stop| stop.send(()));
+        for task in broker.tasks.drain(..) {
+            task.abort();
+            let _ = task.await;
+        }
+        if let Some(server) = broker.internal_server.take() {
+            let abort = server.abort_handle();
+            if tokio::time::timeout(Duration::from_secs(1), server)
+                .await
+                .is_err()
+            {
+                abort.abort();
+            }
+        }
+        for handle in &broker.partitions {
+            handle.halt().await;
+        }
+    }
+
+    /// The committed records of `partition`, read on its leader.
+    async fn records(&self, partition: u16) -> Vec<beeline_protocol::Record> {
+        let Some(node) = self.leader_of(partition) else {
+            return Vec::new();
+        };
+        let Some(handle) = self.broker(node).local.partition(partition) else {
+            return Vec::new();
+        };
+        if handle.sync().await.is_err() {
+            return Vec::new();
+        }
+        let Ok(mut reader) = handle.reader().await else {
+            return Vec::new();
+        };
+        let mut records = Vec::new();
+        while let Ok(Some(record)) = reader.next_record() {
+            records.push(record);
+        }
+        records
+    }
+
+    async fn await_records(
+        &self,
+        partition: u16,
+        what: &str,
+        check: impl Fn(&[beeline_protocol::Record]) -> bool,
+    ) {
+        for _ in 0..400 {
+            if check(&self.records(partition).await) {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        panic!("partition {partition}: {what}");
+    }
+}
+
+impl Drop for TestCluster {
+    fn drop(&mut self) {
+        for broker in self.brokers.iter_mut().flatten() {
+            for task in broker.tasks.iter().chain(&broker.internal_server) {
+                task.abort();
+            }
+        }
+    }
+}
+
+/// One broker: the internal API first (its groups answer as they open), the membership, every
+/// replica this broker holds (placed round-robin), then the gateway.
+async fn start_broker(
+    settings: ClusterSettings,
+    listener: tokio::net::TcpListener,
+    dir: std::path::PathBuf,
+    config: GatewayConfig,
+) -> Broker {
+    let node = settings.node_id;
+    let grpc_listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("gRPC port");
+    let grpc = grpc_listener.local_addr().expect("address");
+    let membership = Membership::new(
+        info(&settings, grpc),
+        settings.contact_points.clone(),
+        Peers::default(),
+        fast(),
+    );
+    let local = LocalRouter::new();
+    let router = ClusterRouter::new(local.clone(), membership.clone());
+    let job_streams = JobStreams::new();
+    let groups = Groups::of_node(node);
+    let services = Arc::new(BrokerServices {
+        membership: membership.clone(),
+        router: router.clone(),
+        job_streams: job_streams.clone(),
+        executor: std::sync::OnceLock::new(),
+    });
+    let service = InternalServer::broker(groups.clone(), services.clone());
+    let (stop_internal, internal_stopped) = oneshot::channel::<()>();
+    let internal_server = tokio::spawn(async move {
+        let _ = tonic::transport::Server::builder()
+            .add_service(service)
+            .serve_with_incoming_shutdown(
+                tonic::transport::server::TcpIncoming::from(listener),
+                async {
+                    let _ = internal_stopped.await;
+                },
+            )
+            .await;
+    });
+    let mut tasks = vec![tokio::spawn(membership.clone().run())];
+    let mine = settings.local_partitions();
+    let placement = settings.placement();
+    let mut slots = Vec::new();
+    let mut partitions = Vec::new();
+    let partition_count = settings.partitions as u16;
+    for id in 1..=partition_count {
+        if !mine.contains(&u32::from(id)) {
+            slots.push(PartitionSlot::Elsewhere);
+            continue;
+        }
+        let members = placement[usize::from(id) - 1]
+            .replicas
+            .iter()
+            .map(|r| r.node)
+            .collect();
+        let partition_dir = dir.join(format!("partition-{id}"));
+        let snapshots =
+            SnapshotStore::open(partition_dir.join("snapshots"), 2).expect("snapshot store");
+        let log = RaftLog::open(
+            RaftLogConfig {
+                node_id: node,
+                partition_id: u32::from(id),
+                journal: FileJournalConfig::default(),
+                timing: TIMING,
+                members,
+                snapshots: snapshots.clone(),
+                kept_after_snapshot: RaftLogConfig::KEPT_AFTER_SNAPSHOT,
+            },
+            &partition_dir,
+            membership.peers().clone(),
+            &groups,
+        )
+        .await
+        .expect("the Raft group opens");
+        let mut config = PartitionConfig::new(id);
+        config.partition_count = partition_count;
+        config.snapshot_period = None;
+        config.job_streams = Some(job_streams.clone());
+        let opener: Arc<dyn StoreOpener + Send + Sync> = Arc::new(
+            |_: Option<&std::path::Path>| -> beeline_state::Result<Arc<dyn Store>> {
+                Ok(Arc::new(MemStore::new()))
+            },
+        );
+        let router: Arc<dyn CommandRouter> = router.clone();
+        let handle = tokio::task::spawn_blocking(move || {
+            Partition::open_replica(
+                config,
+                log,
+                snapshots,
+                opener,
+                Arc::new(SystemClock),
+                Some(router),
+            )
+        })
+        .await
+        .expect("opening task")
+        .expect("the replica opens");
+        local.set_partition(handle.clone());
+        slots.push(PartitionSlot::Open(handle.clone()));
+        partitions.push(handle);
+    }
+    tasks.push(tokio::spawn(publish(
+        membership.clone(),
+        partitions.clone(),
+    )));
+    let node_info = NodeInfo {
+        node_id: node as i32,
+        host: "127.0.0.1".into(),
+        port: grpc.port(),
+        version: "test".into(),
+    };
+    let gateway = Gateway::new(
+        Cluster::single_node(node_info, slots)
+            .with_job_streams(job_streams)
+            .with_membership(membership.clone()),
+        config,
+    );
+    let _ = services.executor.set(gateway.executor());
+    router.exchange_job_notices(partitions.clone(), gateway.jobs_available());
+    let (stop_gateway, stopped) = oneshot::channel::<()>();
+    tasks.push(tokio::spawn(async move {
+        let stopped = async {
+            let _ = stopped.await;
+        };
+        let _ = gateway.serve(grpc_listener, None, stopped).await;
+    }));
+    Broker {
+        grpc,
+        membership,
+        local,
+        partitions,
+        tasks,
+        stop_gateway: Some(stop_gateway),
+        stop_internal: Some(stop_internal),
+        internal_server: Some(internal_server),
+    }
+}
+
+fn gateway_config() -> GatewayConfig {
+    GatewayConfig {
+        request_timeout: Duration::from_secs(15),
+        job_probe_interval: Duration::from_secs(30),
+        ..GatewayConfig::default()
+    }
+}
+
+fn completed(records: &[beeline_protocol::Record], instance: i64) -> bool {
+    records.iter().any(|r| {
+        r.key == instance
+            && r.intent == beeline_protocol::intent::ProcessInstanceIntent::ElementCompleted.into()
+    })
+}
+
+/// Creates instances through `client` until one lands on `partition` (NOT_FOUND while the
+/// deployment is on its way there).
+async fn create_on(
+    client: &mut GatewayClient<Channel>,
+    partition: u16,
+    partitions: u16,
+    variables: impl Fn(usize) -> String,
+) -> (i64, usize) {
+    for attempt in 0..300 {
+        match client
+            .create_process_instance(create("order", &variables(attempt)))
+            .await
+        {
+            Ok(created) => {
+                let key = created.into_inner().process_instance_key;
+                assert!(key::partition_of(key).is_some_and(|p| p <= partitions));
+                if key::partition_of(key) == Some(partition) {
+                    return (key, attempt);
+                }
+            }
+            Err(status) if status.code() == tonic::Code::NotFound => {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            Err(status) => panic!("creation failed: {status:?}"),
+        }
+    }
+    panic!("no instance landed on partition {partition}");
+}
+
+/// Activates `job_type` jobs through `client` until `want` are in hand.
+async fn activate(
+    client: &mut GatewayClient<Channel>,
+    job_type: &str,
+    want: usize,
+) -> Vec<ActivatedJob> {
+    let mut jobs = Vec::new();
+    for _ in 0..100 {
+        let mut stream = client
+            .activate_jobs(ActivateJobsRequest {
+                r#type: job_type.into(),
+                worker: "w".into(),
+                timeout: 60_000,
+                max_jobs_to_activate: 10,
+                request_timeout: 500,
+                ..ActivateJobsRequest::default()
+            })
+            .await
+            .expect("activate")
+            .into_inner();
+        while let Some(response) = stream.message().await.expect("jobs") {
+            jobs.extend(response.jobs);
+        }
+        if jobs.len() >= want {
+            break;
+        }
+    }
+    jobs
+}
+
+fn order_process() -> String {
+    ProcessBuilder::new("order")
+        .message("paid", Some("=orderId"))
+        .start_event("start")
+        .service_task("pack", "pack")
+        .receive_task("await-payment", "paid")
+        .service_task("ship", "ship")
+        .end_event("end")
+        .build()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_of_a_follower_broker_works_every_partition_through_a_leader_failover() {
+    let mut cluster = TestCluster::start(THREE, gateway_config()).await;
+    let through = cluster.follower_broker();
+    let mut client = cluster.client(through).await;
+
+    // Every broker's topology: one leader and two followers per partition, all healthy.
+    let topology = client
+        .topology(TopologyRequest {})
+        .await
+        .expect("topology")
+        .into_inner();
+    assert_eq!(
+        (
+            topology.cluster_size,
+            topology.partitions_count,
+            topology.replication_factor
+        ),
+        (3, 3, 3)
+    );
+    assert_eq!(topology.brokers.len(), 3);
+    let mut roles: HashMap<i32, Vec<i32>> = HashMap::new();
+    for broker in &topology.brokers {
+        assert_eq!(
+            broker.partitions.len(),
+            3,
+            "broker {} holds all",
+            broker.node_id
+        );
+        for p in &broker.partitions {
+            assert_eq!(p.health, PartitionBrokerHealth::Healthy as i32);
+            roles.entry(p.partition_id).or_default().push(p.role);
+        }
+    }
+    for (partition, mut roles) in roles {
+        roles.sort_unstable();
+        let mut want = vec![
+            PartitionBrokerRole::Leader as i32,
+            PartitionBrokerRole::Follower as i32,
+            PartitionBrokerRole::Follower as i32,
+        ];
+        want.sort_unstable();
+        assert_eq!(roles, want, "partition {partition}");
+    }
+
+    // Deployed through a broker that does not lead partition 1 (forwarded to its leader),
+    // distributed by partition 1 to the others.
+    client
+        .deploy_resource(DeployResourceRequest {
+            resources: vec![resource("order.bpmn", &order_process())],
+            tenant_id: String::new(),
+        })
+        .await
+        .expect("deployed");
+    let mut instances = Vec::new();
+    for partition in 1..=THREE.partitions {
+        let order = |attempt| format!("order-{partition}-{attempt}");
+        let (key, attempt) = create_on(&mut client, partition, THREE.partitions, |attempt| {
+            format!(r#"{{"orderId": "{}"}}"#, order(attempt))
+        })
+        .await;
+        instances.push((partition, order(attempt), key));
+    }
+    let packed = activate(&mut client, "pack", instances.len()).await;
+    let mut partitions: Vec<u16> = packed
+        .iter()
+        .filter_map(|job| key::partition_of(job.key))
+        .collect();
+    partitions.sort_unstable();
+    assert_eq!(partitions, vec![1, 2, 3], "a pack job from every partition");
+    for job in &packed {
+        client
+            .complete_job(CompleteJobRequest {
+                job_key: job.key,
+                variables: String::new(),
+                result: None,
+            })
+            .await
+            .expect("pack completed");
+    }
+    // Each payment to the partition of its correlation key, correlated to its instance on
+    // another partition (led by any broker).
+    let mut across = 0;
+    for (partition, order, _) in &instances {
+        across += usize::from(message_partition(order, THREE.partitions) != *partition);
+        client
+            .publish_message(PublishMessageRequest {
+                name: "paid".into(),
+                correlation_key: order.clone(),
+                time_to_live: 60_000,
+                message_id: String::new(),
+                variables: "{}".into(),
+                tenant_id: String::new(),
+            })
+            .await
+            .expect("published");
+    }
+    assert!(across > 0, "at least one message on another partition");
+    let shipped = activate(&mut client, "ship", instances.len()).await;
+    assert_eq!(shipped.len(), instances.len(), "every payment correlated");
+
+    // The leader of the partition of one ship job stops; the job is completed through the
+    // same broker all the same: the gateway retries until the new leader is known.
+    let job = shipped
+        .iter()
+        .find(|job| {
+            cluster.leader_of(key::partition_of(job.key).expect("partition")) != Some(through)
+        })
+        .expect("a job on a partition led by another broker");
+    let partition = key::partition_of(job.key).expect("partition");
+    let stopped = cluster.leader_of(partition).expect("a leader");
+    eprintln!("stopping broker {stopped}, the leader of partition {partition}");
+    cluster.stop(stopped).await;
+    let started = std::time::Instant::now();
+    for job in &shipped {
+        client
+            .complete_job(CompleteJobRequest {
+                job_key: job.key,
+                variables: String::new(),
+                result: None,
+            })
+            .await
+            .expect("ship completed after the failover");
+    }
+    eprintln!(
+        "completed through the failover in {} ms",
+        started.elapsed().as_millis()
+    );
+    cluster.await_leaders().await;
+    assert_ne!(cluster.leader_of(partition), Some(stopped));
+    for (partition, _, key) in &instances {
+        cluster
+            .await_records(*partition, "the instance completes", |records| {
+                completed(records, *key)
+            })
+            .await;
+    }
+    // New instances on every partition, from the two brokers left.
+    for partition in 1..=THREE.partitions {
+        create_on(&mut client, partition, THREE.partitions, |attempt| {
+            format!(r#"{{"orderId": "after-{attempt}"}}"#)
+        })
+        .await;
+    }
+    // A completed instance is gone: cancelling it is the partition leader's rejection,
+    // NOT_FOUND, wherever that leader is.
+    for (_, _, key) in &instances {
+        let status = client
+            .cancel_process_instance(CancelProcessInstanceRequest {
+                process_instance_key: *key,
+                operation_reference: None,
+            })
+            .await
+            .expect_err("gone");
+        assert_eq!(status.code(), tonic::Code::NotFound, "{status:?}");
+    }
+}
+
+fn as_user<T>(user: &str, message: T) -> tonic::Request<T> {
+    let mut request = tonic::Request::new(message);
+    let encoded = base64::Engine::encode(
+        &base64::engine::general_purpose::STANDARD,
+        format!("{user}:pw"),
+    );
+    request.metadata_mut().insert(
+        "authorization",
+        format!("Basic {encoded}").parse().expect("metadata"),
+    );
+    request
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forwarded_command_keeps_the_callers_tenants() {
+    let users = ["alice", "bob"]
+        .iter()
+        .map(|u| (u.to_string(), "pw".to_string()))
+        .collect();
+    let config = GatewayConfig {
+        auth: AuthConfig::Basic(users),
+        tenancy: TenancyConfig {
+            enabled: true,
+            assignments: TenancyConfig::parse_assignments("alice=tenant-a,bob=tenant-b")
+                .expect("assignments"),
+        },
+        ..gateway_config()
+    };
+    let cluster = TestCluster::start(THREE, config).await;
+    // Through a broker that does not lead partition 1.
+    let through = (0..THREE.brokers as usize)
+        .find(|node| cluster.leader_of(1) != Some(*node))
+        .expect("a follower of partition 1");
+    let mut client = cluster.client(through).await;
+    client
+        .deploy_resource(as_user(
+            "alice",
+            DeployResourceRequest {
+                resources: vec![resource("order.bpmn", &order_process())],
+                tenant_id: "tenant-a".into(),
+            },
+        ))
+        .await
+        .expect("deployed for tenant A");
+    let mut request = create("order", r#"{"orderId": "a-1"}"#);
+    request.tenant_id = "tenant-a".into();
+    let mut instance = None;
+    for _ in 0..300 {
+        match client
+            .create_process_instance(as_user("alice", request.clone()))
+            .await
+        {
+            Ok(created) => {
+                let key = created.into_inner().process_instance_key;
+                let partition = key::partition_of(key).expect("partition");
+                // Wanted: an instance on a partition led by another broker.
+                if cluster.leader_of(partition) != Some(through) {
+                    instance = Some(key);
+                    break;
+                }
+            }
+            Err(status) if status.code() == tonic::Code::NotFound => {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            Err(status) => panic!("creation failed: {status:?}"),
+        }
+    }
+    let instance = instance.expect("an instance on a partition led elsewhere");
+    let cancel = CancelProcessInstanceRequest {
+        process_instance_key: instance,
+        operation_reference: None,
+    };
+    let refused = client
+        .cancel_process_instance(as_user("bob", cancel))
+        .await
+        .expect_err("another tenant's instance");
+    assert_eq!(refused.code(), tonic::Code::NotFound, "{refused:?}");
+    client
+        .cancel_process_instance(as_user("alice", cancel))
+        .await
+        .expect("its own tenant's instance is cancelled");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn five_brokers_hold_three_replicas_of_each_partition_placed_round_robin() {
+    let shape = Shape {
+        brokers: 5,
+        partitions: 5,
+        factor: 3,
+    };
+    let cluster = TestCluster::start(shape, gateway_config()).await;
+    // Each broker opened its replicas only: partition p on brokers p - 1, p, p + 1 (mod 5).
+    for node in 0..5usize {
+        let mut held: Vec<u16> = cluster
+            .broker(node)
+            .partitions
+            .iter()
+            .map(|h| h.partition_id())
+            .collect();
+        held.sort_unstable();
+        let mut want: Vec<u16> = (1..=5u16)
+            .filter(|p| (0..3).any(|j| (usize::from(*p) - 1 + j) % 5 == node))
+            .collect();
+        want.sort_unstable();
+        assert_eq!(held, want, "broker {node}");
+    }
+    // The topology, through any broker: each partition's replicas where placed, one leading.
+    let topology = cluster
+        .client(4)
+        .await
+        .topology(TopologyRequest {})
+        .await
+        .expect("topology")
+        .into_inner();
+    assert_eq!(
+        (
+            topology.cluster_size,
+            topology.partitions_count,
+            topology.replication_factor
+        ),
+        (5, 5, 3)
+    );
+    for partition in 1..=5i32 {
+        let mut replicas: Vec<(i32, i32)> = topology
+            .brokers
+            .iter()
+            .flat_map(|b| {
+                b.partitions
+                    .iter()
+                    .filter(|p| p.partition_id == partition)
+                    .map(|p| (b.node_id, p.role))
+            })
+            .collect();
+        replicas.sort_unstable();
+        let nodes: Vec<i32> = replicas.iter().map(|r| r.0).collect();
+        let mut want: Vec<i32> = (0..3).map(|j| (partition - 1 + j) % 5).collect();
+        want.sort_unstable();
+        assert_eq!(nodes, want, "partition {partition}'s replicas");
+        let leaders = replicas
+            .iter()
+            .filter(|r| r.1 == PartitionBrokerRole::Leader as i32)
+            .count();
+        assert_eq!(leaders, 1, "partition {partition} has one leader");
+    }
+    // Instances on every partition through one broker, which holds three of the five.
+    let mut client = cluster.client(0).await;
+    client
+        .deploy_resource(DeployResourceRequest {
+            resources: vec![resource("order.bpmn", &order_process())],
+            tenant_id: String::new(),
+        })
+        .await
+        .expect("deployed");
+    for partition in 1..=shape.partitions {
+        create_on(&mut client, partition, shape.partitions, |attempt| {
+            format!(r#"{{"orderId": "five-{attempt}"}}"#)
+        })
+        .await;
+    }
+}
