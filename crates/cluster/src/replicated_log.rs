@@ -315,6 +315,12 @@ impl ReplicatedLog for RaftLog {
         self.roles.clone()
     }
 
+    fn leads(&self, term: u64) -> bool {
+        self.leading()
+            .as_ref()
+            .is_some_and(|l| l.term == term && !l.over.is_over())
+    }
+
     fn lead(&self, term: u64) -> Option<RaftJournal> {
         let now = *self.roles.borrow();
         if now.role != Role::Leader || now.term != term {

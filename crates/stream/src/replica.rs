@@ -142,6 +142,27 @@ fn follow<L: ReplicatedLog>(
 }
 
 /// What ends following.
+/// A term the replica waits to lead until the commit index passes `commit` (see
+/// `Replica::run`).
+#[derive(Debug, Clone, Copy)]
+struct HeldBack {
+    term: u64,
+    commit: u64,
+}
+
+impl HeldBack {
+    fn now<L: ReplicatedLog>(term: u64, log: &L) -> Self {
+        Self {
+            term,
+            commit: log.commit_index().get(),
+        }
+    }
+
+    fn holds(self, term: u64, commit: u64) -> bool {
+        term == self.term && commit <= self.commit
+    }
+}
+
 enum Next {
     Lead(RoleState),
     /// A snapshot from the leader replaced the log: rebuild the state from it.
@@ -177,6 +198,11 @@ impl<L: ReplicatedLog> Replica<L> {
         let partition = self.config.partition_id;
         let mut roles = self.log.roles();
         let mut state = Some(follower);
+        // A term this replica may not lead (again) until the commit index moves past the
+        // given one or the role changes: its log held uncommitted entries, or the group
+        // refused the term's writes before the role watch showed it. Trying again at once
+        // would spin (and rebuild the state each time) while nothing can change.
+        let mut held_back: Option<HeldBack> = None;
         loop {
             let mut follower = match state.take() {
                 Some(follower) => follower,
@@ -195,6 +221,7 @@ impl<L: ReplicatedLog> Replica<L> {
                     &mut commands,
                     &mut control,
                     &mut roles,
+                    held_back,
                 )
                 .await
             {
@@ -219,9 +246,11 @@ impl<L: ReplicatedLog> Replica<L> {
                 }
             };
             let Some(journal) = self.log.lead(lead.term) else {
+                held_back = Some(HeldBack::now(lead.term, self.log.as_ref()));
                 state = Some(follower);
                 continue;
             };
+            held_back = None;
             if let Err(reason) = follower
                 .replayer
                 .catch_up(&follower.engine, follower.store.as_ref())
@@ -303,7 +332,10 @@ impl<L: ReplicatedLog> Replica<L> {
                 Stop::SteppedDown(_) => {}
                 Stop::Failed(reason) => {
                     let now = *roles.borrow();
-                    if now.role == Role::Leader && now.term == lead.term {
+                    if now.role == Role::Leader
+                        && now.term == lead.term
+                        && self.log.leads(lead.term)
+                    {
                         // Not a lost leadership: the partition cannot process. It leaves the
                         // group so that another replica leads.
                         self.fail(reason, &mut commands, &mut control).await;
@@ -311,6 +343,9 @@ impl<L: ReplicatedLog> Replica<L> {
                     }
                     tracing::info!(partition, %reason, "stepped down");
                 }
+            }
+            if !self.log.leads(lead.term) {
+                held_back = Some(HeldBack::now(lead.term, self.log.as_ref()));
             }
             // `state` is None: the follower state is rebuilt from the snapshot and the
             // committed log, without what the processor did past the commit.
@@ -326,9 +361,11 @@ impl<L: ReplicatedLog> Replica<L> {
         commands: &mut mpsc::Receiver<CommandRequest>,
         control: &mut mpsc::Receiver<Control>,
         roles: &mut watch::Receiver<RoleState>,
+        held_back: Option<HeldBack>,
     ) -> Result<Next, String> {
         let partition = self.config.partition_id;
-        let mut commits = self.log.commit_index().subscribe();
+        let commit_index = self.log.commit_index();
+        let mut commits = commit_index.subscribe();
         let mut snapshot_timer = self.config.snapshot_period.map(|period| {
             let mut interval =
                 tokio::time::interval_at(tokio::time::Instant::now() + period, period);
@@ -341,9 +378,15 @@ impl<L: ReplicatedLog> Replica<L> {
             if installed.has_changed().unwrap_or(false) {
                 return Ok(Next::Restore);
             }
-            let now = *roles.borrow_and_update();
+            let mut now = *roles.borrow_and_update();
             if now.role == Role::Leader {
-                return Ok(Next::Lead(now));
+                if held_back.is_none_or(|held| !held.holds(now.term, commit_index.get())) {
+                    return Ok(Next::Lead(now));
+                }
+                // The group's leader, not processing: shown as a follower that knows no
+                // leader, so that requests are not sent here.
+                now.role = Role::Follower;
+                now.leader = None;
             }
             self.role.send_if_modified(|role| {
                 let changed = *role != now;

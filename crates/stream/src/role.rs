@@ -66,6 +66,11 @@ pub trait ReplicatedLog: Send + Sync + 'static {
     /// lead `term`.
     fn lead(&self, term: u64) -> Option<Self::Journal>;
 
+    /// Whether the leadership of `term` that [`lead`](ReplicatedLog::lead) gave still holds:
+    /// false once the group refused one of the term's writes or moved on, which may be seen
+    /// here before [`roles`](ReplicatedLog::roles) shows it.
+    fn leads(&self, term: u64) -> bool;
+
     /// A reader of the committed entries.
     fn reader(&self) -> <Self::Journal as beeline_log::Journal>::Reader;
 
