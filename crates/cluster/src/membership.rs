@@ -172,10 +172,25 @@ impl Membership {
     pub fn channel(&self, node: NodeId) -> Option<Channel> {
         let address = {
             let inner = self.lock();
-            let member = inner.members.get(&node).filter(|m| m.alive)?;
-            member.info.internal_address.clone()
+            inner.members.get(&node).filter(|m| m.alive)?;
+            self.route(&inner, node)?
         };
         self.peers.channel_to(&address).ok()
+    }
+
+    /// Where this broker reaches broker `node`: through the contact point it was given for it
+    /// (its own route, e.g. through a proxy), else at the address the broker gives itself.
+    fn route(&self, inner: &Inner, node: NodeId) -> Option<String> {
+        self.contact_points
+            .iter()
+            .find(|point| inner.contacts.get(*point) == Some(&node))
+            .cloned()
+            .or_else(|| {
+                inner
+                    .members
+                    .get(&node)
+                    .map(|m| m.info.internal_address.clone())
+            })
     }
 
     /// The other live brokers.
@@ -235,9 +250,16 @@ impl Membership {
                 inner.discovered.push(address.clone());
             }
         }
-        // The address book of every connection to the broker (Raft's too).
-        self.peers
-            .set_address(broker.node_id, broker.internal_address.clone());
+        // The address book of every connection to the broker (Raft's too): the address it
+        // gives itself, unless this broker was given its own route to it.
+        let routed = self
+            .contact_points
+            .iter()
+            .any(|point| inner.contacts.get(point) == Some(&broker.node_id));
+        if !routed {
+            self.peers
+                .set_address(broker.node_id, broker.internal_address.clone());
+        }
         let now = Instant::now();
         let changed = match inner.members.get_mut(&broker.node_id) {
             Some(member) => {
@@ -309,8 +331,8 @@ impl Membership {
         let inner = self.lock();
         let mut targets: Vec<String> = inner
             .members
-            .values()
-            .map(|m| m.info.internal_address.clone())
+            .keys()
+            .filter_map(|node| self.route(&inner, *node))
             .collect();
         for point in self.contact_points.iter().chain(&inner.discovered) {
             let known = match inner.contacts.get(point) {
@@ -338,7 +360,14 @@ impl Membership {
                 return;
             }
         };
-        self.lock().contacts.insert(address.clone(), answer.node_id);
+        let local = {
+            let mut inner = self.lock();
+            inner.contacts.insert(address.clone(), answer.node_id);
+            inner.local.node_id
+        };
+        if answer.node_id != local && self.contact_points.contains(&address) {
+            self.peers.set_address(answer.node_id, address.clone());
+        }
         if let Err(error) = self.receive(&answer) {
             tracing::error!(%address, %error, "this broker's settings contradict the cluster's; it does not join");
             self.refused.send_replace(Some(error));
