@@ -38,9 +38,14 @@ pub struct Report {
     pub seed: u64,
 }
 
-/// `fuzz/` at the repository's root.
+/// `fuzz/` at the repository's root: from the crate's directory as cargo gives it to the
+/// running test or binary, else as it was when compiled (a build directory shared between
+/// checkouts may hold a binary compiled in another one).
 pub fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz")
+    std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf())
+        .join("../../fuzz")
 }
 
 /// Every file under `dir`, sorted by name (none when it does not exist).
