@@ -68,6 +68,48 @@ pub fn connect(port: u16) -> Result<GatewayClient<Channel>, String> {
         .max_encoding_message_size(64 << 20))
 }
 
+/// Where a run (`beeline torture`, `beeline chaos`) starts: its seed (odd, for the
+/// generator), its directory (given, or a new one under the system's temporary directory that
+/// a passing run removes) and the two-thread runtime it drives the brokers from.
+pub struct RunStart {
+    pub seed: u64,
+    pub dir: std::path::PathBuf,
+    pub temporary: bool,
+    pub runtime: tokio::runtime::Runtime,
+}
+
+impl RunStart {
+    /// `name` names the temporary directory (`beeline-<name>-<pid>-<seed>`).
+    pub fn new(
+        name: &str,
+        seed: Option<u64>,
+        dir: Option<&std::path::Path>,
+    ) -> Result<Self, std::process::ExitCode> {
+        let seed = seed.unwrap_or_else(clock_seed) | 1;
+        let (dir, temporary) = match dir {
+            Some(dir) => (dir.to_path_buf(), false),
+            None => (
+                std::env::temp_dir().join(format!("beeline-{name}-{}-{seed}", std::process::id())),
+                true,
+            ),
+        };
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .map_err(|e| {
+                eprintln!("error: cannot start the runtime: {e}");
+                std::process::ExitCode::FAILURE
+            })?;
+        Ok(Self {
+            seed,
+            dir,
+            temporary,
+            runtime,
+        })
+    }
+}
+
 /// A seed from the clock, odd (the generator needs a non-zero state).
 pub fn clock_seed() -> u64 {
     std::time::SystemTime::now()

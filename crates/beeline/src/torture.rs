@@ -28,7 +28,7 @@ use beeline_gateway_protocol::proto::gateway_client::GatewayClient;
 use tonic::transport::Channel;
 
 use crate::harness::{
-    BrokerProcess, FIRST, PROCESS_ID, SECOND, Xorshift, clock_seed, connect, deployment, free_port,
+    BrokerProcess, FIRST, PROCESS_ID, RunStart, SECOND, Xorshift, connect, deployment, free_port,
     instance_id,
 };
 
@@ -519,24 +519,14 @@ struct Figures {
 }
 
 pub fn run(args: TortureArgs) -> ExitCode {
-    let seed = args.seed.unwrap_or_else(clock_seed) | 1;
-    let (dir, temporary) = match &args.data_dir {
-        Some(dir) => (dir.clone(), false),
-        None => (
-            std::env::temp_dir().join(format!("beeline-torture-{}-{seed}", std::process::id())),
-            true,
-        ),
-    };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(e) => {
-            eprintln!("error: cannot start the runtime: {e}");
-            return ExitCode::FAILURE;
-        }
+    let RunStart {
+        seed,
+        dir,
+        temporary,
+        runtime,
+    } = match RunStart::new("torture", args.seed, args.data_dir.as_deref()) {
+        Ok(start) => start,
+        Err(code) => return code,
     };
     println!(
         "crash torture: {} SIGKILLs, seed {seed}, data directory {}",

@@ -25,7 +25,7 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::harness::{BrokerProcess, Xorshift, clock_seed, connect, deployment, free_port};
+use crate::harness::{BrokerProcess, RunStart, Xorshift, connect, deployment, free_port};
 use check::{JournalShape, Verdict};
 use load::{ClusterClient, History};
 use proxy::{Fault, Proxies};
@@ -119,24 +119,14 @@ struct Figures {
 }
 
 pub fn run(args: ChaosArgs) -> ExitCode {
-    let seed = args.seed.unwrap_or_else(clock_seed) | 1;
-    let (dir, temporary) = match &args.dir {
-        Some(dir) => (dir.clone(), false),
-        None => (
-            std::env::temp_dir().join(format!("beeline-chaos-{}-{seed}", std::process::id())),
-            true,
-        ),
-    };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(e) => {
-            eprintln!("error: cannot start the runtime: {e}");
-            return ExitCode::FAILURE;
-        }
+    let RunStart {
+        seed,
+        dir,
+        temporary,
+        runtime,
+    } = match RunStart::new("chaos", args.seed, args.dir.as_deref()) {
+        Ok(start) => start,
+        Err(code) => return code,
     };
     println!(
         "chaos: 3 brokers, {PARTITIONS} partitions, replication factor 3; {} leader kills, {} \
