@@ -76,6 +76,7 @@ impl Replication {
                 members,
                 snapshots,
                 kept_after_snapshot: RaftLogConfig::KEPT_AFTER_SNAPSHOT,
+                guard_rejoin: true,
             },
             &dir,
             self.peers.clone(),

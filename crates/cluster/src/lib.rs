@@ -27,6 +27,7 @@ pub mod membership;
 pub mod metrics;
 pub mod placement;
 pub mod records;
+pub mod rejoin;
 pub mod replicated_log;
 pub mod router;
 pub mod settings;

@@ -37,7 +37,7 @@ use std::sync::{Arc, Mutex};
 
 use beeline_log::{
     CommitIndex, Compaction, EntryKind, FileJournal, FileJournalConfig, FileReader, FileReaders,
-    Flusher, Journal, JournalReader,
+    Flusher, Journal, JournalReader, Recovery,
 };
 use beeline_state::snapshot::SnapshotStore;
 use beeline_stream::{ReplicatedLog, Role, RoleState};
@@ -49,6 +49,7 @@ use openraft::type_config::async_runtime::watch::WatchReceiver;
 use tokio::sync::{mpsc, watch};
 
 use crate::metrics::GroupMetrics;
+use crate::rejoin::Rejoin;
 use crate::state_machine::SnapshotData;
 use crate::storage::{CompactionFloor, JournalLogStore, MetaDir};
 use crate::transport::{GroupNetworkFactory, Groups, PartitionRaft, Peers};
@@ -96,7 +97,7 @@ pub struct RaftLogConfig {
     pub node_id: NodeId,
     pub partition_id: u32,
     /// The journal's settings (`commit_recovered` is forced off: Raft decides what is
-    /// committed).
+    /// committed; damage is repaired from the peers, `Recovery::TruncateCorrupt`).
     pub journal: FileJournalConfig,
     pub timing: RaftTiming,
     /// Every replica of the partition, the same on every broker. The membership names them
@@ -107,6 +108,10 @@ pub struct RaftLogConfig {
     /// Entries the group keeps below its snapshot, so that a replica a little behind catches
     /// up from the log rather than by a snapshot ([`RaftLogConfig::KEPT_AFTER_SNAPSHOT`]).
     pub kept_after_snapshot: u64,
+    /// Whether the replica keeps out of elections after it may have lost its log, until it
+    /// holds its peers' committed log again ([`crate::rejoin`]). Always on but in the test
+    /// that shows what it prevents.
+    pub guard_rejoin: bool,
 }
 
 impl RaftLogConfig {
@@ -127,7 +132,12 @@ pub struct RaftTiming {
 const SNAPSHOT_STALL_MS: u64 = 10_000;
 
 impl RaftTiming {
-    fn config(&self, partition_id: u32, kept: u64) -> Result<Arc<openraft::Config>, String> {
+    fn config(
+        &self,
+        partition_id: u32,
+        kept: u64,
+        elect: bool,
+    ) -> Result<Arc<openraft::Config>, String> {
         let config = openraft::Config {
             cluster_name: format!("partition-{partition_id}"),
             heartbeat_interval: self.heartbeat_ms,
@@ -138,6 +148,7 @@ impl RaftTiming {
             snapshot_policy: openraft::SnapshotPolicy::Never,
             max_in_snapshot_log_to_keep: kept,
             install_snapshot_timeout: SNAPSHOT_STALL_MS,
+            enable_elect: elect,
             ..Default::default()
         }
         .validate()
@@ -160,10 +171,15 @@ impl RaftLog {
         let failed = |what: &str, e: &dyn std::fmt::Display| {
             format!("partition {partition_id}: cannot open its {what}: {e}")
         };
+        let log_lost = !dir.join("log").exists() && dir.join("raft").exists();
         let journal = FileJournal::open(
             dir.join("log"),
             FileJournalConfig {
                 commit_recovered: false,
+                // A damaged entry is dropped with everything after it, never served: the
+                // replica gets them again from its peers, and keeps out of elections until
+                // it has (`crate::rejoin`).
+                recovery: Recovery::TruncateCorrupt,
                 ..config.journal
             },
         )
@@ -173,17 +189,38 @@ impl RaftLog {
         }
         let readers = journal.readers();
         let meta = MetaDir::new(dir.join("raft")).map_err(|e| failed("Raft records", &e))?;
+        let had_vote = meta
+            .read_vote()
+            .map_err(|e| failed("Raft records", &e))?
+            .is_some();
         let current = current_snapshot(&meta, &config.snapshots)
             .map_err(|e| failed("snapshot record", &e))?;
         let notifier = CommitNotifier::with_snapshots(journal.commit_index(), meta, current);
         let floor = CompactionFloor::new(1);
+        let damaged = log_lost || journal.recovery_report().repaired;
+        let members = config.members.len();
+        let others: Vec<NodeId> = config
+            .members
+            .iter()
+            .copied()
+            .filter(|&node| node != config.node_id)
+            .collect();
+        let rejoin = match config.guard_rejoin {
+            true => Some(Arc::new(
+                Rejoin::open(&dir.join("raft"), had_vote, damaged, members)
+                    .map_err(|e| failed("member marker", &e))?,
+            )),
+            false => None,
+        };
         let store = JournalLogStore::open(journal, &dir.join("raft"), floor.clone())
             .map_err(|e| failed("Raft records", &e))?;
         let metrics = Arc::new(GroupMetrics::default());
-        let network = GroupNetworkFactory::new(partition_id, peers).with_metrics(metrics.clone());
+        let network =
+            GroupNetworkFactory::new(partition_id, peers.clone()).with_metrics(metrics.clone());
+        let elect = rejoin.as_ref().is_none_or(|guard| guard.votes());
         let raft_config = config
             .timing
-            .config(partition_id, config.kept_after_snapshot)?;
+            .config(partition_id, config.kept_after_snapshot, elect)?;
         let raft = PartitionRaft::new(
             config.node_id,
             raft_config,
@@ -194,6 +231,9 @@ impl RaftLog {
         .await
         .map_err(|e| failed("Raft group", &e))?;
         groups.insert_snapshots(partition_id, config.snapshots.clone(), metrics.clone());
+        if let Some(guard) = &rejoin {
+            groups.insert_rejoin(partition_id, guard.clone());
+        }
         groups.insert(partition_id, raft.clone());
         let initialized = raft
             .is_initialized()
@@ -210,6 +250,15 @@ impl RaftLog {
             if let Err(error) = raft.initialize(members).await {
                 tracing::debug!(partition = partition_id, %error, "group already initialized");
             }
+        }
+        if let Some(guard) = rejoin {
+            tokio::spawn(crate::rejoin::run(
+                guard,
+                raft.clone(),
+                partition_id,
+                others,
+                peers,
+            ));
         }
         let (roles_tx, roles) = watch::channel(RoleState {
             role: Role::Follower,

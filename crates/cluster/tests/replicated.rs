@@ -54,11 +54,13 @@ type EntryRow = (u64, u64, u8, u64, Vec<u8>);
 struct Options {
     segment_size: u64,
     kept_after_snapshot: u64,
+    guard_rejoin: bool,
 }
 
 const DEFAULTS: Options = Options {
     segment_size: 1 << 20,
     kept_after_snapshot: RaftLogConfig::KEPT_AFTER_SNAPSHOT,
+    guard_rejoin: true,
 };
 
 /// One broker: its replica of partition 1 and the internal server it answers on.
@@ -111,6 +113,7 @@ async fn start(
             members: members.clone(),
             snapshots: snapshots.clone(),
             kept_after_snapshot: options.kept_after_snapshot,
+            guard_rejoin: options.guard_rejoin,
         },
         dir,
         peers.clone(),
@@ -458,6 +461,7 @@ async fn journals_stay_bounded_with_a_replica_down_which_then_returns_through_a_
     logs();
     const SEGMENT: u64 = 32 * 1024;
     let options = Options {
+        guard_rejoin: true,
         segment_size: SEGMENT,
         kept_after_snapshot: 20,
     };
@@ -596,4 +600,154 @@ async fn journals_stay_bounded_with_a_replica_down_which_then_returns_through_a_
         broker.handle.shutdown().await;
         let _ = broker.stop_server.send(());
     }
+}
+
+/// Three replicas: one (L) goes down and misses entries the other two (A, C) acknowledge;
+/// then A and C go down, C's whole directory is lost, and L and C come back before A does.
+/// Returns what was acknowledged and is not in the group's committed log at the end.
+async fn lost_after_a_disk_loss(guard_rejoin: bool) -> Vec<i64> {
+    let root = tempfile::tempdir().expect("tempdir");
+    let mut addrs = Vec::new();
+    let mut members = BTreeSet::new();
+    for node in 0..3u64 {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        addrs.push(listener.local_addr().expect("addr"));
+        members.insert(node);
+    }
+    let peers = Peers::with_addresses(
+        addrs
+            .iter()
+            .enumerate()
+            .map(|(node, addr)| (node as u64, addr.to_string())),
+    );
+    let options = Options {
+        guard_rejoin,
+        ..DEFAULTS
+    };
+    let mut brokers = Vec::new();
+    for node in 0..3u64 {
+        let dir = root.path().join(format!("broker-{node}"));
+        brokers.push(start(node, &dir, addrs[node as usize], &members, &peers, options).await);
+    }
+    let mut acknowledged = BTreeSet::new();
+    for i in 0..10 {
+        acknowledged.insert(
+            execute(&brokers, &format!("m{i}"))
+                .await
+                .expect("published")
+                .key,
+        );
+    }
+    converged(&brokers).await;
+    // L, a follower, goes down; A (the leader) and C acknowledge what follows.
+    let a = leader(&brokers).await;
+    let l = (a + 1) % 3;
+    let (l_node, l_dir) = brokers.remove(l).kill().await;
+    for i in 10..30 {
+        match execute(&brokers, &format!("m{i}")).await {
+            Ok(answer) => {
+                acknowledged.insert(answer.key);
+            }
+            Err(PartitionError::Interrupted { .. }) => {}
+            Err(e) => panic!("with L down: {e}"),
+        }
+    }
+    converged(&brokers).await;
+    let a = leader(&brokers).await;
+    let (a_node, a_dir) = brokers.remove(a).kill().await;
+    let (c_node, c_dir) = brokers.remove(0).kill().await;
+    std::fs::remove_dir_all(&c_dir).expect("C loses its disk");
+    let mut brokers = vec![
+        start(
+            l_node,
+            &l_dir,
+            addrs[l_node as usize],
+            &members,
+            &peers,
+            options,
+        )
+        .await,
+        start(
+            c_node,
+            &c_dir,
+            addrs[c_node as usize],
+            &members,
+            &peers,
+            options,
+        )
+        .await,
+    ];
+    if guard_rejoin {
+        // C keeps out of elections: L, whose log lacks entries A and C acknowledged, cannot win.
+        let until = tokio::time::Instant::now() + Duration::from_secs(5);
+        while tokio::time::Instant::now() < until {
+            assert!(
+                brokers.iter().all(|b| b.handle.role().role != Role::Leader),
+                "no leader without A"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    } else {
+        // L leads (C's empty log is no more up to date than L's) and writes over the gap.
+        execute(&brokers, "with L leading")
+            .await
+            .expect("published");
+    }
+    brokers.push(
+        start(
+            a_node,
+            &a_dir,
+            addrs[a_node as usize],
+            &members,
+            &peers,
+            options,
+        )
+        .await,
+    );
+    let answer = execute(&brokers, "with A back").await.expect("published");
+    acknowledged.insert(answer.key);
+    let at = leader(&brokers).await;
+    if guard_rejoin {
+        converged(&brokers).await;
+        let reference = brokers[at].entries();
+        for broker in &brokers {
+            assert_eq!(
+                broker.entries(),
+                reference,
+                "replicas agree on the committed log"
+            );
+            assert_eq!(broker.state(), brokers[at].state(), "and on the state");
+        }
+        let marker = || std::fs::read_to_string(c_dir.join("raft/member")).expect("marker");
+        let until = tokio::time::Instant::now() + TIMEOUT;
+        while marker() != "member\n" && tokio::time::Instant::now() < until {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert_eq!(marker(), "member\n", "C votes again once it caught up");
+    }
+    // Unguarded, A cannot even rejoin: its committed entries conflict with the leader's.
+    let committed = published(&brokers[at].committed());
+    for broker in brokers {
+        broker.handle.shutdown().await;
+        let _ = broker.stop_server.send(());
+    }
+    acknowledged.difference(&committed).copied().collect()
+}
+
+/// The disk-loss hazard and its guard (`beeline_cluster::rejoin`): without the guard the
+/// replica that lost its disk votes for the lagging one, which leads without the entries the
+/// lost replica had acknowledged, and they are gone; with it, nothing is lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_that_lost_its_disk_votes_only_once_it_holds_the_committed_log() {
+    logs();
+    let unguarded = lost_after_a_disk_loss(false).await;
+    assert!(
+        !unguarded.is_empty(),
+        "without the guard, acknowledged entries are lost (the scenario shows the hazard)"
+    );
+    let guarded = lost_after_a_disk_loss(true).await;
+    assert!(
+        guarded.is_empty(),
+        "with the guard nothing acknowledged is lost: missing {guarded:?}"
+    );
 }

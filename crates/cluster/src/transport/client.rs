@@ -75,7 +75,7 @@ impl Peers {
     }
 
     /// The channel to broker `node`, once its address is known.
-    fn channel(&self, node: NodeId) -> Result<Channel, String> {
+    pub(crate) fn channel(&self, node: NodeId) -> Result<Channel, String> {
         let addr = self.address(node).ok_or_else(|| {
             format!(
                 "broker {node}'s internal address is not known yet (it has not been heard from)"

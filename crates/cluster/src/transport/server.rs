@@ -6,6 +6,7 @@ use std::sync::{Arc, OnceLock, RwLock};
 
 use beeline_state::snapshot::SnapshotStore;
 use beeline_stream::JobStreams;
+use openraft::type_config::async_runtime::watch::WatchReceiver;
 use tonic::{Request, Response, Status};
 
 use super::PartitionRaft;
@@ -23,6 +24,8 @@ pub struct Groups {
     groups: Arc<RwLock<HashMap<u32, PartitionRaft>>>,
     /// Where each partition receives snapshots, and what it counts.
     snapshots: Arc<RwLock<HashMap<u32, SnapshotReceiver>>>,
+    /// The disk-loss guard of each partition's replica (absent: the replica votes).
+    rejoins: Arc<RwLock<HashMap<u32, Arc<crate::rejoin::Rejoin>>>>,
     /// This broker's node id: messages for another broker are refused.
     node: Option<u64>,
 }
@@ -96,7 +99,27 @@ impl Groups {
             })
     }
 
+    /// The partition's replica votes only while `guard` lets it (see [`crate::rejoin`]).
+    pub fn insert_rejoin(&self, partition_id: u32, guard: Arc<crate::rejoin::Rejoin>) {
+        self.rejoins
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(partition_id, guard);
+    }
+
+    fn votes(&self, partition_id: u32) -> bool {
+        self.rejoins
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&partition_id)
+            .is_none_or(|guard| guard.votes())
+    }
+
     pub fn remove(&self, partition_id: u32) -> Option<PartitionRaft> {
+        self.rejoins
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&partition_id);
         self.snapshots
             .write()
             .unwrap_or_else(|e| e.into_inner())
@@ -258,9 +281,30 @@ impl Internal for InternalServer {
         let request = request.into_inner();
         self.groups.check_addressee(request.to_node)?;
         let raft = self.groups.get(request.partition_id)?;
+        let request_partition = request.partition_id;
         let rpc = convert::vote_request_from(request).map_err(malformed)?;
+        if !self.groups.votes(request_partition) {
+            // A replica that may have lost what it acknowledged: refused, as its vote could
+            // elect a leader that lacks a committed entry (see `crate::rejoin`).
+            // Its last applied id stands for its log's end (the candidate only counts the vote).
+            let metrics = raft.metrics().borrow_watched().clone();
+            let refused =
+                openraft::raft::VoteResponse::new(metrics.vote, metrics.last_applied, false);
+            return Ok(Response::new(convert::vote_response_to(&refused)));
+        }
         let response = raft.vote(rpc).await.map_err(raft_failed)?;
         Ok(Response::new(convert::vote_response_to(&response)))
+    }
+
+    async fn probe(
+        &self,
+        request: Request<proto::ProbeRequest>,
+    ) -> Result<Response<proto::ProbeResponse>, Status> {
+        let request = request.into_inner();
+        self.groups.check_addressee(request.to_node)?;
+        let raft = self.groups.get(request.partition_id)?;
+        let last_log_index = raft.metrics().borrow_watched().last_log_index;
+        Ok(Response::new(proto::ProbeResponse { last_log_index }))
     }
 
     async fn install_snapshot(

@@ -355,6 +355,7 @@ async fn start_broker(
                 members,
                 snapshots: snapshots.clone(),
                 kept_after_snapshot: RaftLogConfig::KEPT_AFTER_SNAPSHOT,
+                guard_rejoin: true,
             },
             &partition_dir,
             membership.peers().clone(),

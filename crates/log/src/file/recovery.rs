@@ -34,6 +34,9 @@ pub struct RecoveryReport {
     pub entries: u64,
     /// Where a torn or (in repair mode) damaged tail was cut, and why.
     pub truncated: Option<(PathBuf, u64, String)>,
+    /// Whether the cut dropped damage that was not a torn tail ([`Recovery::TruncateCorrupt`]):
+    /// entries that were once complete, and may have been acknowledged, are gone.
+    pub repaired: bool,
 }
 
 pub(super) struct Recovered {
@@ -97,6 +100,7 @@ pub(super) fn recover(dir: &Path, config: &FileJournalConfig) -> Result<Recovere
                 Recovery::TruncateCorrupt => {
                     remove_from(dir, id)?;
                     report.truncated = Some((path.clone(), 0, damage.to_string()));
+                    report.repaired = true;
                     break;
                 }
             }
@@ -179,6 +183,7 @@ fn handle_damage(
             zero_from(segment, offset)?;
             remove_from(dir, segment.id + 1)?;
             report.truncated = Some((segment.path.clone(), offset, reason));
+            report.repaired = true;
             Ok(())
         }
     }
