@@ -90,6 +90,8 @@ pub struct RaftLog {
     groups: Groups,
     snapshots: Arc<Snapshots>,
     metrics: Arc<GroupMetrics>,
+    /// The journal's largest entry: a leader refuses a bigger batch before proposing it.
+    max_entry_size: usize,
 }
 
 /// Where a replica keeps its log and how its group runs.
@@ -149,6 +151,10 @@ impl RaftTiming {
             max_in_snapshot_log_to_keep: kept,
             install_snapshot_timeout: SNAPSHOT_STALL_MS,
             enable_elect: elect,
+            // A follower that lost (or dropped as damaged) entries it acknowledged is brought
+            // back from where its log now ends rather than failing the leader's replication;
+            // that it cannot elect a leader without them meanwhile is `crate::rejoin`'s part.
+            allow_log_reversion: Some(true),
             ..Default::default()
         }
         .validate()
@@ -168,24 +174,38 @@ impl RaftLog {
         groups: &Groups,
     ) -> Result<Arc<Self>, String> {
         let partition_id = config.partition_id;
+        let max_entry_size = config.journal.max_entry_size;
         let failed = |what: &str, e: &dyn std::fmt::Display| {
             format!("partition {partition_id}: cannot open its {what}: {e}")
         };
+        let snapshots_damaged = discard_damaged_snapshots(partition_id, &config.snapshots)
+            .map_err(|e| failed("snapshots", &e))?;
+        let log_forgotten =
+            forget_an_unservable_log(partition_id, dir, &config.snapshots, config.members.len())
+                .map_err(|e| failed("Raft records", &e))?;
         let log_lost = !dir.join("log").exists() && dir.join("raft").exists();
-        let journal = FileJournal::open(
-            dir.join("log"),
-            FileJournalConfig {
-                commit_recovered: false,
-                // A damaged entry is dropped with everything after it, never served: the
-                // replica gets them again from its peers, and keeps out of elections until
-                // it has (`crate::rejoin`).
-                recovery: Recovery::TruncateCorrupt,
-                ..config.journal
-            },
-        )
-        .map_err(|e| failed("log", &e))?;
+        let journal_config = FileJournalConfig {
+            commit_recovered: false,
+            // A damaged entry is never served: it is dropped, and the replica fetches its log
+            // again from its peers, out of elections until it has (`crate::rejoin`).
+            recovery: Recovery::TruncateCorrupt,
+            ..config.journal
+        };
+        let mut journal = FileJournal::open(dir.join("log"), journal_config.clone())
+            .map_err(|e| failed("log", &e))?;
+        let repaired = journal.recovery_report().repaired;
         if let Some((path, offset, reason)) = &journal.recovery_report().truncated {
-            tracing::warn!(partition = partition_id, path = %path.display(), offset, %reason, "cut a torn log tail");
+            tracing::warn!(partition = partition_id, path = %path.display(), offset, %reason, repaired, "cut the log");
+        }
+        if repaired && config.members.len() > 1 {
+            // What is left before the damage may sit below the purge mark and the snapshot
+            // record, which then no longer describe it: the whole log and those records go
+            // (the vote stays), and the leader sends entries or its snapshot as to a new
+            // replica. A group of one keeps what is left: there is nobody to fetch from.
+            drop(journal);
+            forget_log(dir).map_err(|e| failed("log", &e))?;
+            journal = FileJournal::open(dir.join("log"), journal_config)
+                .map_err(|e| failed("log", &e))?;
         }
         let readers = journal.readers();
         let meta = MetaDir::new(dir.join("raft")).map_err(|e| failed("Raft records", &e))?;
@@ -197,7 +217,7 @@ impl RaftLog {
             .map_err(|e| failed("snapshot record", &e))?;
         let notifier = CommitNotifier::with_snapshots(journal.commit_index(), meta, current);
         let floor = CompactionFloor::new(1);
-        let damaged = log_lost || journal.recovery_report().repaired;
+        let damaged = snapshots_damaged || log_forgotten || log_lost || repaired;
         let members = config.members.len();
         let others: Vec<NodeId> = config
             .members
@@ -290,6 +310,7 @@ impl RaftLog {
             groups: groups.clone(),
             snapshots,
             metrics,
+            max_entry_size,
         }))
     }
 
@@ -409,6 +430,7 @@ impl ReplicatedLog for RaftLog {
         ));
         Some(RaftJournal {
             writes,
+            max_entry_size: self.max_entry_size,
             term,
             last_index: last,
             last_asqn: None,
@@ -510,6 +532,7 @@ async fn write_loop(
 /// The journal a leader writes with in one term (see the module documentation).
 pub struct RaftJournal {
     writes: mpsc::UnboundedSender<(Batch, u64)>,
+    max_entry_size: usize,
     term: u64,
     last_index: u64,
     last_asqn: Option<u64>,
@@ -543,6 +566,14 @@ impl Journal for RaftJournal {
         }
         if self.over.is_over() {
             return Err(self.term_over());
+        }
+        // Every replica's journal would refuse it, the leader's own first: a storage error
+        // that stops the whole group. Refused here, it is the processor's error alone.
+        if data.len() > self.max_entry_size {
+            return Err(beeline_log::Error::EntryTooLarge {
+                size: data.len(),
+                max: self.max_entry_size,
+            });
         }
         let index = self.last_index + 1;
         let batch = Batch {
@@ -775,6 +806,89 @@ fn covered(mut reader: FileReader, position: i64) -> Result<Option<LogId>, Strin
 /// The group's snapshot as recorded, with the partition's snapshot directory that holds it
 /// (the recorded one, or a later one when it was pruned: a snapshot covers at least its log
 /// id).
+/// Removes every snapshot that fails its manifest check: never read into state nor sent to
+/// a peer. Whether one was removed.
+fn discard_damaged_snapshots(partition_id: u32, store: &SnapshotStore) -> Result<bool, String> {
+    let mut discarded = false;
+    for snapshot in store.list().map_err(|e| e.to_string())? {
+        match SnapshotStore::verify(&snapshot) {
+            Ok(()) => {}
+            Err(damage @ beeline_state::Error::CorruptSnapshot { .. }) => {
+                tracing::warn!(partition = partition_id, path = %snapshot.path.display(), %damage, "discarding a damaged snapshot; the replica gets what it held from its peers");
+                std::fs::remove_dir_all(&snapshot.path)
+                    .map_err(|e| format!("{}: {e}", snapshot.path.display()))?;
+                discarded = true;
+            }
+            Err(other) => return Err(other.to_string()),
+        }
+    }
+    Ok(discarded)
+}
+
+/// A log purged below a snapshot the replica no longer holds (discarded as damaged, lost, or
+/// its record damaged) cannot serve its group: the log and what the records say of it go, the
+/// vote stays, and the replica fetches the log (or the leader's snapshot) again. Whether it
+/// did so.
+///
+/// Without damage a purge mark never comes without the snapshot record: the record is synced
+/// before the group is asked to take the snapshot it registers (`Snapshots::taken`), and a
+/// snapshot from the leader is recorded when it is installed, which openraft does before it
+/// purges the log below it. Only a lost or damaged record or snapshot directory reaches this,
+/// and such a replica used to refuse to start ("no snapshot registered with its group, but
+/// its log is purged").
+fn forget_an_unservable_log(
+    partition_id: u32,
+    dir: &Path,
+    store: &SnapshotStore,
+    members: usize,
+) -> Result<bool, String> {
+    let raft = dir.join("raft");
+    if !raft.exists() {
+        return Ok(false);
+    }
+    let meta = MetaDir::new(&raft).map_err(|e| e.to_string())?;
+    if meta.read_purged().map_err(|e| e.to_string())?.is_none() {
+        return Ok(false);
+    }
+    let held = match current_snapshot(&meta, store) {
+        Ok(current) => current.is_some(),
+        Err(damage) => {
+            tracing::warn!(partition = partition_id, %damage, "the snapshot record is damaged");
+            false
+        }
+    };
+    if held {
+        return Ok(false);
+    }
+    if members <= 1 {
+        return Err(format!(
+            "the log is purged below a snapshot this replica no longer holds, and the \
+             partition has no other replica to get it from: restore {} from a backup",
+            dir.display()
+        ));
+    }
+    tracing::warn!(
+        partition = partition_id,
+        "the log is purged below a snapshot this replica no longer holds: discarding the log; it comes again from the peers"
+    );
+    forget_log(dir)?;
+    Ok(true)
+}
+
+/// Removes the replica's log and what its Raft records say of it, keeping its vote.
+fn forget_log(dir: &Path) -> Result<(), String> {
+    let log = dir.join("log");
+    match std::fs::remove_dir_all(&log) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            return Err(format!("{}: {e}", log.display()));
+        }
+        _ => {}
+    }
+    MetaDir::new(dir.join("raft"))
+        .and_then(|meta| meta.forget_log())
+        .map_err(|e| e.to_string())
+}
+
 fn current_snapshot(
     meta: &MetaDir,
     store: &SnapshotStore,

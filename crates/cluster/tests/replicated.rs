@@ -751,3 +751,223 @@ async fn a_replica_that_lost_its_disk_votes_only_once_it_holds_the_committed_log
         "with the guard nothing acknowledged is lost: missing {guarded:?}"
     );
 }
+
+/// A batch larger than the journal's largest entry would fail every replica's journal, the
+/// leader's own first, as a storage error that stops the group: the leader refuses it before
+/// proposing it, and the group goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_leader_refuses_a_batch_larger_than_a_journal_entry_and_its_group_goes_on() {
+    use beeline_log::{Flusher, Journal};
+    let root = tempfile::tempdir().expect("tempdir");
+    let groups = Groups::of_node(0);
+    let snapshots = SnapshotStore::open(root.path().join("snapshots"), 2).expect("snapshots");
+    let max_entry_size = 64 * 1024;
+    let log = RaftLog::open(
+        RaftLogConfig {
+            node_id: 0,
+            partition_id: 1,
+            journal: FileJournalConfig {
+                segment_size: 1 << 20,
+                max_entry_size,
+                ..FileJournalConfig::default()
+            },
+            timing: TIMING,
+            members: BTreeSet::from([0]),
+            snapshots,
+            kept_after_snapshot: RaftLogConfig::KEPT_AFTER_SNAPSHOT,
+            guard_rejoin: true,
+        },
+        root.path(),
+        Peers::default(),
+        &groups,
+    )
+    .await
+    .expect("raft log");
+    let mut roles = log.roles();
+    let role = *roles
+        .wait_for(|r| r.role == Role::Leader)
+        .await
+        .expect("leads");
+    let mut journal = log.lead(role.term).expect("a journal for the term");
+    let refused = journal.append(1, &vec![7u8; max_entry_size + 1]);
+    assert!(
+        matches!(refused, Err(beeline_log::Error::EntryTooLarge { size, max }) if size == max_entry_size + 1 && max == max_entry_size),
+        "refused with the sizes: {refused:?}"
+    );
+    let index = journal.append(1, b"fits").expect("appended");
+    let flusher = journal.flusher();
+    let committed = tokio::task::spawn_blocking(move || flusher.flush())
+        .await
+        .expect("joined")
+        .expect("committed: the group goes on");
+    assert!(committed >= index);
+    assert_eq!(log.roles().borrow().role, Role::Leader);
+}
+
+/// Flips a byte at `offset` of `path`.
+fn flip(path: &Path, offset: u64) {
+    use std::os::unix::fs::FileExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .expect("open");
+    let mut byte = [0u8];
+    file.read_exact_at(&mut byte, offset).expect("read");
+    file.write_all_at(&[byte[0] ^ 0x5a], offset).expect("write");
+}
+
+/// The files of a directory, sorted.
+fn files_in(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("read dir")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.is_file())
+        .collect();
+    files.sort();
+    files
+}
+
+/// A follower comes back with a damaged journal entry, and a former leader with a damaged
+/// journal entry and a damaged latest snapshot: the damage is dropped at open (never read into
+/// state nor served), the replica keeps out of elections, gets the rest from the leader
+/// (entries or its snapshot), and ends with the others' committed log and state; nothing
+/// acknowledged is lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_with_a_damaged_journal_and_snapshot_is_repaired_from_its_peers() {
+    logs();
+    repaired_after_damage(false).await;
+    repaired_after_damage(true).await;
+}
+
+/// Damages a follower's journal (`former_leader` false) or a former leader's journal and
+/// newest snapshot, and checks the repair.
+async fn repaired_after_damage(former_leader: bool) {
+    let options = Options {
+        segment_size: 32 * 1024,
+        kept_after_snapshot: 20,
+        guard_rejoin: true,
+    };
+    let root = tempfile::tempdir().expect("tempdir");
+    let mut addrs = Vec::new();
+    let mut members = BTreeSet::new();
+    for node in 0..3u64 {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        addrs.push(listener.local_addr().expect("addr"));
+        members.insert(node);
+    }
+    let peers = Peers::with_addresses(
+        addrs
+            .iter()
+            .enumerate()
+            .map(|(node, addr)| (node as u64, addr.to_string())),
+    );
+    let mut brokers = Vec::new();
+    for node in 0..3u64 {
+        let dir = root.path().join(format!("broker-{node}"));
+        brokers.push(start(node, &dir, addrs[node as usize], &members, &peers, options).await);
+    }
+    // Acknowledged messages: key and position.
+    let mut acknowledged = BTreeSet::new();
+    for round in 0..4 {
+        let commands = (0..40).map(|i| {
+            let brokers = &brokers;
+            async move { execute(brokers, &format!("r{round}-{i}")).await }
+        });
+        for outcome in futures_util::future::join_all(commands).await {
+            let answer = outcome.expect("published");
+            acknowledged.insert((answer.key, answer.position));
+        }
+        for broker in &brokers {
+            broker.handle.snapshot().await.expect("snapshot");
+        }
+    }
+    converged(&brokers).await;
+    let at = leader(&brokers).await;
+    let damaged = if former_leader { at } else { (at + 1) % 3 };
+    let (node, dir) = brokers.remove(damaged).kill().await;
+    // Damage: the first frame's data in the oldest segment, and (a former leader) a data file
+    // of the newest snapshot (not its manifest).
+    let segments = files_in(&dir.join("log"));
+    let oldest = segments
+        .iter()
+        .find(|p| p.to_string_lossy().ends_with(".log"))
+        .expect("a segment");
+    flip(oldest, 64 + 40 + 4);
+    let snapshots = SnapshotStore::open(dir.join("snapshots"), 2).expect("snapshots");
+    let newest = snapshots.latest().expect("list").expect("a snapshot");
+    if former_leader {
+        let data = files_in(&newest.data_dir())
+            .into_iter()
+            .next()
+            .expect("a data file");
+        flip(&data, 0);
+    }
+    for i in 0..20 {
+        match execute(&brokers, &format!("while down {i}")).await {
+            Ok(answer) => {
+                acknowledged.insert((answer.key, answer.position));
+            }
+            Err(PartitionError::Interrupted { .. }) => {}
+            Err(e) => panic!("with the former leader down: {e}"),
+        }
+    }
+    brokers.push(start(node, &dir, addrs[node as usize], &members, &peers, options).await);
+    assert_eq!(
+        newest.path.exists(),
+        !former_leader,
+        "the damaged snapshot is discarded, an intact one kept"
+    );
+    let answer = execute(&brokers, "after the return")
+        .await
+        .expect("published");
+    acknowledged.insert((answer.key, answer.position));
+    converged(&brokers).await;
+    let marker = || std::fs::read_to_string(dir.join("raft/member")).expect("marker");
+    let until = tokio::time::Instant::now() + TIMEOUT;
+    while marker() != "member\n" && tokio::time::Instant::now() < until {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(marker(), "member\n", "the repaired replica votes again");
+    let at = leader(&brokers).await;
+    for broker in &brokers {
+        assert_eq!(
+            broker.state(),
+            brokers[at].state(),
+            "replicas agree on state"
+        );
+    }
+    let suffixes = common_suffix(&brokers);
+    assert!(!suffixes[0].is_empty(), "the replicas hold common entries");
+    for suffix in &suffixes {
+        assert_eq!(suffix, &suffixes[0], "replicas agree on the committed log");
+    }
+    // What the leader compacted away is checked through the state only (equal above); the
+    // acknowledged messages at or after its log's first record are all in it.
+    let records = brokers[at].committed();
+    let first_held = records.first().map_or(i64::MAX, |r| r.position);
+    let committed = published(&records);
+    let checked: Vec<i64> = acknowledged
+        .iter()
+        .filter(|(_, position)| *position >= first_held)
+        .map(|(key, _)| *key)
+        .collect();
+    assert!(
+        !checked.is_empty(),
+        "some acknowledged messages are in the log held"
+    );
+    let missing: Vec<_> = checked.iter().filter(|k| !committed.contains(k)).collect();
+    assert!(
+        missing.is_empty(),
+        "nothing acknowledged is lost: missing {missing:?}"
+    );
+    eprintln!(
+        "acknowledged {}, of which {} in the log held and checked",
+        acknowledged.len(),
+        checked.len()
+    );
+    for broker in brokers {
+        broker.handle.shutdown().await;
+        let _ = broker.stop_server.send(());
+    }
+}

@@ -175,6 +175,24 @@ impl MetaDir {
         })
     }
 
+    /// Forgets everything the records say about the log (purge mark, commit, snapshot),
+    /// keeping the vote: for a replica whose log is discarded and fetched again from its
+    /// peers (its snapshot is lost or damaged, so the purged prefix cannot be served).
+    pub fn forget_log(&self) -> io::Result<()> {
+        let paths = [
+            self.path(Kind::Purged),
+            self.path(Kind::Committed),
+            self.dir.join(SNAPSHOT),
+        ];
+        for path in paths {
+            match std::fs::remove_file(&path) {
+                Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+                _ => {}
+            }
+        }
+        sync_dir(&self.dir)
+    }
+
     fn write(&self, kind: Kind, term: u64, value: u64, flags: u8, sync: bool) -> io::Result<()> {
         let record = encode(kind, term, value, flags);
         let path = self.path(kind);
