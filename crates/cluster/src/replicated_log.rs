@@ -51,7 +51,7 @@ use tokio::sync::{mpsc, watch};
 use crate::metrics::GroupMetrics;
 use crate::rejoin::Rejoin;
 use crate::state_machine::SnapshotData;
-use crate::storage::{CompactionFloor, JournalLogStore, MetaDir};
+use crate::storage::{CompactionFloor, JournalLogStore, MetaDir, NodeFlusher};
 use crate::transport::{GroupNetworkFactory, Groups, PartitionRaft, Peers};
 use crate::types::{Batch, LogId, NodeId, SnapshotMeta, log_id, term_of};
 use crate::{CommitNotifier, TypeConfig};
@@ -114,6 +114,8 @@ pub struct RaftLogConfig {
     /// holds its peers' committed log again ([`crate::rejoin`]). Always on but in the test
     /// that shows what it prevents.
     pub guard_rejoin: bool,
+    /// The broker's flusher, shared by all its groups: it makes the journal's appends durable.
+    pub flusher: NodeFlusher,
 }
 
 impl RaftLogConfig {
@@ -232,8 +234,9 @@ impl RaftLog {
             )),
             false => None,
         };
-        let store = JournalLogStore::open(journal, &dir.join("raft"), floor.clone())
-            .map_err(|e| failed("Raft records", &e))?;
+        let store =
+            JournalLogStore::open(journal, &dir.join("raft"), floor.clone(), &config.flusher)
+                .map_err(|e| failed("Raft records", &e))?;
         let metrics = Arc::new(GroupMetrics::default());
         let network =
             GroupNetworkFactory::new(partition_id, peers.clone()).with_metrics(metrics.clone());

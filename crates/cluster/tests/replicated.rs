@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use beeline_cluster::transport::{Groups, InternalServer, Peers};
-use beeline_cluster::{RaftLog, RaftLogConfig, RaftTiming};
+use beeline_cluster::{NodeFlusher, RaftLog, RaftLogConfig, RaftTiming};
 use beeline_log::{FileJournalConfig, JournalReader};
 use beeline_protocol::Record;
 use beeline_protocol::codec::decode_batch;
@@ -114,6 +114,7 @@ async fn start(
             snapshots: snapshots.clone(),
             kept_after_snapshot: options.kept_after_snapshot,
             guard_rejoin: options.guard_rejoin,
+            flusher: NodeFlusher::start().expect("flusher"),
         },
         dir,
         peers.clone(),
@@ -776,6 +777,7 @@ async fn a_leader_refuses_a_batch_larger_than_a_journal_entry_and_its_group_goes
             snapshots,
             kept_after_snapshot: RaftLogConfig::KEPT_AFTER_SNAPSHOT,
             guard_rejoin: true,
+            flusher: NodeFlusher::start().expect("flusher"),
         },
         root.path(),
         Peers::default(),
