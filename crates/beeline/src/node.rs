@@ -180,6 +180,9 @@ pub async fn run(config: BrokerConfig) -> Result<(), NodeError> {
     let settings = config
         .cluster()
         .map_err(|e| NodeError::Cluster(e.to_string()))?;
+    let timing = config
+        .raft_timing()
+        .map_err(|e| NodeError::Cluster(e.to_string()))?;
     // Partitions reach each other (deployment distribution) through the router, and push new
     // jobs to the gateway's job streams through the registry.
     let router = LocalRouter::new();
@@ -215,6 +218,7 @@ pub async fn run(config: BrokerConfig) -> Result<(), NodeError> {
             let _ = state.raft_groups.set(groups.clone());
             Arc::new(Replication::new(
                 settings.clone(),
+                timing,
                 groups,
                 broker.membership.peers().clone(),
             ))

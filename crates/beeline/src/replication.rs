@@ -10,24 +10,26 @@ use beeline_cluster::{ClusterSettings, RaftLog, RaftLogConfig, RaftTiming};
 use beeline_log::{FileJournalConfig, Recovery};
 use beeline_stream::{Partition, PartitionConfig, PartitionHandle, SystemClock};
 
-/// How often a leader sends heartbeats, and the range its followers wait before they elect:
-/// short enough for a failover within a few seconds, long enough that a busy 2-core machine
-/// does not elect without cause.
-const HEARTBEAT_MS: u64 = 250;
-const ELECTION_TIMEOUT_MS: (u64, u64) = (1_000, 2_000);
-
 /// The broker's side of replication: the groups its internal API serves, and the broker's
 /// connections (whose addresses the membership learns).
 pub struct Replication {
     pub settings: ClusterSettings,
+    /// Heartbeats and elections (`--heartbeat-interval`, `--election-timeout`).
+    pub timing: RaftTiming,
     pub groups: Groups,
     pub peers: Peers,
 }
 
 impl Replication {
-    pub fn new(settings: ClusterSettings, groups: Groups, peers: Peers) -> Self {
+    pub fn new(
+        settings: ClusterSettings,
+        timing: RaftTiming,
+        groups: Groups,
+        peers: Peers,
+    ) -> Self {
         Self {
             settings,
+            timing,
             groups,
             peers,
         }
@@ -69,10 +71,7 @@ impl Replication {
                     recovery: Recovery::Strict,
                     ..journal
                 },
-                timing: RaftTiming {
-                    heartbeat_ms: HEARTBEAT_MS,
-                    election_timeout_ms: ELECTION_TIMEOUT_MS,
-                },
+                timing: self.timing,
                 members,
                 snapshots,
                 kept_after_snapshot: RaftLogConfig::KEPT_AFTER_SNAPSHOT,
