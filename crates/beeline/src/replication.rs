@@ -6,33 +6,39 @@
 use std::sync::Arc;
 
 use beeline_cluster::transport::{Groups, Peers};
-use beeline_cluster::{ClusterSettings, RaftLog, RaftLogConfig, RaftTiming};
+use beeline_cluster::{ClusterSettings, NodeFlusher, RaftLog, RaftLogConfig, RaftTiming};
 use beeline_log::{FileJournalConfig, Recovery};
 use beeline_stream::{Partition, PartitionConfig, PartitionHandle, SystemClock};
 
-/// The broker's side of replication: the groups its internal API serves, and the broker's
-/// connections (whose addresses the membership learns).
+/// The broker's side of replication: the groups its internal API serves, the broker's
+/// connections (whose addresses the membership learns), and the one flusher that makes every
+/// group's appends durable.
 pub struct Replication {
     pub settings: ClusterSettings,
     /// Heartbeats and elections (`--heartbeat-interval`, `--election-timeout`).
     pub timing: RaftTiming,
     pub groups: Groups,
     pub peers: Peers,
+    pub flusher: NodeFlusher,
 }
 
 impl Replication {
+    /// Starts the broker's flusher (on the current runtime).
     pub fn new(
         settings: ClusterSettings,
         timing: RaftTiming,
         groups: Groups,
         peers: Peers,
-    ) -> Self {
-        Self {
+    ) -> Result<Self, String> {
+        let flusher =
+            NodeFlusher::start().map_err(|e| format!("cannot start the journal flusher: {e}"))?;
+        Ok(Self {
             settings,
             timing,
             groups,
             peers,
-        }
+            flusher,
+        })
     }
 
     /// Whether this broker holds a replica of `partition`.
@@ -75,6 +81,7 @@ impl Replication {
                 members,
                 snapshots,
                 kept_after_snapshot: RaftLogConfig::KEPT_AFTER_SNAPSHOT,
+                flusher: self.flusher.clone(),
             },
             &dir,
             self.peers.clone(),
