@@ -15,8 +15,8 @@ use std::time::Duration;
 
 use beeline_cluster::transport::{Groups, InternalServer, Peers};
 use beeline_cluster::{
-    BrokerServices, ClusterRouter, ClusterSettings, Health, Membership, PartitionState, RaftLog,
-    RaftLogConfig, RaftTiming,
+    BrokerServices, ClusterRouter, ClusterSettings, Health, Membership, NodeFlusher,
+    PartitionState, RaftLog, RaftLogConfig, RaftTiming,
 };
 use beeline_gateway::proto::gateway_client::GatewayClient;
 use beeline_gateway::proto::partition::{PartitionBrokerHealth, PartitionBrokerRole};
@@ -409,6 +409,7 @@ async fn start_broker(
     let mut slots = Vec::new();
     let mut partitions = Vec::new();
     let partition_count = settings.partitions as u16;
+    let flusher = NodeFlusher::start().expect("the broker's flusher");
     for id in 1..=partition_count {
         if !mine.contains(&u32::from(id)) {
             slots.push(PartitionSlot::Elsewhere);
@@ -431,6 +432,7 @@ async fn start_broker(
                 members,
                 snapshots: snapshots.clone(),
                 kept_after_snapshot: RaftLogConfig::KEPT_AFTER_SNAPSHOT,
+                flusher: flusher.clone(),
             },
             &partition_dir,
             membership.peers().clone(),
