@@ -44,6 +44,7 @@ use beeline_stream::{ReplicatedLog, Role, RoleState};
 use futures_util::StreamExt;
 use futures_util::stream::FuturesOrdered;
 use openraft::ServerState;
+use openraft::network::{NetSnapshot, RaftNetworkFactory};
 use openraft::impls::{BasicNode, ProgressResponder};
 use openraft::type_config::async_runtime::watch::WatchReceiver;
 use tokio::sync::{mpsc, watch};
@@ -157,6 +158,25 @@ impl RaftLog {
         groups: &Groups,
     ) -> Result<Arc<Self>, String> {
         let partition_id = config.partition_id;
+        let network =
+            move |metrics| GroupNetworkFactory::new(partition_id, peers).with_metrics(metrics);
+        Self::open_with(config, dir, network, groups).await
+    }
+
+    /// [`open`](Self::open) with the group's network made by `network` from the group's
+    /// metrics: a broker's is the tonic transport ([`GroupNetworkFactory`]); the in-process
+    /// fault tests route through the simulated network of `sim`.
+    pub async fn open_with<N>(
+        config: RaftLogConfig,
+        dir: &Path,
+        network: impl FnOnce(Arc<GroupMetrics>) -> N,
+        groups: &Groups,
+    ) -> Result<Arc<Self>, String>
+    where
+        N: RaftNetworkFactory<TypeConfig>,
+        N::Network: NetSnapshot<TypeConfig, SnapshotData = SnapshotData>,
+    {
+        let partition_id = config.partition_id;
         let failed = |what: &str, e: &dyn std::fmt::Display| {
             format!("partition {partition_id}: cannot open its {what}: {e}")
         };
@@ -180,7 +200,7 @@ impl RaftLog {
         let store = JournalLogStore::open(journal, &dir.join("raft"), floor.clone())
             .map_err(|e| failed("Raft records", &e))?;
         let metrics = Arc::new(GroupMetrics::default());
-        let network = GroupNetworkFactory::new(partition_id, peers).with_metrics(metrics.clone());
+        let network = network(metrics.clone());
         let raft_config = config
             .timing
             .config(partition_id, config.kept_after_snapshot)?;
