@@ -796,3 +796,59 @@ fn a_data_directory_of_frame_format_1_opens_and_continues_in_format_2() {
         "a new segment in format 2"
     );
 }
+
+/// A Raft follower cuts its uncommitted tail (`truncate_after`) while its replayer reads the
+/// committed entries before it from the same segment. The reader reads a window up to the
+/// segment's end as it last saw it: the file must never be shorter than that end, or the read
+/// fails with "failed to fill whole buffer" (seen at a replica's open after a restart in
+/// `beeline chaos`, where the first append of the new leader truncates the tail while the
+/// replica replays).
+#[test]
+fn a_truncation_racing_a_reader_of_committed_entries_never_fails_the_read() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = FileJournalConfig {
+        segment_size: 4 * 1024 * 1024,
+        commit_recovered: false,
+        ..small_segments()
+    };
+    let mut journal = FileJournal::open(dir.path(), config).expect("open");
+    let entry = vec![5u8; 1024];
+    const COMMITTED: u64 = 40;
+    for asqn in 1..=COMMITTED {
+        journal.append(asqn, &entry).expect("append");
+    }
+    journal.commit_index().advance(COMMITTED);
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let readers = journal.readers();
+    let reading = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let mut rounds = 0u64;
+            while !stop.load(std::sync::atomic::Ordering::Acquire) || rounds == 0 {
+                let mut reader = readers.reader();
+                reader.seek(COMMITTED - 2).expect("seek");
+                while let Some(entry) = reader.next_entry() {
+                    let entry = entry.unwrap_or_else(|e| panic!("round {rounds}: {e}"));
+                    assert_eq!(entry.data.len(), 1024);
+                }
+                rounds += 1;
+            }
+            rounds
+        })
+    };
+    let started = std::time::Instant::now();
+    let mut asqn = COMMITTED;
+    while started.elapsed() < std::time::Duration::from_secs(3) && !reading.is_finished() {
+        // An uncommitted tail of 200 entries, written to the file, then cut again.
+        for _ in 0..200 {
+            asqn += 1;
+            journal.append(asqn, &entry).expect("append a tail");
+        }
+        journal.flusher().flush().expect("flush");
+        journal.truncate_after(COMMITTED).expect("truncate");
+    }
+    stop.store(true, std::sync::atomic::Ordering::Release);
+    let rounds = reading.join().expect("no read failed");
+    assert!(rounds > 0, "the reader read");
+    assert_eq!(journal.last_index(), COMMITTED);
+}

@@ -709,16 +709,51 @@ impl Drop for FileJournal {
     }
 }
 
-/// Cuts the segment at `offset` and restores the preallocated zero tail, so stale frames after
-/// the cut can never be mistaken for new ones.
+/// Zeros the segment from `offset` to the end of its file, so stale frames after the cut can
+/// never be mistaken for new ones.
+///
+/// The file keeps its length throughout (and never grows: a damaged header's size must not
+/// make recovery allocate gigabytes). Readers of the committed entries before the cut read
+/// whole windows up to the end they last saw, concurrently with a follower's truncation: a
+/// file cut short and then extended again, as this once did, failed those reads with "failed
+/// to fill whole buffer" in between.
 fn zero_from(segment: &Segment, offset: u64) -> Result<()> {
     let io = |e| Error::io(&segment.path, e);
-    // As long as the file was, never longer: a damaged header's size must not make recovery
-    // allocate gigabytes.
     let len = segment.file.metadata().map_err(io)?.len();
-    segment.file.set_len(offset).map_err(io)?;
-    preallocate(&segment.file, segment.size.min(len).max(offset)).map_err(io)?;
+    if offset < len {
+        zero_range(&segment.file, offset, len - offset).map_err(io)?;
+    }
     segment.file.sync_all().map_err(io)
+}
+
+/// Makes `len` bytes at `offset` read as zeros without changing the file's length, keeping
+/// the blocks reserved where the file system allows.
+fn zero_range(file: &File, offset: u64, len: u64) -> std::io::Result<()> {
+    use rustix::fs::{FallocateFlags, fallocate};
+    let keep = FallocateFlags::KEEP_SIZE;
+    match fallocate(file, FallocateFlags::ZERO_RANGE | keep, offset, len) {
+        Ok(()) => return Ok(()),
+        Err(rustix::io::Errno::OPNOTSUPP | rustix::io::Errno::INVAL) => {}
+        Err(e) => return Err(e.into()),
+    }
+    match fallocate(file, FallocateFlags::PUNCH_HOLE | keep, offset, len) {
+        Ok(()) => {
+            // The hole's blocks reserved again, so appends into them need not allocate; only
+            // an optimisation, so a failure is no error.
+            let _ = fallocate(file, keep, offset, len);
+            return Ok(());
+        }
+        Err(rustix::io::Errno::OPNOTSUPP | rustix::io::Errno::INVAL) => {}
+        Err(e) => return Err(e.into()),
+    }
+    let zeros = vec![0u8; 1 << 20];
+    let mut at = offset;
+    while at < offset + len {
+        let n = (offset + len - at).min(zeros.len() as u64);
+        file.write_all_at(&zeros[..n as usize], at)?;
+        at += n;
+    }
+    Ok(())
 }
 
 /// Syncs written entries from any thread; one call covers every append before it.
