@@ -289,7 +289,10 @@ fn count(
 }
 
 /// Checks partition `partition`, whose replicas' directories are `sources` (by node).
-#[allow(clippy::too_many_arguments, reason = "one partition's share of `check`'s inputs")]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one partition's share of `check`'s inputs"
+)]
 fn check_partition(
     stores: Stores<'_>,
     partition: u16,
@@ -341,7 +344,9 @@ fn check_partition(
 
     // The same state from every replica at the end of the common prefix.
     for (replica, (_, position)) in replicas.iter().zip(&logs) {
-        match digest(stores, replica, partition, partitions, shape, common, *position) {
+        match digest(
+            stores, replica, partition, partitions, shape, common, *position,
+        ) {
             Ok((snapshot, keys, hash)) => {
                 summary.digests.push((replica.node, snapshot, keys, hash))
             }

@@ -44,8 +44,8 @@ use beeline_stream::{ReplicatedLog, Role, RoleState};
 use futures_util::StreamExt;
 use futures_util::stream::FuturesOrdered;
 use openraft::ServerState;
-use openraft::network::{NetSnapshot, RaftNetworkFactory};
 use openraft::impls::{BasicNode, ProgressResponder};
+use openraft::network::{NetSnapshot, RaftNetworkFactory};
 use openraft::type_config::async_runtime::watch::WatchReceiver;
 use tokio::sync::{mpsc, watch};
 

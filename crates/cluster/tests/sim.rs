@@ -243,7 +243,11 @@ impl Replica {
                         entry.index,
                         now.0,
                         self.node,
-                        if term == now.0 { " (other content)" } else { "" }
+                        if term == now.0 {
+                            " (other content)"
+                        } else {
+                            ""
+                        }
                     );
                     seen.violations.push(violation);
                 }
@@ -297,8 +301,7 @@ async fn execute(replicas: &Replicas, command: Record) -> Option<Record> {
             tokio::time::sleep(Duration::from_millis(20)).await;
             continue;
         };
-        match tokio::time::timeout(Duration::from_secs(5), handle.execute(command.clone())).await
-        {
+        match tokio::time::timeout(Duration::from_secs(5), handle.execute(command.clone())).await {
             Ok(Ok(answer)) => return Some(answer),
             Ok(Err(PartitionError::NotLeader { .. } | PartitionError::Unavailable { .. })) => {
                 tokio::time::sleep(Duration::from_millis(20)).await;
@@ -385,7 +388,11 @@ async fn client(
             },
         );
         let jobs = event(execute(&replicas, activate).await)
-            .and_then(|batch| batch.value_as::<JobBatchRecord>().map(|b| b.job_keys.clone()))
+            .and_then(|batch| {
+                batch
+                    .value_as::<JobBatchRecord>()
+                    .map(|b| b.job_keys.clone())
+            })
             .unwrap_or_default();
         for key in jobs {
             let complete = Record::command(key, JobIntent::Complete, JobRecord::default());
@@ -631,9 +638,19 @@ async fn run(seed: u64) -> Result<Summary, String> {
     let seen = lock(&seen);
     let mut findings = seen.violations.clone();
     findings.extend(verdict.lost.iter().map(|l| format!("lost: {l}")));
-    findings.extend(verdict.duplicated.iter().map(|d| format!("duplicated: {d}")));
+    findings.extend(
+        verdict
+            .duplicated
+            .iter()
+            .map(|d| format!("duplicated: {d}")),
+    );
     findings.extend(verdict.disagreements.iter().cloned());
-    findings.extend(verdict.not_checked.iter().map(|n| format!("not checked: {n}")));
+    findings.extend(
+        verdict
+            .not_checked
+            .iter()
+            .map(|n| format!("not checked: {n}")),
+    );
     if !seen.read_errors.is_empty() {
         findings.push(format!("read errors: {:?}", seen.read_errors));
     }

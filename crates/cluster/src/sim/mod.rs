@@ -232,9 +232,8 @@ impl SimNet {
         let faults = net.faults;
         let seed = net.seed;
         let rng = net.links.entry((from, to, partition)).or_insert_with(|| {
-            XorShiftRng::seed_from_u64(mix(
-                seed ^ mix(from.wrapping_mul(0x9e37_79b9) ^ (to << 20) ^ (u64::from(partition) << 40)),
-            ))
+            XorShiftRng::seed_from_u64(mix(seed
+                ^ mix(from.wrapping_mul(0x9e37_79b9) ^ (to << 20) ^ (u64::from(partition) << 40))))
         });
         let mut per_mille = |p: u64| rng.next_u64() % 1000 < p;
         let drop_request = per_mille(faults.drop_request);
@@ -312,7 +311,11 @@ fn timed_out() -> RPCError<TypeConfig> {
 
 impl SimNetwork {
     /// Sends one request through the fault layer; `call` delivers it to the receiver's group.
-    async fn deliver<T, F, Fut>(&self, option: &RPCOption, call: F) -> Result<T, RPCError<TypeConfig>>
+    async fn deliver<T, F, Fut>(
+        &self,
+        option: &RPCOption,
+        call: F,
+    ) -> Result<T, RPCError<TypeConfig>>
     where
         F: Fn(PartitionRaft) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<T, String>> + Send + 'static,
@@ -335,7 +338,9 @@ impl SimNetwork {
             tokio::time::sleep(ttl).await;
             return Err(timed_out());
         }
-        let raft = groups.get(self.partition_id).map_err(|s| unreachable(s.message()))?;
+        let raft = groups
+            .get(self.partition_id)
+            .map_err(|s| unreachable(s.message()))?;
         let call = Arc::new(call);
         if fate.duplicate {
             Counts::add(&counts.duplicated);
@@ -473,7 +478,11 @@ impl Schedule {
             let node = nodes[(rng.next_u64() % nodes.len() as u64) as usize];
             if rng.next_u64() % 2 == 0 {
                 // A minority: one node, or (of five or more) two.
-                let size = if nodes.len() >= 5 { 1 + rng.next_u64() % 2 } else { 1 };
+                let size = if nodes.len() >= 5 {
+                    1 + rng.next_u64() % 2
+                } else {
+                    1
+                };
                 let mut minority = BTreeSet::from([node]);
                 while (minority.len() as u64) < size {
                     minority.insert(nodes[(rng.next_u64() % nodes.len() as u64) as usize]);
