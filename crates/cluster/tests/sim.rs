@@ -533,7 +533,7 @@ async fn run(seed: u64) -> Result<Summary, String> {
         match event {
             Event::Split(sides) => net.split(sides),
             Event::Heal => net.heal(),
-            Event::Restart(node) => {
+            Event::Restart { node, down } => {
                 let i = *node as usize;
                 net.down(*node);
                 let replica = replicas.lock().await[i].take();
@@ -542,6 +542,7 @@ async fn run(seed: u64) -> Result<Summary, String> {
                     replica.sample(&seen);
                     replica.stop().await;
                 }
+                tokio::time::sleep(*down).await;
                 let mut replica = open(*node, &dirs[i], &net, &groups[i], &seen).await;
                 replica.sample(&seen);
                 replicas.lock().await[i] = Some(replica);

@@ -455,8 +455,9 @@ pub enum Event {
     /// Split the nodes into these sides (the first holds the minority).
     Split(Vec<BTreeSet<NodeId>>),
     Heal,
-    /// Stop the node's replicas and reopen them from their directories.
-    Restart(NodeId),
+    /// Stop the node's replicas, keep it down for a while (long enough, often, for the
+    /// others to elect a leader without it), then reopen them from their directories.
+    Restart { node: NodeId, down: Duration },
 }
 
 /// A run's partitions and restarts: each event after a pause from the previous one.
@@ -495,7 +496,8 @@ impl Schedule {
                 events.push((pause(&mut rng), Event::Split(vec![minority, majority])));
                 events.push((pause(&mut rng), Event::Heal));
             } else {
-                events.push((pause(&mut rng), Event::Restart(node)));
+                let down = Duration::from_millis(rng.next_u64() % 1500);
+                events.push((pause(&mut rng), Event::Restart { node, down }));
             }
         }
         Self { events }
@@ -512,7 +514,7 @@ mod tests {
         let a = Schedule::from_seed(7, &nodes, 8, (100, 500));
         assert_eq!(a, Schedule::from_seed(7, &nodes, 8, (100, 500)));
         assert_ne!(a, Schedule::from_seed(8, &nodes, 8, (100, 500)));
-        assert!(a.events.iter().any(|(_, e)| matches!(e, Event::Restart(_))));
+        assert!(a.events.iter().any(|(_, e)| matches!(e, Event::Restart { .. })));
         assert!(a.events.iter().any(|(_, e)| matches!(e, Event::Split(_))));
     }
 
