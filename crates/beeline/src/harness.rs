@@ -1,8 +1,10 @@
-//! What the fault tools (`torture`, `chaos`) share: broker processes of this binary with the
-//! tail of their log kept for a report, a gateway client, the test model's instances and their
-//! id variable, and a small seeded generator for fault moments.
+//! What the tools that run brokers of this binary (`torture`, `chaos`, `bench
+//! --compare-cluster`) share: broker processes with the tail of their log kept for a report,
+//! the settings a cluster's broker starts with, a gateway client, the test model's instances
+//! and their id variable, and a small seeded generator for fault moments.
 
 use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -229,5 +231,114 @@ impl BrokerProcess {
     /// Whether the process has ended.
     pub fn exited(&mut self) -> Option<std::process::ExitStatus> {
         self.child.try_wait().ok().flatten()
+    }
+}
+
+/// How a broker of a cluster on this machine starts: its place in the cluster, its ports and
+/// its directory. Every broker of a run is started from one of these, so the tools' clusters
+/// differ only in what they say here.
+pub struct BrokerSettings<'a> {
+    pub node: usize,
+    pub cluster_size: usize,
+    pub replication_factor: usize,
+    pub partitions: u16,
+    /// Where it reaches the brokers, by node id (its own internal address included).
+    pub contact_points: &'a [String],
+    pub internal_port: u16,
+    pub grpc_port: u16,
+    pub monitoring_port: u16,
+    pub data_dir: &'a Path,
+    /// `--memory-limit`, e.g. `256MiB`.
+    pub memory_limit: &'a str,
+}
+
+impl BrokerSettings<'_> {
+    /// The broker's arguments: these settings (the REST API on a free port), no secondary
+    /// storage, no free-disk watermark, then `extra`.
+    pub fn args(&self, extra: &[&str]) -> Result<Vec<String>, String> {
+        let rest = free_port().map_err(|e| format!("no free port for REST: {e}"))?;
+        let mut args: Vec<String> = [
+            "--host",
+            "127.0.0.1",
+            "--secondary-storage",
+            "none",
+            "--disk-free-min",
+            "off",
+        ]
+        .map(String::from)
+        .into();
+        args.extend([
+            "--node-id".into(),
+            self.node.to_string(),
+            "--cluster-size".into(),
+            self.cluster_size.to_string(),
+            "--replication-factor".into(),
+            self.replication_factor.to_string(),
+            "--partitions".into(),
+            self.partitions.to_string(),
+            "--memory-limit".into(),
+            self.memory_limit.to_string(),
+            "--contact-points".into(),
+            self.contact_points.join(","),
+            "--internal-port".into(),
+            self.internal_port.to_string(),
+            "--grpc-port".into(),
+            self.grpc_port.to_string(),
+            "--rest-port".into(),
+            rest.to_string(),
+            "--monitoring-port".into(),
+            self.monitoring_port.to_string(),
+            "--data-dir".into(),
+            self.data_dir.display().to_string(),
+        ]);
+        args.extend(extra.iter().map(|a| a.to_string()));
+        Ok(args)
+    }
+}
+
+/// One broker of a cluster run: its process while it runs, and how to start it again.
+pub struct Node {
+    pub args: Vec<String>,
+    pub log: PathBuf,
+    pub process: Option<BrokerProcess>,
+}
+
+impl Node {
+    pub fn start(&mut self) -> Result<(), String> {
+        self.process = Some(BrokerProcess::spawn_logged(
+            &self.args,
+            "info,openraft=warn",
+            Some(&self.log),
+            |_| {},
+        )?);
+        Ok(())
+    }
+
+    /// SIGKILL.
+    pub fn kill(&mut self) {
+        if let Some(process) = &mut self.process {
+            process.kill();
+        }
+        self.process = None;
+    }
+
+    /// The running process's id.
+    pub fn pid(&self) -> Option<u32> {
+        self.process.as_ref().map(|p| p.child.id())
+    }
+
+    /// A broker that ended without being told to: its exit and last lines.
+    pub fn crashed(&mut self) -> Option<String> {
+        let process = self.process.as_mut()?;
+        let status = process.exited()?;
+        Some(format!("exited ({status}):\n{}", process.tail()))
+    }
+
+    /// A clean stop (SIGTERM; SIGKILL after `grace`).
+    pub fn stop(&mut self, grace: Duration) {
+        if let Some(process) = &mut self.process {
+            process.stop(grace);
+        }
+        self.process = None;
     }
 }

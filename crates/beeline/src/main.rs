@@ -6,6 +6,7 @@ use clap::{CommandFactory, Parser, Subcommand};
 
 mod chaos;
 mod cluster;
+mod compare_cluster;
 mod config;
 mod config_file;
 mod harness;
@@ -52,8 +53,9 @@ enum Command {
     #[command(flatten)]
     Client(beeline_cli::Command),
     /// Loads a Zeebe gateway (this node's or a real Zeebe's) and reports throughput, latency,
-    /// backpressure and the broker's memory.
-    Bench(beeline_bench::BenchArgs),
+    /// backpressure and the broker's memory; with --compare-cluster, starts one broker and then
+    /// three replicated ones of this binary and compares them.
+    Bench(BenchCommand),
     /// Crash torture: drives a broker of this binary with load, kills it with SIGKILL over and
     /// over (at random moments, and as snapshots, compactions and segment rolls begin), and
     /// after every restart checks that each acknowledged command's effect is there exactly once.
@@ -63,6 +65,16 @@ enum Command {
     /// proxies, then every replica checked against the client's history (nothing
     /// acknowledged lost, nothing applied twice, replicas agreeing on the log and the state).
     Chaos(chaos::ChaosArgs),
+}
+
+/// `beeline bench`: the load tool's flags, and those only this binary has (it can start
+/// brokers).
+#[derive(clap::Args)]
+struct BenchCommand {
+    #[command(flatten)]
+    bench: beeline_bench::BenchArgs,
+    #[command(flatten)]
+    compare: compare_cluster::CompareArgs,
 }
 
 fn main() -> ExitCode {
@@ -93,7 +105,10 @@ fn main() -> ExitCode {
         .init();
     match cli.command {
         Command::Broker(config) => run_broker(config),
-        Command::Bench(args) => run_bench(args),
+        Command::Bench(BenchCommand { bench, compare }) if compare.compare_cluster => {
+            compare_cluster::run(bench, compare)
+        }
+        Command::Bench(BenchCommand { bench, .. }) => run_bench(bench),
         Command::Torture(args) => torture::run(args),
         Command::Chaos(args) => chaos::run(args),
         Command::Client(command) => on_runtime(

@@ -211,14 +211,15 @@ pub async fn run(config: BrokerConfig) -> Result<(), NodeError> {
             roles_changed.clone(),
         );
         let _ = state.membership.set(broker.membership.clone());
-        let replication = (settings.replication_factor > 1).then(|| {
+        let replication = if settings.replication_factor > 1 {
             let _ = state.raft_groups.set(groups.clone());
-            Arc::new(Replication::new(
-                settings.clone(),
-                groups,
-                broker.membership.peers().clone(),
-            ))
-        });
+            let replication =
+                Replication::new(settings.clone(), groups, broker.membership.peers().clone())
+                    .map_err(NodeError::Cluster)?;
+            Some(Arc::new(replication))
+        } else {
+            None
+        };
         (Some(broker), replication)
     } else {
         (None, None)

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use beeline_cluster::transport::{Groups, Peers};
-use beeline_cluster::{ClusterSettings, RaftLog, RaftLogConfig, RaftTiming};
+use beeline_cluster::{ClusterSettings, NodeFlusher, RaftLog, RaftLogConfig, RaftTiming};
 use beeline_log::{FileJournalConfig, Recovery};
 use beeline_stream::{Partition, PartitionConfig, PartitionHandle, SystemClock};
 
@@ -16,21 +16,27 @@ use beeline_stream::{Partition, PartitionConfig, PartitionHandle, SystemClock};
 const HEARTBEAT_MS: u64 = 250;
 const ELECTION_TIMEOUT_MS: (u64, u64) = (1_000, 2_000);
 
-/// The broker's side of replication: the groups its internal API serves, and the broker's
-/// connections (whose addresses the membership learns).
+/// The broker's side of replication: the groups its internal API serves, the broker's
+/// connections (whose addresses the membership learns), and the one flusher that makes every
+/// group's appends durable.
 pub struct Replication {
     pub settings: ClusterSettings,
     pub groups: Groups,
     pub peers: Peers,
+    pub flusher: NodeFlusher,
 }
 
 impl Replication {
-    pub fn new(settings: ClusterSettings, groups: Groups, peers: Peers) -> Self {
-        Self {
+    /// Starts the broker's flusher (on the current runtime).
+    pub fn new(settings: ClusterSettings, groups: Groups, peers: Peers) -> Result<Self, String> {
+        let flusher =
+            NodeFlusher::start().map_err(|e| format!("cannot start the journal flusher: {e}"))?;
+        Ok(Self {
             settings,
             groups,
             peers,
-        }
+            flusher,
+        })
     }
 
     /// Whether this broker holds a replica of `partition`.
@@ -76,6 +82,7 @@ impl Replication {
                 members,
                 snapshots,
                 kept_after_snapshot: RaftLogConfig::KEPT_AFTER_SNAPSHOT,
+                flusher: self.flusher.clone(),
             },
             &dir,
             self.peers.clone(),

@@ -217,3 +217,77 @@ fn a_soak_runs_its_restart_command_and_keeps_the_brokers_memory_over_time() {
     );
     assert_eq!(number(&report, &["started"]), 250.0, "{text}");
 }
+
+/// `--compare-cluster` in short: one broker at replication factor 1 and three at factor 3 each
+/// through a short find-max, the cluster at half its rate, two leader kills under load, every
+/// broker's RSS against its memory limit; a verdict per target with its figures. The targets
+/// themselves are not asserted (a shared machine decides them): that each was measured is.
+#[test]
+fn compare_cluster_measures_both_sides_the_failover_and_each_broker_s_memory() {
+    let output = Command::new(env!("CARGO_BIN_EXE_beeline"))
+        .args(
+            "bench --compare-cluster --rate 50 --max-rate 60 --duration 3s --drain 5s --kills 2 \
+             --hold 4s --broker-memory-limit 512MiB --json"
+                .split_whitespace(),
+        )
+        .output()
+        .expect("beeline bench runs");
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    // 0: every target met; 3: measured, a target missed. Anything else: the run failed.
+    assert!(
+        matches!(output.status.code(), Some(0 | 3)),
+        "beeline bench --compare-cluster failed ({}):\n{stdout}\n{stderr}",
+        output.status
+    );
+    let last = stdout.lines().last().unwrap_or_default();
+    let report: serde_json::Value = serde_json::from_str(last)
+        .unwrap_or_else(|e| panic!("the last line is not JSON ({e}):\n{stdout}"));
+    let single = number(&report, &["single_max_rate"]);
+    let cluster = number(&report, &["cluster_max_rate"]);
+    assert!(single > 0.0 && cluster > 0.0, "{stdout}");
+    assert!(
+        (number(&report, &["rate_ratio"]) - cluster / single).abs() < 0.01,
+        "{stdout}"
+    );
+    assert!(
+        (number(&report, &["half_rate"]) - cluster / 2.0).abs() < 0.1,
+        "{stdout}"
+    );
+    assert!(number(&report, &["half_rate_p99_ms"]) > 0.0, "{stdout}");
+    let failovers = report["failover_ms"].as_array().expect("failover_ms");
+    assert_eq!(failovers.len(), 2, "both kills measured:\n{stdout}");
+    assert!(number(&report, &["failover_p99_ms"]) > 0.0, "{stdout}");
+    let brokers = report["brokers"].as_array().expect("brokers");
+    let names: Vec<&str> = brokers
+        .iter()
+        .map(|b| b["broker"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(names, ["single", "cluster-0", "cluster-1", "cluster-2"]);
+    for broker in brokers {
+        let peak = number(broker, &["peak_rss_mib"]);
+        assert!(peak > 5.0, "{broker}");
+        assert_eq!(broker["within_limit"].as_bool(), Some(peak <= 512.0));
+    }
+    let verdicts: Vec<&str> = report["verdicts"]
+        .as_array()
+        .expect("verdicts")
+        .iter()
+        .map(|v| v["target"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(verdicts, ["rate", "latency", "failover", "memory"]);
+    for target in ["rate", "latency", "failover", "memory"] {
+        assert!(
+            stdout.contains(&format!("PASS {target}: "))
+                || stdout.contains(&format!("FAIL {target}: ")),
+            "no verdict line for {target}:\n{stdout}"
+        );
+    }
+    assert_eq!(
+        output.status.code() == Some(0),
+        report["verdicts"]
+            .as_array()
+            .is_some_and(|v| v.iter().all(|v| v["met"].as_bool() == Some(true))),
+        "the exit code follows the verdicts"
+    );
+}

@@ -49,14 +49,15 @@ use clap::Args as _;
 use tokio::sync::watch;
 
 pub use args::{BenchArgs, ProcessKind};
-pub use broker::BrokerReport;
+pub use broker::{BrokerReport, Sampler};
+pub use client::Api;
+pub use machine::MachineReport;
 pub use models::{JOB_TYPE, Model};
 pub use payload::{payload, with_fields};
 pub use report::{FindMaxReport, Report, SoakLine, SoakReport, StepReport};
 pub use stats::{Percentiles, PhaseSummary};
 
-use broker::Sampler;
-use client::{Api, Client};
+use client::Client;
 use find_max::{Criteria, Search};
 use load::{Ctx, JobSource};
 use schedule::Schedule;

@@ -45,7 +45,9 @@ pub use replicated_log::{RaftJournal, RaftLog, RaftLogConfig, RaftTiming};
 pub use router::ClusterRouter;
 pub use settings::{ClusterSettings, SettingsError};
 pub use state_machine::CommitNotifier;
-pub use storage::{CompactionFloor, JournalLogReader, JournalLogStore, MetaDir};
+pub use storage::{
+    CompactionFloor, FlushCounts, JournalLogReader, JournalLogStore, MetaDir, NodeFlusher,
+};
 pub use topology::{BrokerInfo, ClusterView, Health, Leader, PartitionState, Role};
 pub use transport::{BrokerServices, Executor};
 pub use types::{Batch, NodeId, TypeConfig};

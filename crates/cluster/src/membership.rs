@@ -3,7 +3,14 @@
 //! info changes (a partition opened, a role or term changed). The answer is the receiver's
 //! own info, so one round trip tells both sides about each other. A broker not heard from for
 //! the failure timeout counts as gone; it is still sent to, so that it is found again when it
-//! comes back.
+//! comes back, until the forget timeout: then it is dropped, with every address it was known
+//! at (a broker that comes back later finds the cluster through its contact points, as at its
+//! first start). Addresses other brokers mention and that never answer age out the same way.
+//!
+//! Each start of a broker has its own incarnation, ordered by start time: a broker's info
+//! replaces what was known of its node id only when it comes from the same or a newer
+//! incarnation, so a broker restarted at another address replaces its old entry and its old
+//! address, and nothing from an older incarnation brings the old one back.
 //!
 //! A full mesh is enough for the clusters Beeline runs (a handful of brokers); SWIM's
 //! indirect probes would only pay for themselves in much larger ones.
@@ -34,6 +41,9 @@ pub struct MembershipConfig {
     pub interval: Duration,
     /// A broker not heard from for this long is gone. Default 5 s.
     pub failure_timeout: Duration,
+    /// A broker (or an address another broker mentioned) not heard from for this long is
+    /// forgotten: no longer sent to, no longer listed. Default 10 min.
+    pub forget_after: Duration,
 }
 
 impl Default for MembershipConfig {
@@ -41,6 +51,7 @@ impl Default for MembershipConfig {
         Self {
             interval: Duration::from_secs(1),
             failure_timeout: Duration::from_secs(5),
+            forget_after: Duration::from_secs(600),
         }
     }
 }
@@ -60,9 +71,9 @@ struct Inner {
     /// Contact points and the broker that answered there (this one, for a contact point
     /// that is itself).
     contacts: HashMap<String, NodeId>,
-    /// Internal addresses other brokers know of and this one has not heard from yet: pushed
-    /// to like contact points.
-    discovered: Vec<String>,
+    /// Internal addresses other brokers know of and this one has not heard from yet, with
+    /// when they were last mentioned: pushed to like contact points until forgotten.
+    discovered: HashMap<String, Instant>,
 }
 
 /// This broker's membership in the cluster.
@@ -98,7 +109,7 @@ impl Membership {
                 revision: 0,
                 members: HashMap::new(),
                 contacts: HashMap::new(),
-                discovered: Vec::new(),
+                discovered: HashMap::new(),
             }),
             changes: watch::channel(0).0,
             local_changes: watch::channel(0).0,
@@ -193,6 +204,32 @@ impl Membership {
             })
     }
 
+    /// The incarnation (start) of live broker `node` this broker knows of: it changes when
+    /// the broker restarts.
+    pub fn incarnation(&self, node: NodeId) -> Option<u64> {
+        let inner = self.lock();
+        inner
+            .members
+            .get(&node)
+            .filter(|m| m.alive)
+            .map(|m| m.incarnation)
+    }
+
+    /// Every broker this one knows of, live or gone and not yet forgotten, with its internal
+    /// address; then the addresses mentioned by others and not heard from.
+    pub fn known(&self) -> (Vec<(NodeId, String)>, Vec<String>) {
+        let inner = self.lock();
+        let mut members: Vec<(NodeId, String)> = inner
+            .members
+            .iter()
+            .map(|(node, m)| (*node, m.info.internal_address.clone()))
+            .collect();
+        members.sort_unstable();
+        let mut discovered: Vec<String> = inner.discovered.keys().cloned().collect();
+        discovered.sort_unstable();
+        (members, discovered)
+    }
+
     /// The other live brokers.
     pub fn alive_members(&self) -> Vec<NodeId> {
         let inner = self.lock();
@@ -239,17 +276,27 @@ impl Membership {
             });
         }
         check(&inner.local, &broker)?;
+        if inner
+            .members
+            .get(&broker.node_id)
+            .is_some_and(|m| info.incarnation < m.incarnation)
+        {
+            // From a start of that broker before the one known: stale.
+            tracing::debug!(node = broker.node_id, address = %broker.internal_address, "ignoring the info of an older incarnation of a broker");
+            return Ok(());
+        }
+        let now = Instant::now();
         for address in &info.known_brokers {
-            let known = *address == inner.local.internal_address
-                || inner.discovered.contains(address)
+            let member = *address == inner.local.internal_address
                 || inner
                     .members
                     .values()
                     .any(|m| m.info.internal_address == *address);
-            if !known {
-                inner.discovered.push(address.clone());
+            if !member {
+                inner.discovered.insert(address.clone(), now);
             }
         }
+        inner.discovered.remove(&broker.internal_address);
         // The address book of every connection to the broker (Raft's too): the address it
         // gives itself, unless this broker was given its own route to it.
         let routed = self
@@ -260,13 +307,23 @@ impl Membership {
             self.peers
                 .set_address(broker.node_id, broker.internal_address.clone());
         }
-        let now = Instant::now();
+        let mut guard = inner;
+        let inner = &mut *guard;
         let changed = match inner.members.get_mut(&broker.node_id) {
             Some(member) => {
+                // Older incarnations were turned away above.
                 let newer =
-                    member.incarnation != info.incarnation || member.revision <= info.revision;
+                    member.incarnation < info.incarnation || member.revision <= info.revision;
                 member.last_seen = now;
                 let changed = (newer && member.info != broker) || !member.alive;
+                if newer && member.info.internal_address != broker.internal_address {
+                    let old = &member.info.internal_address;
+                    tracing::info!(node = broker.node_id, %old, address = %broker.internal_address, "a broker moved to another address");
+                    inner
+                        .contacts
+                        .retain(|address, node| !(address == old && *node == broker.node_id));
+                    inner.discovered.remove(old);
+                }
                 if newer {
                     member.info = broker;
                     member.incarnation = info.incarnation;
@@ -290,7 +347,7 @@ impl Membership {
                 true
             }
         };
-        drop(inner);
+        drop(guard);
         if changed {
             self.changes.send_modify(|v| *v += 1);
         }
@@ -305,11 +362,13 @@ impl Membership {
         self.local_proto()
     }
 
-    /// Marks brokers not heard from for the failure timeout as gone.
+    /// Marks brokers not heard from for the failure timeout as gone, and forgets those (and
+    /// the mentioned addresses) not heard from for the forget timeout.
     fn expire(&self) {
         let now = Instant::now();
         let mut changed = false;
-        let mut inner = self.lock();
+        let mut guard = self.lock();
+        let inner = &mut *guard;
         for (node, member) in inner.members.iter_mut() {
             if member.alive && now.duration_since(member.last_seen) > self.config.failure_timeout {
                 tracing::warn!(
@@ -320,7 +379,24 @@ impl Membership {
                 changed = true;
             }
         }
-        drop(inner);
+        let forget_after = self.config.forget_after;
+        let forgotten: Vec<(NodeId, String)> = inner
+            .members
+            .iter()
+            .filter(|(_, m)| now.duration_since(m.last_seen) > forget_after)
+            .map(|(node, m)| (*node, m.info.internal_address.clone()))
+            .collect();
+        for (node, address) in forgotten {
+            tracing::info!(node, %address, "a broker is forgotten: not heard from within the forget timeout");
+            inner.members.remove(&node);
+            // Configured contact points stay, to be found again; what they led to is unknown.
+            inner.contacts.retain(|_, n| *n != node);
+            inner.discovered.remove(&address);
+        }
+        inner
+            .discovered
+            .retain(|_, mentioned| now.duration_since(*mentioned) <= forget_after);
+        drop(guard);
         if changed {
             self.changes.send_modify(|v| *v += 1);
         }
@@ -334,7 +410,7 @@ impl Membership {
             .keys()
             .filter_map(|node| self.route(&inner, *node))
             .collect();
-        for point in self.contact_points.iter().chain(&inner.discovered) {
+        for point in self.contact_points.iter().chain(inner.discovered.keys()) {
             let known = match inner.contacts.get(point) {
                 Some(node) if *node == inner.local.node_id => true,
                 Some(node) => inner.members.get(node).is_some_and(|m| m.alive),
@@ -442,11 +518,135 @@ pub fn check(local: &BrokerInfo, other: &BrokerInfo) -> Result<(), SettingsError
     Ok(())
 }
 
-/// Different at every start of a broker, so that a restarted broker's info replaces its old
-/// one's, and two brokers given one node id are told apart.
+/// Different at every start of a broker and growing with the start time (microseconds since
+/// the epoch, then the process id's low byte), so that a restarted broker's info replaces its
+/// old one's and never the other way round, and two brokers given one node id are told apart.
 fn incarnation() -> u64 {
-    let nanos = std::time::SystemTime::now()
+    let micros = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64);
-    nanos ^ (u64::from(std::process::id()) << 40)
+        .map_or(0, |d| d.as_micros() as u64);
+    (micros << 8) | u64::from(std::process::id() & 0xff)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn broker(node_id: NodeId, address: &str) -> BrokerInfo {
+        BrokerInfo {
+            node_id,
+            cluster_name: "test".into(),
+            cluster_size: 3,
+            partitions_count: 1,
+            replication_factor: 1,
+            version: "test".into(),
+            host: "127.0.0.1".into(),
+            grpc_port: 26500,
+            rest_port: 0,
+            internal_address: address.into(),
+            partitions: Vec::new(),
+        }
+    }
+
+    /// `membership` hears from broker `node` at `address`, which knows of `known`.
+    fn hears(
+        membership: &Membership,
+        node: NodeId,
+        address: &str,
+        incarnation: u64,
+        known: &[&str],
+    ) {
+        let mut info = broker(node, address).to_proto(incarnation, 0);
+        info.known_brokers = known.iter().map(|a| a.to_string()).collect();
+        membership.receive(&info).unwrap();
+    }
+
+    fn known(membership: &Membership) -> (Vec<(NodeId, String)>, Vec<String>) {
+        membership.known()
+    }
+
+    #[test]
+    fn a_restarted_broker_replaces_its_old_address_and_an_older_start_is_ignored() {
+        let membership = Membership::new(
+            broker(0, "10.0.0.1:26502"),
+            Vec::new(),
+            Peers::default(),
+            MembershipConfig::default(),
+        );
+        hears(&membership, 1, "10.0.0.2:26502", 10, &["10.0.0.3:26502"]);
+        assert_eq!(
+            known(&membership),
+            (
+                vec![(1, "10.0.0.2:26502".into())],
+                vec!["10.0.0.3:26502".into()]
+            )
+        );
+        // Broker 1 restarts at another address: its entry and its address are replaced.
+        hears(&membership, 1, "10.0.0.9:26502", 11, &[]);
+        assert_eq!(known(&membership).0, vec![(1, "10.0.0.9:26502".into())]);
+        assert_eq!(membership.incarnation(1), Some(11));
+        assert_eq!(
+            membership.peers().address(1).as_deref(),
+            Some("10.0.0.9:26502")
+        );
+        assert!(
+            !membership.targets().contains(&"10.0.0.2:26502".to_string()),
+            "{:?}",
+            membership.targets()
+        );
+        // A late message of its earlier start changes nothing.
+        hears(&membership, 1, "10.0.0.2:26502", 10, &[]);
+        assert_eq!(known(&membership).0, vec![(1, "10.0.0.9:26502".into())]);
+        assert_eq!(membership.incarnation(1), Some(11));
+        assert_eq!(
+            membership.peers().address(1).as_deref(),
+            Some("10.0.0.9:26502")
+        );
+        // The mentioned address answers: it is a broker now, no longer a mere mention.
+        hears(&membership, 2, "10.0.0.3:26502", 5, &[]);
+        assert_eq!(
+            known(&membership),
+            (
+                vec![(1, "10.0.0.9:26502".into()), (2, "10.0.0.3:26502".into())],
+                Vec::new()
+            )
+        );
+    }
+
+    #[test]
+    fn brokers_and_addresses_not_heard_from_are_forgotten() {
+        let membership = Membership::new(
+            broker(0, "10.0.0.1:26502"),
+            vec!["10.0.0.2:26502".into()],
+            Peers::default(),
+            MembershipConfig {
+                interval: Duration::from_millis(10),
+                failure_timeout: Duration::from_millis(20),
+                forget_after: Duration::from_millis(100),
+            },
+        );
+        hears(&membership, 1, "10.0.0.2:26502", 10, &["10.0.0.3:26502"]);
+        hears(&membership, 4, "10.0.0.4:26502", 10, &[]);
+        std::thread::sleep(Duration::from_millis(60));
+        membership.expire();
+        // Gone, not forgotten: still sent to, so that it is found again.
+        assert!(membership.alive_members().is_empty());
+        assert_eq!(known(&membership).0.len(), 2);
+        assert!(membership.targets().contains(&"10.0.0.4:26502".to_string()));
+        // Broker 1 is heard from again; broker 4 and the address only mentioned are not.
+        hears(&membership, 1, "10.0.0.2:26502", 10, &[]);
+        std::thread::sleep(Duration::from_millis(60));
+        hears(&membership, 1, "10.0.0.2:26502", 10, &[]);
+        membership.expire();
+        assert_eq!(
+            known(&membership),
+            (vec![(1, "10.0.0.2:26502".into())], Vec::new())
+        );
+        // Nothing heard at all: the configured contact point alone is left to try.
+        std::thread::sleep(Duration::from_millis(120));
+        membership.expire();
+        assert_eq!(known(&membership), (Vec::new(), Vec::new()));
+        assert_eq!(membership.targets(), vec!["10.0.0.2:26502".to_string()]);
+        assert_eq!(membership.view().brokers.len(), 1, "only this broker");
+    }
 }

@@ -51,7 +51,7 @@ use tokio::sync::{mpsc, watch};
 
 use crate::metrics::GroupMetrics;
 use crate::state_machine::SnapshotData;
-use crate::storage::{CompactionFloor, JournalLogStore, MetaDir};
+use crate::storage::{CompactionFloor, JournalLogStore, MetaDir, NodeFlusher};
 use crate::transport::{GroupNetworkFactory, Groups, PartitionRaft, Peers};
 use crate::types::{Batch, LogId, NodeId, SnapshotMeta, log_id, term_of};
 use crate::{CommitNotifier, TypeConfig};
@@ -108,6 +108,8 @@ pub struct RaftLogConfig {
     /// Entries the group keeps below its snapshot, so that a replica a little behind catches
     /// up from the log rather than by a snapshot ([`RaftLogConfig::KEPT_AFTER_SNAPSHOT`]).
     pub kept_after_snapshot: u64,
+    /// The broker's flusher, shared by all its groups: it makes the journal's appends durable.
+    pub flusher: NodeFlusher,
 }
 
 impl RaftLogConfig {
@@ -197,8 +199,9 @@ impl RaftLog {
             .map_err(|e| failed("snapshot record", &e))?;
         let notifier = CommitNotifier::with_snapshots(journal.commit_index(), meta, current);
         let floor = CompactionFloor::new(1);
-        let store = JournalLogStore::open(journal, &dir.join("raft"), floor.clone())
-            .map_err(|e| failed("Raft records", &e))?;
+        let store =
+            JournalLogStore::open(journal, &dir.join("raft"), floor.clone(), &config.flusher)
+                .map_err(|e| failed("Raft records", &e))?;
         let metrics = Arc::new(GroupMetrics::default());
         let network = network(metrics.clone());
         let raft_config = config

@@ -9,7 +9,7 @@
 )]
 
 use beeline_cluster::types::log_id;
-use beeline_cluster::{CompactionFloor, JournalLogStore, MetaDir};
+use beeline_cluster::{CompactionFloor, JournalLogStore, MetaDir, NodeFlusher};
 use beeline_log::{EntryKind, Journal, MemJournal};
 use openraft::storage::RaftLogStorage;
 
@@ -28,7 +28,13 @@ async fn a_commit_recorded_past_the_log_s_end_reads_as_the_log_s_end() {
         .expect("meta")
         .save_committed(Some(&log_id(2, 5)))
         .expect("save");
-    let mut store = JournalLogStore::open(journal, &meta, CompactionFloor::new(1)).expect("open");
+    let mut store = JournalLogStore::open(
+        journal,
+        &meta,
+        CompactionFloor::new(1),
+        &NodeFlusher::start().expect("flusher"),
+    )
+    .expect("open");
     assert_eq!(
         store.read_committed().await.expect("read"),
         Some(log_id(2, 2))

@@ -21,7 +21,9 @@ use beeline_cluster::transport::{
     GroupNetworkFactory, Groups, InternalServer, PartitionRaft, Peers,
 };
 use beeline_cluster::types::{Entry, LogId, Membership, Vote, log_id};
-use beeline_cluster::{Batch, CommitNotifier, CompactionFloor, JournalLogStore, TypeConfig};
+use beeline_cluster::{
+    Batch, CommitNotifier, CompactionFloor, JournalLogStore, NodeFlusher, TypeConfig,
+};
 use beeline_log::{
     CommitIndex, EntryKind, FileJournal, FileJournalConfig, Journal, JournalReader, MemJournal,
 };
@@ -60,8 +62,13 @@ impl StoreBuilder<TypeConfig, JournalLogStore<FileJournal>, CommitNotifier, temp
         let journal = FileJournal::open(dir.path().join("log"), config)
             .map_err(|e| io(io::Error::other(e)))?;
         let notifier = CommitNotifier::new(CommitIndex::new(0));
-        let store = JournalLogStore::open(journal, dir.path(), CompactionFloor::new(u64::MAX))
-            .map_err(io)?;
+        let store = JournalLogStore::open(
+            journal,
+            dir.path(),
+            CompactionFloor::new(u64::MAX),
+            &NodeFlusher::start().expect("flusher"),
+        )
+        .map_err(io)?;
         Ok((dir, store, notifier))
     }
 }
@@ -85,8 +92,13 @@ impl StoreBuilder<TypeConfig, JournalLogStore<MemJournal>, CommitNotifier, tempf
         let dir = tempfile::tempdir().map_err(io)?;
         let journal = MemJournal::new();
         let notifier = CommitNotifier::new(CommitIndex::new(0));
-        let store = JournalLogStore::open(journal, dir.path(), CompactionFloor::new(u64::MAX))
-            .map_err(io)?;
+        let store = JournalLogStore::open(
+            journal,
+            dir.path(),
+            CompactionFloor::new(u64::MAX),
+            &NodeFlusher::start().expect("flusher"),
+        )
+        .map_err(io)?;
         Ok((dir, store, notifier))
     }
 }
@@ -129,8 +141,13 @@ async fn commits_reach_the_journal_and_raft_state_survives_a_restart() {
     let open = || async {
         let journal = FileJournal::open(dir.path().join("log"), file_config()).expect("journal");
         let notifier = CommitNotifier::new(journal.commit_index());
-        let store = JournalLogStore::open(journal, dir.path(), CompactionFloor::new(u64::MAX))
-            .expect("store");
+        let store = JournalLogStore::open(
+            journal,
+            dir.path(),
+            CompactionFloor::new(u64::MAX),
+            &NodeFlusher::start().expect("flusher"),
+        )
+        .expect("store");
         (store, notifier)
     };
     let (mut store, mut notifier) = open().await;
@@ -226,7 +243,13 @@ async fn purging_frees_segments_only_below_the_compaction_floor() {
     let dir = tempfile::tempdir().expect("tempdir");
     let journal = FileJournal::open(dir.path().join("log"), file_config()).expect("journal");
     let floor = CompactionFloor::new(1);
-    let mut store = JournalLogStore::open(journal, dir.path(), floor.clone()).expect("store");
+    let mut store = JournalLogStore::open(
+        journal,
+        dir.path(),
+        floor.clone(),
+        &NodeFlusher::start().expect("flusher"),
+    )
+    .expect("store");
     let data = vec![7u8; 8 * 1024];
     let entries: Vec<Entry> = (0..40)
         .map(|i| {
@@ -307,8 +330,13 @@ async fn start_broker(
     let commit = journal.commit_index();
     let committed = journal.reader();
     let notifier = CommitNotifier::new(commit.clone());
-    let store =
-        JournalLogStore::open(journal, dir.path(), CompactionFloor::new(u64::MAX)).expect("store");
+    let store = JournalLogStore::open(
+        journal,
+        dir.path(),
+        CompactionFloor::new(u64::MAX),
+        &NodeFlusher::start().expect("flusher"),
+    )
+    .expect("store");
     let network = GroupNetworkFactory::new(1, peers);
     let raft = PartitionRaft::new(node, config, network, store, notifier)
         .await

@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use beeline_cluster::transport::{Groups, InternalServer, Peers};
-use beeline_cluster::{RaftLog, RaftLogConfig, RaftTiming};
+use beeline_cluster::{NodeFlusher, RaftLog, RaftLogConfig, RaftTiming};
 use beeline_log::{FileJournalConfig, JournalReader};
 use beeline_protocol::Record;
 use beeline_protocol::codec::decode_batch;
@@ -111,6 +111,7 @@ async fn start(
             members: members.clone(),
             snapshots: snapshots.clone(),
             kept_after_snapshot: options.kept_after_snapshot,
+            flusher: NodeFlusher::start().expect("flusher"),
         },
         dir,
         peers.clone(),

@@ -51,6 +51,8 @@ mod cluster;
 mod fuzz;
 #[path = "gateway/replicated.rs"]
 mod replicated;
+#[path = "gateway/replicated_jobs.rs"]
+mod replicated_jobs;
 #[path = "gateway/rest.rs"]
 mod rest;
 #[path = "gateway/tenants.rs"]

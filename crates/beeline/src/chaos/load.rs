@@ -144,6 +144,80 @@ impl ClusterClient {
         Ok(answer.key)
     }
 
+    /// The first command acknowledged on `partition` after a fault at `since` (a message
+    /// published there, each try through the next broker, given 2 s), tried for `give_up`:
+    /// how long it took from `since`, and the last answer before it.
+    pub async fn first_success(
+        &self,
+        partition: u16,
+        partitions: u16,
+        since: Instant,
+        give_up: Duration,
+    ) -> Result<(Duration, String), String> {
+        let mut attempt = 0usize;
+        let mut last = String::from("none");
+        loop {
+            let tried = tokio::time::timeout(
+                Duration::from_secs(2),
+                self.publish(attempt, partition, partitions, "chaos-probe"),
+            )
+            .await;
+            match tried {
+                Ok(Ok(_)) => return Ok((since.elapsed(), last)),
+                Ok(Err(status)) => {
+                    last = format!("{:?}: {}", status.code(), status.message());
+                }
+                Err(_) => {
+                    last = format!(
+                        "no answer within 2 s (tried from broker {} on)",
+                        attempt % self.brokers.len()
+                    );
+                }
+            }
+            if since.elapsed() > give_up {
+                return Err(format!(
+                    "partition {partition} acknowledged no command within {} s; last answer: \
+                     {last}",
+                    give_up.as_secs()
+                ));
+            }
+            attempt += 1;
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    /// `Ok` when every broker answers and reports its replicas healthy (`partitions` ×
+    /// `replication_factor` in all), with exactly one leader per partition; otherwise what is
+    /// missing.
+    pub async fn whole(&self, partitions: u16, replication_factor: usize) -> Result<(), String> {
+        let roles = self.roles().await;
+        let mut leaders: BTreeMap<u16, u32> = BTreeMap::new();
+        let mut healthy = 0;
+        for replicas in roles.values() {
+            for (&partition, replica) in replicas {
+                healthy += usize::from(replica.healthy);
+                if replica.leader {
+                    *leaders.entry(partition).or_default() += 1;
+                }
+            }
+        }
+        let replicas: usize = roles.values().map(BTreeMap::len).sum();
+        let expected = usize::from(partitions) * replication_factor;
+        if roles.len() == self.monitoring.len()
+            && healthy == expected
+            && replicas == expected
+            && leaders.len() == usize::from(partitions)
+            && leaders.values().all(|&n| n == 1)
+        {
+            return Ok(());
+        }
+        Err(format!(
+            "brokers answering: {:?}, leaders per partition: {leaders:?}, healthy replicas: \
+             {healthy} of {expected}",
+            roles.keys().collect::<Vec<_>>()
+        ))
+    }
+
     /// Each answering broker's view of its replicas, by node id, from its metrics.
     pub async fn roles(&self) -> BTreeMap<usize, BTreeMap<u16, Replica>> {
         let mut found = BTreeMap::new();

@@ -14,7 +14,7 @@
 //! After the last fault the brokers are stopped and [`check`] holds the client's history
 //! against every replica's data directory.
 
-mod load;
+pub(crate) mod load;
 mod proxy;
 
 use std::collections::BTreeMap;
@@ -24,7 +24,7 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::harness::{BrokerProcess, RunStart, Xorshift, connect, deployment, free_port};
+use crate::harness::{BrokerSettings, Node, RunStart, Xorshift, connect, deployment, free_port};
 use beeline_cluster::check::{self, Acknowledged, JournalShape, Verdict};
 use load::{ClusterClient, History};
 use proxy::{Fault, Proxies};
@@ -67,39 +67,6 @@ const SHAPE: JournalShape = JournalShape {
     segment_size: 8 << 20,
     max_entry_size: 4 << 20,
 };
-
-/// One broker of the cluster: its process while it runs, and how to start it again.
-struct Node {
-    args: Vec<String>,
-    log: PathBuf,
-    process: Option<BrokerProcess>,
-}
-
-impl Node {
-    fn start(&mut self) -> Result<(), String> {
-        self.process = Some(BrokerProcess::spawn_logged(
-            &self.args,
-            "info,openraft=warn",
-            Some(&self.log),
-            |_| {},
-        )?);
-        Ok(())
-    }
-
-    fn kill(&mut self) {
-        if let Some(process) = &mut self.process {
-            process.kill();
-        }
-        self.process = None;
-    }
-
-    /// A broker that ended without being told to: its exit and last lines.
-    fn crashed(&mut self) -> Option<String> {
-        let process = self.process.as_mut()?;
-        let status = process.exited()?;
-        Some(format!("exited ({status}):\n{}", process.tail()))
-    }
-}
 
 /// What a run did and measured.
 #[derive(Default)]
@@ -203,7 +170,7 @@ fn broker_dir(root: &Path, node: usize) -> PathBuf {
     root.join(format!("broker-{node}"))
 }
 
-fn percentile(durations: &[Duration], p: f64) -> Option<Duration> {
+pub(crate) fn percentile(durations: &[Duration], p: f64) -> Option<Duration> {
     let mut sorted = durations.to_vec();
     sorted.sort();
     let at = ((sorted.len() as f64 * p).ceil() as usize).saturating_sub(1);
@@ -339,44 +306,24 @@ impl Cluster {
             let grpc = port("gRPC")?;
             let monitor = port("monitoring")?;
             monitoring.push(monitor);
-            let mut args: Vec<String> = [
-                "--host",
-                "127.0.0.1",
-                "--cluster-size",
-                "3",
-                "--replication-factor",
-                "3",
-                "--secondary-storage",
-                "none",
-                "--disk-free-min",
-                "off",
-                "--memory-limit",
-                "256MiB",
+            let args = BrokerSettings {
+                node,
+                cluster_size: BROKERS,
+                replication_factor: BROKERS,
+                partitions: PARTITIONS,
+                contact_points: &contact_points,
+                internal_port: own.port(),
+                grpc_port: grpc,
+                monitoring_port: monitor,
+                data_dir: &data,
+                memory_limit: "256MiB",
+            }
+            .args(&[
                 "--log-segment-size",
                 "8MiB",
                 "--snapshot-period",
                 snapshot_period,
-            ]
-            .map(String::from)
-            .into();
-            args.extend([
-                "--node-id".into(),
-                node.to_string(),
-                "--partitions".into(),
-                PARTITIONS.to_string(),
-                "--contact-points".into(),
-                contact_points.join(","),
-                "--internal-port".into(),
-                own.port().to_string(),
-                "--grpc-port".into(),
-                grpc.to_string(),
-                "--rest-port".into(),
-                port("REST")?.to_string(),
-                "--monitoring-port".into(),
-                monitor.to_string(),
-                "--data-dir".into(),
-                data.display().to_string(),
-            ]);
+            ])?;
             let mut node = Node {
                 args,
                 log: dir.join(format!("broker-{node}.log")),
@@ -403,31 +350,15 @@ impl Cluster {
                     return Err(format!("broker {node} {crash}"));
                 }
             }
-            let roles = self.client.roles().await;
-            let mut leaders: BTreeMap<u16, u32> = BTreeMap::new();
-            let mut healthy = 0;
-            for replicas in roles.values() {
-                for (&partition, replica) in replicas {
-                    healthy += usize::from(replica.healthy);
-                    if replica.leader {
-                        *leaders.entry(partition).or_default() += 1;
-                    }
-                }
-            }
-            if roles.len() == BROKERS
-                && healthy == BROKERS * usize::from(PARTITIONS)
-                && leaders.len() == usize::from(PARTITIONS)
-                && leaders.values().all(|&n| n == 1)
-            {
-                return Ok(started.elapsed());
-            }
+            let missing = match self.client.whole(PARTITIONS, BROKERS).await {
+                Ok(()) => return Ok(started.elapsed()),
+                Err(missing) => missing,
+            };
             if started.elapsed() > within {
                 return Err(format!(
-                    "the cluster was not whole again within {} s (brokers answering: {:?}, \
-                     leaders per partition: {leaders:?}, healthy replicas: {healthy}); \
-                     last lines of each broker:\n{}",
+                    "the cluster was not whole again within {} s ({missing}); last lines of \
+                     each broker:\n{}",
                     within.as_secs(),
-                    roles.keys().collect::<Vec<_>>(),
                     self.tails()
                 ));
             }
@@ -464,37 +395,9 @@ impl Cluster {
     /// until [`PROBE_FOR`] has passed; how long it took from `since`, and the last answer
     /// before it.
     async fn probe(&self, partition: u16, since: Instant) -> Result<(Duration, String), String> {
-        let mut attempt = 0usize;
-        let mut last = String::from("none");
-        loop {
-            let tried = tokio::time::timeout(
-                Duration::from_secs(2),
-                self.client
-                    .publish(attempt, partition, PARTITIONS, "chaos-probe"),
-            )
-            .await;
-            match tried {
-                Ok(Ok(_)) => return Ok((since.elapsed(), last)),
-                Ok(Err(status)) => {
-                    last = format!("{:?}: {}", status.code(), status.message());
-                }
-                Err(_) => {
-                    last = format!(
-                        "no answer within 2 s (tried from broker {} on)",
-                        attempt % BROKERS
-                    );
-                }
-            }
-            if since.elapsed() > PROBE_FOR {
-                return Err(format!(
-                    "partition {partition} acknowledged no command within {} s; last answer: \
-                     {last}",
-                    PROBE_FOR.as_secs()
-                ));
-            }
-            attempt += 1;
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+        self.client
+            .first_success(partition, PARTITIONS, since, PROBE_FOR)
+            .await
     }
 
     /// Restarts every broker that is down or reports a replica unhealthy, then waits for
@@ -538,10 +441,7 @@ impl Cluster {
     /// Stops every broker cleanly (SIGKILL after 15 s).
     fn stop(&mut self) {
         for node in &mut self.nodes {
-            if let Some(process) = &mut node.process {
-                process.stop(Duration::from_secs(15));
-            }
-            node.process = None;
+            node.stop(Duration::from_secs(15));
         }
     }
 }

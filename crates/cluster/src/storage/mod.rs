@@ -1,11 +1,12 @@
 //! The partition journal as openraft's log storage.
 //!
 //! - **Appends** write the entries into the journal at once (readable by the replication
-//!   reader, not yet durable) and queue openraft's callback; a flush task per partition syncs
-//!   everything queued meanwhile with one `fdatasync` and completes the callbacks in order
-//!   (group commit, as the single node does).
-//! - **Ordering**: a vote, a truncation and a purge first drain the flush queue, so what
-//!   reaches the disk is in the order openraft issued it (`docs/protocol/io_ordering.md` in
+//!   reader, not yet durable) and hand openraft's callback to the node's flusher
+//!   ([`NodeFlusher`]), which syncs every group's journal in shared rounds: one `fdatasync`
+//!   covers everything a journal queued meanwhile, and the callbacks complete in order (group
+//!   commit, as the single node does).
+//! - **Ordering**: a vote, a truncation and a purge first drain the journal's flush queue, so
+//!   what reaches the disk is in the order openraft issued it (`docs/protocol/io_ordering.md` in
 //!   openraft shows how a vote overtaking an append loses a committed entry).
 //! - **Truncation** of a conflicting tail is the journal's `truncate_after`; an append past
 //!   the end of an empty journal (a snapshot covered everything before it) is the journal's
@@ -18,6 +19,7 @@
 //! - **Reads** for replication go through the journal's log reader, which sees entries
 //!   appended but neither flushed nor committed.
 
+mod flusher;
 mod meta;
 
 use std::fmt::Debug;
@@ -27,13 +29,14 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use beeline_log::{Flusher, Journal, JournalReader};
+use beeline_log::{Journal, JournalReader};
+pub use flusher::{FlushCounts, NodeFlusher};
+pub use meta::{MetaDir, SnapshotRecord};
 use openraft::entry::RaftEntry;
 use openraft::storage::{IOFlushed, RaftLogStorage};
 use openraft::{LogState, RaftLogReader};
-use tokio::sync::{mpsc, oneshot};
 
-pub use meta::{MetaDir, SnapshotRecord};
+use flusher::JournalFlush;
 
 use crate::types::{Entry, LogId, TypeConfig, Vote, from_journal, log_id, to_journal};
 
@@ -73,19 +76,12 @@ impl Shared {
     }
 }
 
-enum FlushRequest {
-    /// Complete this append's callback once everything written before it is durable.
-    Append(IOFlushed<TypeConfig>),
-    /// Answer once every request before it is done.
-    Barrier(oneshot::Sender<io::Result<()>>),
-}
-
 /// A partition journal as openraft's [`RaftLogStorage`].
 pub struct JournalLogStore<J: Journal> {
     journal: J,
     meta: MetaDir,
     shared: Arc<Shared>,
-    flushes: mpsc::UnboundedSender<FlushRequest>,
+    flush: JournalFlush,
     floor: CompactionFloor,
 }
 
@@ -94,9 +90,13 @@ where
     J::Reader: Sync,
 {
     /// Wraps `journal` (opened with `commit_recovered: false` for a file journal), with its Raft
-    /// records in `meta_dir`. Call inside a tokio runtime: it starts the partition's flush
-    /// task.
-    pub fn open(mut journal: J, meta_dir: &Path, floor: CompactionFloor) -> io::Result<Self> {
+    /// records in `meta_dir`; `flusher` makes its appends durable.
+    pub fn open(
+        mut journal: J,
+        meta_dir: &Path,
+        floor: CompactionFloor,
+        flusher: &NodeFlusher,
+    ) -> io::Result<Self> {
         let meta = MetaDir::new(meta_dir)?;
         let vote = meta.read_vote()?;
         let purged = meta.read_purged()?;
@@ -123,11 +123,7 @@ where
                 journal.reset(next).map_err(io::Error::other)?;
             }
         }
-        let flusher = journal.flusher();
-        let (flushes, requests) = mpsc::unbounded_channel();
-        tokio::runtime::Handle::try_current()
-            .map_err(|e| io::Error::other(format!("the Raft log store needs a runtime: {e}")))?
-            .spawn(flush_loop(flusher, requests));
+        let flush = flusher.register(journal.flusher())?;
         Ok(Self {
             journal,
             meta,
@@ -135,7 +131,7 @@ where
                 vote: Mutex::new(vote),
                 purged: Mutex::new(purged),
             }),
-            flushes,
+            flush,
             floor,
         })
     }
@@ -146,12 +142,7 @@ where
     }
 
     async fn barrier(&self) -> io::Result<()> {
-        let (done, wait) = oneshot::channel();
-        self.flushes
-            .send(FlushRequest::Barrier(done))
-            .map_err(|_| io::Error::other("the journal's flush task is gone"))?;
-        wait.await
-            .map_err(|_| io::Error::other("the journal's flush task is gone"))?
+        self.flush.barrier().await
     }
 
     fn last_log_id(&self) -> io::Result<Option<LogId>> {
@@ -162,31 +153,6 @@ where
             self.journal.last_term(),
             self.journal.last_index() - 1,
         )))
-    }
-}
-
-/// Syncs the journal for every batch of queued appends, then completes their callbacks in
-/// order. Ends when the store is dropped.
-async fn flush_loop<F: Flusher>(flusher: F, mut requests: mpsc::UnboundedReceiver<FlushRequest>) {
-    let mut batch = Vec::new();
-    while requests.recv_many(&mut batch, 1024).await > 0 {
-        let flusher = flusher.clone();
-        let result = tokio::task::spawn_blocking(move || flusher.flush())
-            .await
-            .map_err(io::Error::other)
-            .and_then(|flushed| flushed.map(|_| ()).map_err(io::Error::other));
-        for request in batch.drain(..) {
-            let result = match &result {
-                Ok(()) => Ok(()),
-                Err(e) => Err(io::Error::new(e.kind(), e.to_string())),
-            };
-            match request {
-                FlushRequest::Append(callback) => callback.io_completed(result),
-                FlushRequest::Barrier(done) => {
-                    let _ = done.send(result);
-                }
-            }
-        }
     }
 }
 
@@ -274,9 +240,7 @@ where
                 .append_entry(term, kind, asqn, &data)
                 .map_err(io::Error::other)?;
         }
-        self.flushes
-            .send(FlushRequest::Append(callback))
-            .map_err(|_| io::Error::other("the journal's flush task is gone"))
+        self.flush.append(callback)
     }
 
     async fn truncate_after(&mut self, last_log_id: Option<LogId>) -> Result<(), io::Error> {

@@ -10,8 +10,9 @@
 //! never failed for good.
 //!
 //! In a cluster the stream also registers with every other live broker (`OpenJobStream` on the
-//! internal port, again when a broker joins or comes back), whose partitions push to it as to
-//! a local stream; a job from there the client does not take is handed back the same way.
+//! internal port, again when a broker joins, comes back or restarts), whose partitions push to
+//! it as to a local stream; a job from there the client does not take is handed back the same
+//! way.
 //!
 //! [`JobStreams`]: beeline_stream::JobStreams
 
@@ -160,27 +161,51 @@ impl Pushed {
 /// How long a broker that did not take the stream is left before it is asked again.
 const RECONNECT: Duration = Duration::from_secs(1);
 
-/// Keeps the stream registered with every other live broker while the client reads.
+/// The stream's registration with one broker: the call, for that start of the broker.
+struct Registration {
+    incarnation: u64,
+    call: JoinHandle<()>,
+}
+
+/// Keeps the stream registered with every other live broker while the client reads: again
+/// when the call ended, and when the broker is gone or restarted (its call may hang on a
+/// connection nobody answers any more; ending it makes the broker hand back what it holds).
+/// When the client goes away, each call ends by itself, handing back what it holds.
 async fn remote_streams(
     d: Arc<Dispatcher>,
     membership: Arc<Membership>,
     request: proto::JobStreamRequest,
     jobs: mpsc::Sender<PushedJob>,
 ) {
-    let mut registered: HashMap<NodeId, JoinHandle<()>> = HashMap::new();
+    let mut registered: HashMap<NodeId, Registration> = HashMap::new();
     let mut changes = membership.changes();
     loop {
+        registered.retain(|node, registration| {
+            if registration.call.is_finished() {
+                return false;
+            }
+            let current = membership.incarnation(*node) == Some(registration.incarnation);
+            if !current {
+                tracing::debug!(
+                    node,
+                    "a broker went away or restarted; its job stream call ends"
+                );
+                registration.call.abort();
+            }
+            current
+        });
         for node in membership.alive_members() {
-            if registered
-                .get(&node)
-                .is_some_and(|task| !task.is_finished())
-            {
+            if registered.contains_key(&node) {
                 continue;
             }
-            if let Some(channel) = membership.channel(node) {
-                let task = remote_stream(d.clone(), node, channel, request.clone(), jobs.clone());
-                registered.insert(node, tokio::spawn(task.in_current_span()));
-            }
+            let (Some(incarnation), Some(channel)) =
+                (membership.incarnation(node), membership.channel(node))
+            else {
+                continue;
+            };
+            let call = remote_stream(d.clone(), node, channel, request.clone(), jobs.clone());
+            let call = tokio::spawn(call.in_current_span());
+            registered.insert(node, Registration { incarnation, call });
         }
         tokio::select! {
             () = jobs.closed() => return,

@@ -92,6 +92,7 @@ pub(super) fn fast() -> MembershipConfig {
     MembershipConfig {
         interval: Duration::from_millis(100),
         failure_timeout: Duration::from_millis(1000),
+        ..MembershipConfig::default()
     }
 }
 

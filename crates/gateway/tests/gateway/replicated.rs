@@ -15,8 +15,8 @@ use std::time::Duration;
 
 use beeline_cluster::transport::{Groups, InternalServer, Peers};
 use beeline_cluster::{
-    BrokerServices, ClusterRouter, ClusterSettings, Health, Membership, PartitionState, RaftLog,
-    RaftLogConfig, RaftTiming,
+    BrokerServices, ClusterRouter, ClusterSettings, Health, Membership, NodeFlusher,
+    PartitionState, RaftLog, RaftLogConfig, RaftTiming,
 };
 use beeline_gateway::proto::gateway_client::GatewayClient;
 use beeline_gateway::proto::partition::{PartitionBrokerHealth, PartitionBrokerRole};
@@ -43,10 +43,10 @@ use super::{create, resource};
 
 /// How many brokers and partitions, with how many replicas each.
 #[derive(Clone, Copy)]
-struct Shape {
-    brokers: u64,
-    partitions: u16,
-    factor: u32,
+pub(super) struct Shape {
+    pub brokers: u64,
+    pub partitions: u16,
+    pub factor: u32,
 }
 
 /// Three brokers, three partitions, a replica of each on every broker.
@@ -62,20 +62,38 @@ const TIMING: RaftTiming = RaftTiming {
     election_timeout_ms: (600, 1200),
 };
 
-struct Broker {
+/// One broker, on a runtime of its own: stopping it ends every task it started (its
+/// connections close as a dead process's would), not only those the test holds.
+pub(super) struct Broker {
     grpc: SocketAddr,
-    membership: Arc<Membership>,
-    local: Arc<LocalRouter>,
+    pub membership: Arc<Membership>,
+    pub local: Arc<LocalRouter>,
+    /// The streams registered here: this broker's gateway's, and other gateways' streams
+    /// registered by `OpenJobStream`.
+    pub job_streams: Arc<JobStreams>,
     partitions: Vec<PartitionHandle>,
     tasks: Vec<JoinHandle<()>>,
     stop_gateway: Option<oneshot::Sender<()>>,
     stop_internal: Option<oneshot::Sender<()>>,
     internal_server: Option<JoinHandle<()>>,
+    runtime: Option<tokio::runtime::Runtime>,
 }
 
-struct TestCluster {
-    shape: Shape,
+impl Drop for Broker {
+    fn drop(&mut self) {
+        // Not dropped: a runtime cannot be dropped where the test's runtime may block.
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
+pub(super) struct TestCluster {
+    pub shape: Shape,
     brokers: Vec<Option<Broker>>,
+    /// Each broker's internal address, which a restarted broker takes again.
+    internal: Vec<SocketAddr>,
+    config: GatewayConfig,
     dir: tempfile::TempDir,
 }
 
@@ -103,14 +121,10 @@ async fn publish(membership: Arc<Membership>, handles: Vec<PartitionHandle>) {
 }
 
 impl TestCluster {
-    async fn start(shape: Shape, config: GatewayConfig) -> Self {
+    pub async fn start(shape: Shape, config: GatewayConfig) -> Self {
         let mut listeners = Vec::new();
         for _ in 0..shape.brokers {
-            listeners.push(
-                tokio::net::TcpListener::bind("127.0.0.1:0")
-                    .await
-                    .expect("internal port"),
-            );
+            listeners.push(std::net::TcpListener::bind("127.0.0.1:0").expect("internal port"));
         }
         let internal: Vec<SocketAddr> = listeners
             .iter()
@@ -119,20 +133,16 @@ impl TestCluster {
         let mut cluster = Self {
             shape,
             brokers: Vec::new(),
+            internal,
+            config,
             dir: tempfile::tempdir().expect("temporary directory"),
         };
         // Every broker's replicas open at once: a group elects once a quorum of it runs.
-        let mut starting = Vec::new();
-        for (node, listener) in listeners.into_iter().enumerate() {
-            let settings = settings(shape, node as u64, &internal);
-            let dir = cluster.dir.path().join(format!("broker-{node}"));
-            starting.push(tokio::spawn(start_broker(
-                settings,
-                listener,
-                dir,
-                config.clone(),
-            )));
-        }
+        let starting: Vec<_> = listeners
+            .into_iter()
+            .enumerate()
+            .map(|(node, listener)| tokio::spawn(cluster.launch(node, listener)))
+            .collect();
         for broker in starting {
             cluster
                 .brokers
@@ -142,24 +152,67 @@ impl TestCluster {
         cluster
     }
 
-    fn broker(&self, node: usize) -> &Broker {
+    /// Starts broker `node` on a runtime of its own, listening on `listener` internally.
+    fn launch(
+        &self,
+        node: usize,
+        listener: std::net::TcpListener,
+    ) -> impl Future<Output = Broker> + use<> {
+        let settings = settings(self.shape, node as u64, &self.internal);
+        let dir = self.dir.path().join(format!("broker-{node}"));
+        let config = self.config.clone();
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name(format!("broker-{node}"))
+            .enable_all()
+            .build()
+            .expect("a broker's runtime");
+        let started = runtime.spawn(start_broker(settings, listener, dir, config));
+        async move {
+            let mut broker = started.await.expect("broker starts");
+            broker.runtime = Some(runtime);
+            broker
+        }
+    }
+
+    /// Starts broker `node` again, stopped before, from its replicas' logs on its internal
+    /// address; waits until every partition's leader is known everywhere again.
+    pub async fn restart(&mut self, node: usize) {
+        assert!(self.brokers[node].is_none(), "broker {node} runs");
+        let mut listener = None;
+        for _ in 0..100 {
+            match std::net::TcpListener::bind(self.internal[node]) {
+                Ok(bound) => {
+                    listener = Some(bound);
+                    break;
+                }
+                Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+            }
+        }
+        let listener = listener.expect("the internal port is free again");
+        let broker = self.launch(node, listener).await;
+        self.brokers[node] = Some(broker);
+        self.await_leaders().await;
+    }
+
+    pub fn broker(&self, node: usize) -> &Broker {
         self.brokers[node].as_ref().expect("broker runs")
     }
 
-    fn running(&self) -> Vec<usize> {
+    pub fn running(&self) -> Vec<usize> {
         (0..self.shape.brokers as usize)
             .filter(|n| self.brokers[*n].is_some())
             .collect()
     }
 
-    async fn client(&self, node: usize) -> GatewayClient<Channel> {
+    pub async fn client(&self, node: usize) -> GatewayClient<Channel> {
         GatewayClient::connect(format!("http://{}", self.broker(node).grpc))
             .await
             .expect("gateway connects")
     }
 
     /// The broker whose replica of `partition` leads it now.
-    fn leader_of(&self, partition: u16) -> Option<usize> {
+    pub fn leader_of(&self, partition: u16) -> Option<usize> {
         self.running().into_iter().find(|node| {
             self.broker(*node)
                 .local
@@ -170,7 +223,7 @@ impl TestCluster {
 
     /// Waits until every partition has a leader among the running brokers and every running
     /// broker's topology names it, in its term.
-    async fn await_leaders(&self) {
+    pub async fn await_leaders(&self) {
         for _ in 0..600 {
             let complete = (1..=self.shape.partitions).all(|partition| {
                 let Some(leader) = self.leader_of(partition) else {
@@ -202,7 +255,7 @@ impl TestCluster {
 
     /// A running broker that leads no partition (each client below talks to it alone), or
     /// else the one leading the fewest.
-    fn follower_broker(&self) -> usize {
+    pub fn follower_broker(&self) -> usize {
         let led = |node: usize| {
             (1..=self.shape.partitions)
                 .filter(|p| self.leader_of(*p) == Some(node))
@@ -215,8 +268,10 @@ impl TestCluster {
     }
 
     /// Stops broker `node` as a dead process would leave the others: its replicas leave their
-    /// groups without handing leadership over, its servers close their connections.
-    async fn stop(&mut self, node: usize) {
+    /// groups without handing leadership over, its servers close their connections, and
+    /// whatever else it runs (its gateway's job streams, their calls to other brokers) ends
+    /// with its runtime.
+    pub async fn stop(&mut self, node: usize) {
         let mut broker = self.brokers[node].take().expect("broker runs");
         let _ = broker.stop_gateway.take().map(|stop| stop.send(()));
         let _ = broker.stop_internal.take().map(|stop| stop.send(()));
@@ -236,10 +291,11 @@ impl TestCluster {
         for handle in &broker.partitions {
             handle.halt().await;
         }
+        drop(broker);
     }
 
     /// The committed records of `partition`, read on its leader.
-    async fn records(&self, partition: u16) -> Vec<beeline_protocol::Record> {
+    pub async fn records(&self, partition: u16) -> Vec<beeline_protocol::Record> {
         let Some(node) = self.leader_of(partition) else {
             return Vec::new();
         };
@@ -259,7 +315,7 @@ impl TestCluster {
         records
     }
 
-    async fn await_records(
+    pub async fn await_records(
         &self,
         partition: u16,
         what: &str,
@@ -282,6 +338,7 @@ impl Drop for TestCluster {
                 task.abort();
             }
         }
+        // Each broker's runtime goes down with it (see `Broker`'s drop).
     }
 }
 
@@ -289,11 +346,13 @@ impl Drop for TestCluster {
 /// replica this broker holds (placed round-robin), then the gateway.
 async fn start_broker(
     settings: ClusterSettings,
-    listener: tokio::net::TcpListener,
+    listener: std::net::TcpListener,
     dir: std::path::PathBuf,
     config: GatewayConfig,
 ) -> Broker {
     let node = settings.node_id;
+    listener.set_nonblocking(true).expect("non-blocking");
+    let listener = tokio::net::TcpListener::from_std(listener).expect("internal port");
     let grpc_listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("gRPC port");
@@ -333,6 +392,7 @@ async fn start_broker(
     let mut slots = Vec::new();
     let mut partitions = Vec::new();
     let partition_count = settings.partitions as u16;
+    let flusher = NodeFlusher::start().expect("the broker's flusher");
     for id in 1..=partition_count {
         if !mine.contains(&u32::from(id)) {
             slots.push(PartitionSlot::Elsewhere);
@@ -355,6 +415,7 @@ async fn start_broker(
                 members,
                 snapshots: snapshots.clone(),
                 kept_after_snapshot: RaftLogConfig::KEPT_AFTER_SNAPSHOT,
+                flusher: flusher.clone(),
             },
             &partition_dir,
             membership.peers().clone(),
@@ -401,7 +462,7 @@ async fn start_broker(
     };
     let gateway = Gateway::new(
         Cluster::single_node(node_info, slots)
-            .with_job_streams(job_streams)
+            .with_job_streams(job_streams.clone())
             .with_membership(membership.clone()),
         config,
     );
@@ -418,15 +479,17 @@ async fn start_broker(
         grpc,
         membership,
         local,
+        job_streams,
         partitions,
         tasks,
         stop_gateway: Some(stop_gateway),
         stop_internal: Some(stop_internal),
         internal_server: Some(internal_server),
+        runtime: None,
     }
 }
 
-fn gateway_config() -> GatewayConfig {
+pub(super) fn gateway_config() -> GatewayConfig {
     GatewayConfig {
         request_timeout: Duration::from_secs(15),
         job_probe_interval: Duration::from_secs(30),
@@ -434,7 +497,7 @@ fn gateway_config() -> GatewayConfig {
     }
 }
 
-fn completed(records: &[beeline_protocol::Record], instance: i64) -> bool {
+pub(super) fn completed(records: &[beeline_protocol::Record], instance: i64) -> bool {
     records.iter().any(|r| {
         r.key == instance
             && r.intent == beeline_protocol::intent::ProcessInstanceIntent::ElementCompleted.into()

@@ -1,0 +1,791 @@
+//! `beeline bench --compare-cluster`: one broker at replication factor 1 beside three brokers
+//! at factor 3, in one run on one machine, with `beeline bench`'s load:
+//! 1. one broker of this binary (the partitions of `--cluster-partitions`, factor 1): its
+//!    highest sustained rate (`--find-max` with the run's flags); it is then stopped;
+//! 2. three brokers, the same partitions, factor 3 (started as `beeline chaos` starts its
+//!    brokers, without the proxies): their highest sustained rate through broker 0;
+//! 3. the cluster at half that rate for `--hold`: the instance latency;
+//! 4. `--kills` times, under that load: the leader of a partition (seeded choice) SIGKILLed,
+//!    the time to the partition's first successful command measured as `beeline chaos`
+//!    measures it (a message published on the partition, tried through each broker in turn),
+//!    the broker restarted and the cluster whole again;
+//! 5. every broker's RSS sampled each second throughout, against its `--memory-limit`.
+//!
+//! Then a verdict per target: the cluster's rate at least half the single broker's, its p99
+//! at half its rate at most 30 ms, leader kill to first success at most 3 s at p99, every
+//! broker within its memory limit.
+//!
+//! The load enters through one broker, as Zeebe's benchmarks load a cluster through a gateway
+//! of its own (every broker is a gateway to the whole cluster): broker 0, and for each kill a
+//! load of its own through a broker other than the one killed, so the client keeps its
+//! gateway while the partition fails over (a client whose gateway dies measures its own
+//! reconnection, not the failover).
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use beeline_bench::{BenchArgs, Report, Sampler};
+use beeline_units::{parse_duration, parse_size};
+use serde::Serialize;
+
+use crate::chaos::load::{ClusterClient, leaders};
+use crate::chaos::percentile;
+use crate::harness::{BrokerSettings, Node, RunStart, Xorshift, connect, free_port};
+
+/// The flags `beeline bench` has only in this binary, which can start brokers.
+#[derive(clap::Args, Debug, Clone)]
+pub struct CompareArgs {
+    /// Compare one broker (replication factor 1) with three (factor 3) in one run: highest
+    /// rate of each (--find-max with the other flags), the cluster's latency at half its rate,
+    /// leader kills under that load, every broker's RSS against its memory limit. Starts its
+    /// own brokers of this binary (no --gateway).
+    #[arg(long)]
+    pub compare_cluster: bool,
+
+    /// --compare-cluster: leader kills (SIGKILL, then a restart) under the half-rate load.
+    #[arg(long, default_value_t = 10, requires = "compare_cluster")]
+    pub kills: u32,
+
+    /// --compare-cluster: partitions of the single broker and of the cluster.
+    #[arg(long, default_value_t = 3, requires = "compare_cluster",
+          value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub cluster_partitions: u16,
+
+    /// --compare-cluster: each broker's --memory-limit, which its RSS must stay within.
+    #[arg(long, default_value = "256MiB", requires = "compare_cluster", value_parser = parse_size)]
+    pub broker_memory_limit: u64,
+
+    /// --compare-cluster: how long the cluster runs at half its highest rate for the latency.
+    #[arg(long, default_value = "60s", requires = "compare_cluster", value_parser = parse_duration)]
+    pub hold: Duration,
+
+    /// --compare-cluster: directory of the brokers' data and logs (default: a new one under
+    /// the system's temporary directory, removed after the run).
+    #[arg(long, requires = "compare_cluster")]
+    pub dir: Option<PathBuf>,
+
+    /// --compare-cluster: seed of the choice of partitions whose leader is killed.
+    #[arg(long, requires = "compare_cluster")]
+    pub seed: Option<u64>,
+}
+
+/// The targets, as the cluster issue sets them.
+const MIN_RATE_RATIO: f64 = 0.5;
+const MAX_P99_MS: f64 = 30.0;
+const MAX_FAILOVER_P99: Duration = Duration::from_secs(3);
+/// How long a cluster may take to have every replica up and one leader per partition.
+const WHOLE_WITHIN: Duration = Duration::from_secs(120);
+/// How long the probe after a kill tries before the partition counts as stuck.
+const PROBE_FOR: Duration = Duration::from_secs(60);
+
+/// What the comparison measured: the figures the verdicts are made from, and the reports of
+/// the load tool's runs behind them.
+#[derive(Debug, Serialize)]
+struct Comparison {
+    partitions: u16,
+    seed: u64,
+    single_max_rate: Option<f64>,
+    cluster_max_rate: Option<f64>,
+    rate_ratio: Option<f64>,
+    /// The cluster at half its highest rate, no faults.
+    half_rate: Option<f64>,
+    half_rate_p50_ms: Option<f64>,
+    half_rate_p99_ms: Option<f64>,
+    half_rate_completed_per_s: Option<f64>,
+    /// Leader kill to the partition's first successful command, ms.
+    failover_ms: Vec<u64>,
+    failover_p50_ms: Option<u64>,
+    failover_p99_ms: Option<u64>,
+    failover_max_ms: Option<u64>,
+    /// The highest instance p99 of the loads the kills ran under, and their failed requests.
+    under_kills_p99_ms: Option<f64>,
+    under_kills_errors: u64,
+    memory_limit_mib: f64,
+    brokers: Vec<BrokerMemory>,
+    /// /proc/loadavg (1 minute) when the run began and when it ended.
+    load_average: [Option<f64>; 2],
+    findings: Vec<String>,
+    verdicts: Vec<Verdict>,
+    single: Option<Report>,
+    cluster: Option<Report>,
+    hold: Option<Report>,
+    under_kills: Vec<Report>,
+}
+
+#[derive(Debug, Serialize)]
+struct BrokerMemory {
+    /// `single` or `cluster-N`.
+    broker: String,
+    peak_rss_mib: Option<f64>,
+    samples: usize,
+    within_limit: Option<bool>,
+}
+
+#[derive(Debug, Serialize)]
+struct Verdict {
+    target: &'static str,
+    met: bool,
+    figures: String,
+}
+
+/// Flags of `beeline bench` that the comparison sets itself.
+fn refuse_conflicts(bench: &BenchArgs) -> Result<(), String> {
+    let conflicts = [
+        (bench.gateway.is_some(), "--gateway"),
+        (bench.find_max, "--find-max"),
+        (bench.soak.is_some(), "--soak"),
+        (bench.broker_pid.is_some(), "--broker-pid"),
+        (bench.restart_cmd.is_some(), "--restart-cmd"),
+        (bench.rss_limit.is_some(), "--rss-limit"),
+        (bench.api != beeline_bench::Api::Grpc, "--api rest"),
+    ];
+    match conflicts.iter().find(|(given, _)| *given) {
+        Some((_, flag)) => Err(format!(
+            "{flag} does not go with --compare-cluster: it starts its own brokers, loads them \
+             over gRPC, runs --find-max itself and samples each broker's RSS against \
+             --broker-memory-limit"
+        )),
+        None => Ok(()),
+    }
+}
+
+pub fn run(bench: BenchArgs, args: CompareArgs) -> ExitCode {
+    if let Err(e) = refuse_conflicts(&bench) {
+        eprintln!("error: {e}");
+        return ExitCode::from(2);
+    }
+    let RunStart {
+        seed,
+        dir,
+        temporary,
+        runtime,
+    } = match RunStart::new("compare", args.seed, args.dir.as_deref()) {
+        Ok(start) => start,
+        Err(code) => return code,
+    };
+    println!(
+        "compare: 1 broker at replication factor 1, then 3 at factor 3, {} partitions each; \
+         {} leader kills; memory limit {} MiB per broker; seed {seed}; directory {}",
+        args.cluster_partitions,
+        args.kills,
+        args.broker_memory_limit >> 20,
+        dir.display()
+    );
+    let outcome = runtime.block_on(compare(&bench, &args, &dir, seed));
+    runtime.shutdown_timeout(Duration::from_secs(5));
+    let comparison = match outcome {
+        Ok(comparison) => comparison,
+        Err(e) => {
+            eprintln!(
+                "FAILED (seed {seed}, directory {} kept): {e}",
+                dir.display()
+            );
+            return ExitCode::FAILURE;
+        }
+    };
+    print!("{}", text(&comparison));
+    if bench.json {
+        match serde_json::to_string(&comparison) {
+            Ok(line) => println!("{line}"),
+            Err(e) => eprintln!("error: the report is not JSON: {e}"),
+        }
+    }
+    if temporary {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    if !comparison.findings.is_empty() {
+        ExitCode::FAILURE
+    } else if comparison.verdicts.iter().all(|v| v.met) {
+        ExitCode::SUCCESS
+    } else {
+        // Measured, and a target missed.
+        ExitCode::from(3)
+    }
+}
+
+/// Brokers of one side of the comparison, each sampled while it runs.
+struct Brokers {
+    nodes: Vec<Node>,
+    samplers: Vec<Sampler>,
+    client: ClusterClient,
+    /// Each broker's gRPC port.
+    grpc: Vec<u16>,
+    partitions: u16,
+    replication_factor: usize,
+}
+
+impl Brokers {
+    /// Starts `count` brokers at `replication_factor` under `dir` and waits until every
+    /// replica is up and each partition has a leader.
+    async fn start(
+        dir: &Path,
+        count: usize,
+        replication_factor: usize,
+        partitions: u16,
+        memory_limit: u64,
+    ) -> Result<Self, String> {
+        let port = |what: &str| free_port().map_err(|e| format!("no free port for {what}: {e}"));
+        let mut internal = Vec::new();
+        for _ in 0..count {
+            internal.push(format!("127.0.0.1:{}", port("internal")?));
+        }
+        let memory_limit = memory_limit.to_string();
+        let mut nodes = Vec::new();
+        let mut clients = Vec::new();
+        let mut monitoring = Vec::new();
+        let mut grpc_ports = Vec::new();
+        for node in 0..count {
+            let data = dir.join(format!("broker-{node}"));
+            std::fs::create_dir_all(&data)
+                .map_err(|e| format!("cannot create {}: {e}", data.display()))?;
+            let internal_port = internal[node]
+                .rsplit(':')
+                .next()
+                .and_then(|p| p.parse().ok())
+                .unwrap_or_default();
+            let (grpc, monitor) = (port("gRPC")?, port("monitoring")?);
+            let args = BrokerSettings {
+                node,
+                cluster_size: count,
+                replication_factor,
+                partitions,
+                contact_points: &internal,
+                internal_port,
+                grpc_port: grpc,
+                monitoring_port: monitor,
+                data_dir: &data,
+                memory_limit: &memory_limit,
+            }
+            .args(&[])?;
+            let mut broker = Node {
+                args,
+                log: dir.join(format!("broker-{node}.log")),
+                process: None,
+            };
+            broker.start()?;
+            grpc_ports.push(grpc);
+            nodes.push(broker);
+            clients.push(connect(grpc)?);
+            monitoring.push(monitor);
+        }
+        let samplers = nodes
+            .iter()
+            .map(|n| Sampler::start(n.pid().unwrap_or_default(), Duration::from_secs(1)))
+            .collect();
+        let mut brokers = Self {
+            nodes,
+            samplers,
+            client: ClusterClient::new(clients, monitoring),
+            grpc: grpc_ports,
+            partitions,
+            replication_factor,
+        };
+        let took = brokers.whole(WHOLE_WITHIN).await?;
+        println!(
+            "{count} broker(s) at replication factor {replication_factor} up in {} ms",
+            took.as_millis()
+        );
+        Ok(brokers)
+    }
+
+    /// Waits until every replica is up and healthy with one leader per partition; a broker
+    /// that exits meanwhile fails the run.
+    async fn whole(&mut self, within: Duration) -> Result<Duration, String> {
+        let started = Instant::now();
+        loop {
+            for (node, broker) in self.nodes.iter_mut().enumerate() {
+                if let Some(crash) = broker.crashed() {
+                    return Err(format!("broker {node} {crash}"));
+                }
+            }
+            let missing = match self
+                .client
+                .whole(self.partitions, self.replication_factor)
+                .await
+            {
+                Ok(()) => return Ok(started.elapsed()),
+                Err(missing) => missing,
+            };
+            if started.elapsed() > within {
+                return Err(format!(
+                    "the brokers were not all up with a leader per partition within {} s \
+                     ({missing}); their logs are under the run's directory",
+                    within.as_secs()
+                ));
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// The gRPC address of broker `node`.
+    fn gateway(&self, node: usize) -> String {
+        format!("127.0.0.1:{}", self.grpc[node % self.grpc.len()])
+    }
+
+    /// `beeline bench` with `bench`'s flags, changed by `change`, through broker 0.
+    async fn load(
+        &self,
+        bench: &BenchArgs,
+        change: impl FnOnce(&mut BenchArgs),
+    ) -> Result<Report, String> {
+        load(&self.gateway(0), bench, change, never()).await
+    }
+
+    /// Each broker's peak RSS over the samples taken, against `limit`.
+    fn memory(&self, side: &str, limit: u64) -> Vec<BrokerMemory> {
+        self.samplers
+            .iter()
+            .enumerate()
+            .map(|(node, sampler)| {
+                let report = sampler.report(0.0);
+                BrokerMemory {
+                    broker: if self.nodes.len() == 1 {
+                        side.to_string()
+                    } else {
+                        format!("{side}-{node}")
+                    },
+                    within_limit: report
+                        .peak_rss_mib
+                        .map(|peak| peak * 1024.0 * 1024.0 <= limit as f64),
+                    peak_rss_mib: report.peak_rss_mib,
+                    samples: report.samples,
+                }
+            })
+            .collect()
+    }
+
+    /// Stops every broker cleanly (SIGKILL after 15 s).
+    fn stop(&mut self) {
+        for node in &mut self.nodes {
+            node.stop(Duration::from_secs(15));
+        }
+    }
+}
+
+impl Drop for Brokers {
+    fn drop(&mut self) {
+        for node in &mut self.nodes {
+            node.kill();
+        }
+    }
+}
+
+fn load_average() -> Option<f64> {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+fn never() -> std::future::Pending<()> {
+    std::future::pending()
+}
+
+/// `beeline bench` with `bench`'s flags, changed by `change`, against `gateway`, until its
+/// phases are over or `until` completes.
+async fn load(
+    gateway: &str,
+    bench: &BenchArgs,
+    change: impl FnOnce(&mut BenchArgs),
+    until: impl std::future::Future<Output = ()>,
+) -> Result<Report, String> {
+    let mut args = bench.clone();
+    args.gateway = Some(gateway.to_string());
+    args.json = false;
+    change(&mut args);
+    beeline_bench::run_until(args, until)
+        .await
+        .map_err(|e| e.to_string())
+}
+
+async fn compare(
+    bench: &BenchArgs,
+    args: &CompareArgs,
+    dir: &Path,
+    seed: u64,
+) -> Result<Comparison, String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let load_before = load_average();
+    let partitions = args.cluster_partitions;
+    let limit = args.broker_memory_limit;
+
+    // 1. One broker, factor 1.
+    let mut single = Brokers::start(&dir.join("single"), 1, 1, partitions, limit).await?;
+    let single_report = single.load(bench, |a| a.find_max = true).await?;
+    let single_max = single_report
+        .find_max
+        .as_ref()
+        .and_then(|f| f.max_sustained_rate);
+    println!(
+        "single broker: highest sustained rate {}",
+        rate_text(single_max)
+    );
+    single.stop();
+    let mut memory = single.memory("single", limit);
+    drop(single);
+
+    // 2. Three brokers, factor 3.
+    let mut cluster = Brokers::start(&dir.join("cluster"), 3, 3, partitions, limit).await?;
+    let cluster_report = cluster.load(bench, |a| a.find_max = true).await?;
+    let cluster_max = cluster_report
+        .find_max
+        .as_ref()
+        .and_then(|f| f.max_sustained_rate);
+    println!(
+        "three brokers: highest sustained rate {}",
+        rate_text(cluster_max)
+    );
+
+    // 3. Half the cluster's rate, no faults.
+    let half = cluster_max.map(|r| (r / 2.0 * 10.0).round() / 10.0);
+    let mut findings = Vec::new();
+    let mut hold = None;
+    let mut under_kills = Vec::new();
+    let mut failover = Vec::new();
+    if let Some(half) = half {
+        cluster.whole(WHOLE_WITHIN).await?;
+        let report = cluster
+            .load(bench, |a| {
+                a.rate = half;
+                a.duration = args.hold;
+            })
+            .await?;
+        println!(
+            "three brokers at {half}/s: p50 {}, p99 {}",
+            ms_text(report.result.latency.p50_ms),
+            ms_text(report.result.latency.p99_ms)
+        );
+        hold = Some(report);
+
+        // 4. Leader kills under that load.
+        let mut random = Xorshift(seed);
+        for kill in 1..=args.kills {
+            match kill_leader(&mut cluster, bench, half, &mut random).await {
+                Ok((took, report, line)) => {
+                    println!("kill {kill}/{}: {line}", args.kills);
+                    failover.push(took);
+                    under_kills.push(report);
+                }
+                Err(finding) => {
+                    findings.push(format!("kill {kill}: {finding}"));
+                    break;
+                }
+            }
+        }
+    } else {
+        findings.push("the cluster sustained no rate: nothing to run at half of it".into());
+    }
+    cluster.stop();
+    memory.extend(cluster.memory("cluster", limit));
+    drop(cluster);
+
+    let failover_ms: Vec<u64> = failover.iter().map(|d| d.as_millis() as u64).collect();
+    let ms = |p: f64| percentile(&failover, p).map(|d| d.as_millis() as u64);
+    let mut comparison = Comparison {
+        partitions,
+        seed,
+        single_max_rate: single_max,
+        cluster_max_rate: cluster_max,
+        rate_ratio: single_max
+            .zip(cluster_max)
+            .map(|(s, c)| ((c / s) * 1000.0).round() / 1000.0),
+        half_rate: half,
+        half_rate_p50_ms: hold.as_ref().and_then(|r| r.result.latency.p50_ms),
+        half_rate_p99_ms: hold.as_ref().and_then(|r| r.result.latency.p99_ms),
+        half_rate_completed_per_s: hold.as_ref().map(|r| r.result.completed_per_s),
+        failover_p50_ms: ms(0.5),
+        failover_p99_ms: ms(0.99),
+        failover_max_ms: ms(1.0),
+        failover_ms,
+        under_kills_p99_ms: under_kills
+            .iter()
+            .filter_map(|r| r.result.latency.p99_ms)
+            .reduce(f64::max),
+        under_kills_errors: under_kills
+            .iter()
+            .map(|r| r.result.errors.values().sum::<u64>())
+            .sum(),
+        memory_limit_mib: limit as f64 / (1024.0 * 1024.0),
+        brokers: memory,
+        load_average: [load_before, load_average()],
+        findings,
+        verdicts: Vec::new(),
+        single: Some(single_report),
+        cluster: Some(cluster_report),
+        hold,
+        under_kills,
+    };
+    comparison.verdicts = verdicts(&comparison, args.kills);
+    Ok(comparison)
+}
+
+/// One kill under load: waits for the cluster to be whole, starts the load at `rate` through
+/// a broker other than the victim, lets it run steadily, kills the leader of a partition,
+/// measures the time to that partition's first successful command, restarts the broker (its
+/// sampler follows the new process) and stops the load once the cluster is whole again. The
+/// time, the load's report, and a line saying what happened.
+async fn kill_leader(
+    cluster: &mut Brokers,
+    bench: &BenchArgs,
+    rate: f64,
+    random: &mut Xorshift,
+) -> Result<(Duration, Report, String), String> {
+    cluster.whole(WHOLE_WITHIN).await?;
+    let partition = random.below(u64::from(cluster.partitions)) as u16 + 1;
+    let leader = *leaders(&cluster.client.roles().await)
+        .get(&partition)
+        .ok_or_else(|| format!("partition {partition} has no leader"))?;
+    let through =
+        (leader + 1 + random.below(cluster.nodes.len() as u64 - 1) as usize) % cluster.nodes.len();
+    let gateway = cluster.gateway(through);
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let load = load(
+        &gateway,
+        bench,
+        |a| {
+            a.rate = rate;
+            a.duration = Duration::from_secs(24 * 3600);
+        },
+        async {
+            let _ = stopped.await;
+        },
+    );
+    let kill = async {
+        // A steady load before the kill.
+        tokio::time::sleep(Duration::from_millis(3000 + random.below(1000))).await;
+        let killed = Instant::now();
+        cluster.nodes[leader].kill();
+        let probe = cluster
+            .client
+            .first_success(partition, cluster.partitions, killed, PROBE_FOR)
+            .await;
+        let restarted = cluster.nodes[leader].start();
+        if let Some(pid) = cluster.nodes[leader].pid() {
+            cluster.samplers[leader].set_pid(pid);
+        }
+        let whole = match restarted {
+            Ok(()) => cluster.whole(WHOLE_WITHIN).await.map(|_| ()),
+            Err(e) => Err(e),
+        };
+        let _ = stop.send(());
+        whole.and(probe)
+    };
+    let (report, outcome) = tokio::join!(load, kill);
+    let (took, before) = outcome?;
+    let report = report?;
+    let line = format!(
+        "broker {leader} (leader of partition {partition}) killed under {rate}/s through broker \
+         {through}; \
+         the partition's first successful command {} ms later (the last answer before: \
+         {before}); instance p99 of that load {}",
+        took.as_millis(),
+        ms_text(report.result.latency.p99_ms)
+    );
+    Ok((took, report, line))
+}
+
+fn verdicts(c: &Comparison, kills: u32) -> Vec<Verdict> {
+    let mut verdicts = vec![
+        Verdict {
+            target: "rate",
+            met: c.rate_ratio.is_some_and(|r| r >= MIN_RATE_RATIO),
+            figures: format!(
+                "three brokers at factor 3 sustained {}, {} of one broker's {} (goal: at least \
+                 {MIN_RATE_RATIO})",
+                rate_text(c.cluster_max_rate),
+                c.rate_ratio.map_or("-".into(), |r| format!("{r:.2}")),
+                rate_text(c.single_max_rate),
+            ),
+        },
+        Verdict {
+            target: "latency",
+            met: c.half_rate_p99_ms.is_some_and(|p| p <= MAX_P99_MS),
+            figures: format!(
+                "at {} (half the cluster's highest rate) instance p99 {}, p50 {} (goal: p99 at \
+                 most {MAX_P99_MS} ms)",
+                rate_text(c.half_rate),
+                ms_text(c.half_rate_p99_ms),
+                ms_text(c.half_rate_p50_ms),
+            ),
+        },
+        Verdict {
+            target: "failover",
+            met: c.failover_ms.len() == kills as usize
+                && kills > 0
+                && c.failover_p99_ms
+                    .is_some_and(|p| p <= MAX_FAILOVER_P99.as_millis() as u64),
+            figures: format!(
+                "leader kill to the partition's first successful command p50 {}, p99 {}, max {} \
+                 ({} of {kills} kills measured; goal: p99 at most {} s)",
+                int_ms_text(c.failover_p50_ms),
+                int_ms_text(c.failover_p99_ms),
+                int_ms_text(c.failover_max_ms),
+                c.failover_ms.len(),
+                MAX_FAILOVER_P99.as_secs(),
+            ),
+        },
+    ];
+    let peaks: Vec<String> = c
+        .brokers
+        .iter()
+        .map(|b| {
+            format!(
+                "{} {}",
+                b.broker,
+                b.peak_rss_mib
+                    .map_or("not sampled".into(), |p| format!("{p:.1} MiB"))
+            )
+        })
+        .collect();
+    verdicts.push(Verdict {
+        target: "memory",
+        met: !c.brokers.is_empty() && c.brokers.iter().all(|b| b.within_limit == Some(true)),
+        figures: format!(
+            "peak RSS {} (goal: each within its --memory-limit of {:.0} MiB)",
+            peaks.join(", "),
+            c.memory_limit_mib
+        ),
+    });
+    verdicts
+}
+
+fn rate_text(rate: Option<f64>) -> String {
+    rate.map_or("no rate".into(), |r| format!("{r:.1}/s"))
+}
+
+fn ms_text(ms: Option<f64>) -> String {
+    ms.map_or("-".into(), |m| format!("{m:.1} ms"))
+}
+
+fn int_ms_text(ms: Option<u64>) -> String {
+    ms.map_or("-".into(), |m| format!("{m} ms"))
+}
+
+fn text(c: &Comparison) -> String {
+    let mut out = String::new();
+    let load = |l: Option<f64>| l.map_or("-".into(), |l| format!("{l:.1}"));
+    out.push_str(&format!(
+        "compare: {} partitions; load average {} at the start, {} at the end{}\n",
+        c.partitions,
+        load(c.load_average[0]),
+        load(c.load_average[1]),
+        c.cluster
+            .as_ref()
+            .and_then(|r| r.machine.as_ref())
+            .map(|m| format!(
+                "; during the cluster's find-max the machine was {:.0}% busy, {:.0}% stolen \
+                 ({})",
+                m.busy_percent,
+                m.steal_percent,
+                m.cpu_model.as_deref().unwrap_or("processor unnamed")
+            ))
+            .unwrap_or_default()
+    ));
+    if let Some(p99) = c.under_kills_p99_ms {
+        out.push_str(&format!(
+            "under the kills: instance p99 at most {p99:.1} ms, {} failed requests\n",
+            c.under_kills_errors
+        ));
+    }
+    for finding in &c.findings {
+        out.push_str(&format!("FINDING: {finding}\n"));
+    }
+    for v in &c.verdicts {
+        out.push_str(&format!(
+            "{} {}: {}\n",
+            if v.met { "PASS" } else { "FAIL" },
+            v.target,
+            v.figures
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "test code")]
+    use super::*;
+
+    fn comparison() -> Comparison {
+        Comparison {
+            partitions: 3,
+            seed: 1,
+            single_max_rate: Some(1000.0),
+            cluster_max_rate: Some(600.0),
+            rate_ratio: Some(0.6),
+            half_rate: Some(300.0),
+            half_rate_p50_ms: Some(5.0),
+            half_rate_p99_ms: Some(31.0),
+            half_rate_completed_per_s: Some(300.0),
+            failover_ms: vec![1000, 2000],
+            failover_p50_ms: Some(1000),
+            failover_p99_ms: Some(2000),
+            failover_max_ms: Some(2000),
+            under_kills_p99_ms: None,
+            under_kills_errors: 0,
+            memory_limit_mib: 256.0,
+            brokers: vec![BrokerMemory {
+                broker: "single".into(),
+                peak_rss_mib: Some(100.0),
+                samples: 10,
+                within_limit: Some(true),
+            }],
+            load_average: [None, None],
+            findings: Vec::new(),
+            verdicts: Vec::new(),
+            single: None,
+            cluster: None,
+            hold: None,
+            under_kills: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn each_target_is_judged_by_its_figure() {
+        let c = comparison();
+        let met: Vec<(&str, bool)> = verdicts(&c, 2).iter().map(|v| (v.target, v.met)).collect();
+        assert_eq!(
+            met,
+            [
+                ("rate", true),
+                ("latency", false),
+                ("failover", true),
+                ("memory", true)
+            ]
+        );
+        // A kill not measured fails the failover target whatever the others gave.
+        assert!(!verdicts(&c, 3)[2].met);
+        let mut unsampled = comparison();
+        unsampled.brokers[0].within_limit = None;
+        assert!(
+            !verdicts(&unsampled, 2)[3].met,
+            "an unsampled broker passes nothing"
+        );
+    }
+
+    #[test]
+    fn flags_the_comparison_sets_itself_are_refused() {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Cli {
+            #[command(flatten)]
+            bench: BenchArgs,
+            #[command(flatten)]
+            compare: CompareArgs,
+        }
+        let ok = Cli::try_parse_from(["bench", "--compare-cluster", "--kills", "2"]).unwrap();
+        assert!(refuse_conflicts(&ok.bench).is_ok());
+        assert_eq!(ok.compare.kills, 2);
+        let gateway =
+            Cli::try_parse_from(["bench", "--compare-cluster", "--gateway", "h:1"]).unwrap();
+        assert!(
+            refuse_conflicts(&gateway.bench)
+                .unwrap_err()
+                .contains("--gateway")
+        );
+        assert!(Cli::try_parse_from(["bench", "--kills", "2"]).is_err());
+    }
+}
