@@ -457,7 +457,10 @@ pub enum Event {
     Heal,
     /// Stop the node's replicas, keep it down for a while (long enough, often, for the
     /// others to elect a leader without it), then reopen them from their directories.
-    Restart { node: NodeId, down: Duration },
+    Restart {
+        node: NodeId,
+        down: Duration,
+    },
 }
 
 /// A run's partitions and restarts: each event after a pause from the previous one.
@@ -514,7 +517,11 @@ mod tests {
         let a = Schedule::from_seed(7, &nodes, 8, (100, 500));
         assert_eq!(a, Schedule::from_seed(7, &nodes, 8, (100, 500)));
         assert_ne!(a, Schedule::from_seed(8, &nodes, 8, (100, 500)));
-        assert!(a.events.iter().any(|(_, e)| matches!(e, Event::Restart { .. })));
+        assert!(
+            a.events
+                .iter()
+                .any(|(_, e)| matches!(e, Event::Restart { .. }))
+        );
         assert!(a.events.iter().any(|(_, e)| matches!(e, Event::Split(_))));
     }
 
