@@ -36,7 +36,7 @@ use std::time::{Duration, Instant};
 use beeline_cluster::check::{self, Acknowledged, JournalShape};
 use beeline_cluster::sim::{Event, Faults, Schedule, SimNet};
 use beeline_cluster::transport::Groups;
-use beeline_cluster::{RaftLog, RaftLogConfig, RaftTiming};
+use beeline_cluster::{NodeFlusher, RaftLog, RaftLogConfig, RaftTiming};
 use beeline_log::{FileJournalConfig, JournalReader};
 use beeline_protocol::intent::{
     DeploymentIntent, JobBatchIntent, JobIntent, MessageIntent, ProcessInstanceCreationIntent,
@@ -148,6 +148,7 @@ async fn open(node: u64, dir: &Path, net: &SimNet, groups: &Groups, seen: &Share
             members: NODES.into_iter().collect(),
             snapshots: snapshots.clone(),
             kept_after_snapshot: RaftLogConfig::KEPT_AFTER_SNAPSHOT,
+            flusher: NodeFlusher::start().expect("flusher"),
         },
         dir,
         |_| net.factory(node, PARTITION),
