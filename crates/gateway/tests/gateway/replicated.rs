@@ -91,6 +91,8 @@ impl Drop for Broker {
 pub(super) struct TestCluster {
     pub shape: Shape,
     brokers: Vec<Option<Broker>>,
+    /// Brokers stopped with their connections left hanging.
+    hanging: Vec<Broker>,
     /// Each broker's internal address, which a restarted broker takes again.
     internal: Vec<SocketAddr>,
     config: GatewayConfig,
@@ -133,6 +135,7 @@ impl TestCluster {
         let mut cluster = Self {
             shape,
             brokers: Vec::new(),
+            hanging: Vec::new(),
             internal,
             config,
             dir: tempfile::tempdir().expect("temporary directory"),
@@ -272,6 +275,20 @@ impl TestCluster {
     /// whatever else it runs (its gateway's job streams, their calls to other brokers) ends
     /// with its runtime.
     pub async fn stop(&mut self, node: usize) {
+        drop(self.halt(node).await);
+    }
+
+    /// Stops broker `node` as [`stop`](Self::stop) does, but the connections other brokers
+    /// opened to it stay open with nothing coming, as a broker cut off by the network leaves
+    /// them: their calls hang until the callers end them.
+    pub async fn stop_hanging(&mut self, node: usize) {
+        let broker = self.halt(node).await;
+        self.hanging.push(broker);
+    }
+
+    /// Broker `node`, its gateway and servers stopped and its replicas halted; its runtime
+    /// still runs what its servers' connections hold (`tonic` serves each on a task of its own).
+    async fn halt(&mut self, node: usize) -> Broker {
         let mut broker = self.brokers[node].take().expect("broker runs");
         let _ = broker.stop_gateway.take().map(|stop| stop.send(()));
         let _ = broker.stop_internal.take().map(|stop| stop.send(()));
@@ -291,7 +308,7 @@ impl TestCluster {
         for handle in &broker.partitions {
             handle.halt().await;
         }
-        drop(broker);
+        broker
     }
 
     /// The committed records of `partition`, read on its leader.
