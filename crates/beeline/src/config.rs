@@ -6,7 +6,7 @@ use std::net::IpAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use beeline_cluster::{ClusterSettings, SettingsError};
+use beeline_cluster::{ClusterSettings, RaftTiming, SettingsError};
 use beeline_gateway::backpressure::{BACKPRESSURE_FORMS, BackpressureConfig};
 use beeline_stream::FlushPolicy;
 use beeline_units::{parse_duration, parse_size};
@@ -49,6 +49,20 @@ pub struct BrokerConfig {
     /// Port of the internal API: Raft and broker-to-broker traffic.
     #[arg(long, env = "BEELINE_INTERNAL_PORT", default_value_t = beeline_cluster::settings::DEFAULT_INTERNAL_PORT)]
     pub internal_port: u16,
+
+    /// How often a partition's leader sends heartbeats to its followers (Zeebe's
+    /// `heartbeatInterval`): a duration like 250ms.
+    #[arg(long, env = "BEELINE_HEARTBEAT_INTERVAL", default_value = "250ms", value_parser = parse_duration)]
+    pub heartbeat_interval: Duration,
+
+    /// How long a follower that hears nothing from its leader waits before it elects (Zeebe's
+    /// `electionTimeout`): after the leader's lease of one election timeout, half to one more
+    /// at random, so 1.5 to 2 election timeouts after the leader's last message; an isolated
+    /// leader takes no new commands one election timeout after its quorum last answered. At
+    /// least three heartbeat intervals. Shorter fails over sooner; too short for a busy
+    /// machine's stalls elects without cause (`beeline_partition_elections_total` counts).
+    #[arg(long, env = "BEELINE_ELECTION_TIMEOUT", default_value = "1000ms", value_parser = parse_duration)]
+    pub election_timeout: Duration,
 
     /// The cluster's name: brokers configured with different names do not join each other.
     #[arg(long, env = "BEELINE_CLUSTER_NAME", default_value = beeline_cluster::settings::DEFAULT_CLUSTER_NAME)]
@@ -335,7 +349,19 @@ impl BrokerConfig {
             }
         }
         settings.validate()?;
+        self.raft_timing()?;
         Ok(settings)
+    }
+
+    /// The Raft groups' heartbeats and elections (`--heartbeat-interval`,
+    /// `--election-timeout`).
+    pub fn raft_timing(&self) -> Result<RaftTiming, SettingsError> {
+        RaftTiming::from_settings(self.heartbeat_interval, self.election_timeout).map_err(
+            |reason| SettingsError {
+                setting: "election-timeout",
+                reason,
+            },
+        )
     }
 
     pub fn threads(&self) -> usize {

@@ -180,6 +180,9 @@ pub async fn run(config: BrokerConfig) -> Result<(), NodeError> {
     let settings = config
         .cluster()
         .map_err(|e| NodeError::Cluster(e.to_string()))?;
+    let timing = config
+        .raft_timing()
+        .map_err(|e| NodeError::Cluster(e.to_string()))?;
     // Partitions reach each other (deployment distribution) through the router, and push new
     // jobs to the gateway's job streams through the registry.
     let router = LocalRouter::new();
@@ -213,9 +216,13 @@ pub async fn run(config: BrokerConfig) -> Result<(), NodeError> {
         let _ = state.membership.set(broker.membership.clone());
         let replication = if settings.replication_factor > 1 {
             let _ = state.raft_groups.set(groups.clone());
-            let replication =
-                Replication::new(settings.clone(), groups, broker.membership.peers().clone())
-                    .map_err(NodeError::Cluster)?;
+            let replication = Replication::new(
+                settings.clone(),
+                timing,
+                groups,
+                broker.membership.peers().clone(),
+            )
+            .map_err(NodeError::Cluster)?;
             Some(Arc::new(replication))
         } else {
             None

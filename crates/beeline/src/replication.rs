@@ -10,17 +10,13 @@ use beeline_cluster::{ClusterSettings, NodeFlusher, RaftLog, RaftLogConfig, Raft
 use beeline_log::{FileJournalConfig, Recovery};
 use beeline_stream::{Partition, PartitionConfig, PartitionHandle, SystemClock};
 
-/// How often a leader sends heartbeats, and the range its followers wait before they elect:
-/// short enough for a failover within a few seconds, long enough that a busy 2-core machine
-/// does not elect without cause.
-const HEARTBEAT_MS: u64 = 250;
-const ELECTION_TIMEOUT_MS: (u64, u64) = (1_000, 2_000);
-
 /// The broker's side of replication: the groups its internal API serves, the broker's
 /// connections (whose addresses the membership learns), and the one flusher that makes every
 /// group's appends durable.
 pub struct Replication {
     pub settings: ClusterSettings,
+    /// Heartbeats and elections (`--heartbeat-interval`, `--election-timeout`).
+    pub timing: RaftTiming,
     pub groups: Groups,
     pub peers: Peers,
     pub flusher: NodeFlusher,
@@ -28,11 +24,17 @@ pub struct Replication {
 
 impl Replication {
     /// Starts the broker's flusher (on the current runtime).
-    pub fn new(settings: ClusterSettings, groups: Groups, peers: Peers) -> Result<Self, String> {
+    pub fn new(
+        settings: ClusterSettings,
+        timing: RaftTiming,
+        groups: Groups,
+        peers: Peers,
+    ) -> Result<Self, String> {
         let flusher =
             NodeFlusher::start().map_err(|e| format!("cannot start the journal flusher: {e}"))?;
         Ok(Self {
             settings,
+            timing,
             groups,
             peers,
             flusher,
@@ -75,10 +77,7 @@ impl Replication {
                     recovery: Recovery::Strict,
                     ..journal
                 },
-                timing: RaftTiming {
-                    heartbeat_ms: HEARTBEAT_MS,
-                    election_timeout_ms: ELECTION_TIMEOUT_MS,
-                },
+                timing: self.timing,
                 members,
                 snapshots,
                 kept_after_snapshot: RaftLogConfig::KEPT_AFTER_SNAPSHOT,

@@ -184,6 +184,36 @@ mod tests {
     }
 
     #[test]
+    fn zeebes_heartbeat_and_election_timeout_set_the_raft_timing() {
+        let config = parse(&[], &[]).expect("parse");
+        let timing = config.raft_timing().expect("default timing");
+        assert_eq!(
+            (timing.heartbeat_ms, timing.election_timeout_ms),
+            (250, (500, 1000))
+        );
+        let config = parse(
+            &[],
+            &[
+                ("ZEEBE_BROKER_CLUSTER_HEARTBEATINTERVAL", "100ms"),
+                ("ZEEBE_BROKER_CLUSTER_ELECTIONTIMEOUT", "2500ms"),
+            ],
+        )
+        .expect("parse");
+        let timing = config.raft_timing().expect("timing");
+        assert_eq!(
+            (timing.heartbeat_ms, timing.election_timeout_ms),
+            (100, (1250, 2500))
+        );
+        let config = parse(&["--election-timeout", "500ms"], &[]).expect("parse");
+        let error = config.cluster().expect_err("shorter than three heartbeats");
+        assert_eq!(error.setting, "election-timeout");
+        assert!(
+            error.reason.contains("three heartbeat intervals"),
+            "{error}"
+        );
+    }
+
+    #[test]
     fn flags_and_beelines_own_names_win_over_zeebes() {
         let config = parse(
             &["--node-id", "1"],

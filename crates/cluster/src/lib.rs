@@ -41,7 +41,10 @@ pub mod types;
 
 pub use membership::{Membership, MembershipConfig};
 pub use metrics::GroupMetrics;
-pub use replicated_log::{RaftJournal, RaftLog, RaftLogConfig, RaftTiming};
+pub use replicated_log::{
+    DEFAULT_ELECTION_TIMEOUT, DEFAULT_HEARTBEAT_INTERVAL, RaftJournal, RaftLog, RaftLogConfig,
+    RaftTiming,
+};
 pub use router::ClusterRouter;
 pub use settings::{ClusterSettings, SettingsError};
 pub use state_machine::CommitNotifier;

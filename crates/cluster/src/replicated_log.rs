@@ -120,10 +120,60 @@ impl RaftLogConfig {
 
 /// How a group keeps its leader: heartbeats, and the range of time a follower waits for one
 /// before it elects (each follower picks at random within it).
+///
+/// openraft adds a leader lease of the range's upper end: a follower grants no vote and stands
+/// for none while its leader's lease lasts, so a follower that hears nothing elects between
+/// `max + min` and `2 × max` after its leader's last message. The same lease bounds a leader
+/// cut off from its quorum: its proposals are refused once `max` has passed since a quorum
+/// last answered.
 #[derive(Debug, Clone, Copy)]
 pub struct RaftTiming {
     pub heartbeat_ms: u64,
     pub election_timeout_ms: (u64, u64),
+}
+
+/// Zeebe's `heartbeatInterval` default.
+pub const DEFAULT_HEARTBEAT_INTERVAL: std::time::Duration = std::time::Duration::from_millis(250);
+/// The default election timeout: a follower that hears nothing from its leader elects 1.5 to
+/// 2 s after its last message, which keeps a leader kill to the first command on the new
+/// leader within 3 s while a busy machine's stalls of a second or so elect nobody. (Zeebe's
+/// default is 2.5 s, over an election that waits one to two timeouts.)
+pub const DEFAULT_ELECTION_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(1000);
+
+impl RaftTiming {
+    /// The timing of Zeebe's two settings (`ZEEBE_BROKER_CLUSTER_HEARTBEATINTERVAL`,
+    /// `ZEEBE_BROKER_CLUSTER_ELECTIONTIMEOUT`): heartbeats every `heartbeat`; a follower
+    /// waits half to all of `election_timeout` at random, after its leader's lease (one
+    /// `election_timeout`), so it elects 1.5 to 2 election timeouts after it last heard from
+    /// its leader. The wait must leave room for a heartbeat: `election_timeout` is at least
+    /// three heartbeat intervals.
+    pub fn from_settings(
+        heartbeat: std::time::Duration,
+        election_timeout: std::time::Duration,
+    ) -> Result<Self, String> {
+        let heartbeat_ms = heartbeat.as_millis() as u64;
+        let election_ms = election_timeout.as_millis() as u64;
+        if heartbeat_ms == 0 {
+            return Err("the heartbeat interval must be at least 1ms".into());
+        }
+        if election_ms < 3 * heartbeat_ms {
+            return Err(format!(
+                "the election timeout ({election_ms}ms) must be at least three heartbeat \
+                 intervals ({}ms): a follower would elect between two heartbeats",
+                3 * heartbeat_ms
+            ));
+        }
+        Ok(Self {
+            heartbeat_ms,
+            election_timeout_ms: (election_ms / 2, election_ms),
+        })
+    }
+
+    /// The lease a leader holds: how long after its quorum last answered it stops taking
+    /// proposals, and how long followers refuse other candidates after its last message.
+    pub fn leader_lease(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(self.election_timeout_ms.1)
+    }
 }
 
 /// How long a snapshot send may make no progress (one chunk) before it is given up.
@@ -242,6 +292,7 @@ impl RaftLog {
         let leading = Arc::new(Mutex::new(None));
         tokio::spawn(watch_roles(
             raft.clone(),
+            partition_id,
             config.node_id,
             roles_tx,
             leading.clone(),
@@ -284,13 +335,18 @@ impl RaftLog {
 
 /// Publishes the replica's role from openraft's metrics, and ends a led term's writes when
 /// its leadership ends.
+///
+/// The group's state changes are logged (a failover's timeline: the candidacy, the vote won,
+/// the blank entry applied; the replica logs when its processor starts).
 async fn watch_roles(
     raft: PartitionRaft,
+    partition: u32,
     node_id: NodeId,
     roles: watch::Sender<RoleState>,
     leading: Arc<Mutex<Option<Leading>>>,
 ) {
     let mut metrics = raft.metrics();
+    let mut last = (ServerState::Learner, 0, None::<NodeId>);
     loop {
         let (state, term, leader, applied_term) = {
             let m = metrics.borrow_watched();
@@ -301,6 +357,21 @@ async fn watch_roles(
                 m.last_applied.as_ref().map(term_of),
             )
         };
+        if (state, term, leader) != last {
+            match state {
+                ServerState::Candidate if last.0 != ServerState::Candidate || last.1 != term => {
+                    tracing::info!(partition, term, "standing for election")
+                }
+                ServerState::Leader if last.0 != ServerState::Leader || last.1 != term => {
+                    tracing::info!(partition, term, "won the election")
+                }
+                ServerState::Follower if leader != last.2 => {
+                    tracing::info!(partition, term, leader, "following")
+                }
+                _ => {}
+            }
+            last = (state, term, leader);
+        }
         let leads = state == ServerState::Leader && leader == Some(node_id);
         let role = match state {
             ServerState::Leader if leads && applied_term == Some(term) => Role::Leader,

@@ -49,6 +49,16 @@ pub const ZEEBE_ENVIRONMENT: &[(&str, &str, &str)] = &[
         "internal-port",
         "BEELINE_INTERNAL_PORT",
     ),
+    (
+        "ZEEBE_BROKER_CLUSTER_HEARTBEATINTERVAL",
+        "heartbeat-interval",
+        "BEELINE_HEARTBEAT_INTERVAL",
+    ),
+    (
+        "ZEEBE_BROKER_CLUSTER_ELECTIONTIMEOUT",
+        "election-timeout",
+        "BEELINE_ELECTION_TIMEOUT",
+    ),
 ];
 
 /// A broker's place in the cluster.

@@ -348,8 +348,10 @@ impl Dispatcher {
                 partition: partition_id,
                 after: timeout,
             }),
-            // The partition stopped with the command queued: it may have been written.
-            Ok(Err(_)) => Err(PartitionError::Unavailable {
+            // The partition stopped with the command queued: it may have been written, so
+            // the caller hears DEADLINE_EXCEEDED, not UNAVAILABLE (which clients retry as
+            // certainly not written).
+            Ok(Err(_)) => Err(PartitionError::Interrupted {
                 partition: partition_id,
                 reason: match handle.status() {
                     PartitionStatus::Failed(reason) => reason,

@@ -589,6 +589,7 @@ async fn kill_leader(
     let partition = random.below(u64::from(PARTITIONS)) as u16 + 1;
     let leader = cluster.leader_of(partition).await?;
     let killed = Instant::now();
+    let killed_at = unix_millis();
     cluster.nodes[leader].kill();
     figures.kills += 1;
     let (recovered, before) = cluster.probe(partition, killed).await?;
@@ -596,10 +597,18 @@ async fn kill_leader(
     tokio::time::sleep(Duration::from_millis(random.below(2000))).await;
     cluster.nodes[leader].start()?;
     Ok(format!(
-        "killed broker {leader} (leader of partition {partition}): a command succeeded {} ms \
-         later (the last answer before: {before})",
+        "killed broker {leader} (leader of partition {partition}) at {killed_at} ms since \
+         the epoch: a command succeeded {} ms later (the last answer before: {before})",
         recovered.as_millis()
     ))
+}
+
+/// Wall-clock time, to hold a fault against the brokers' log timestamps
+/// (`scripts/failover-breakdown`).
+fn unix_millis() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis())
 }
 
 /// Cuts every link of a random broker for 3 to 6 s, measuring the time to the first command

@@ -20,9 +20,9 @@
 //! | command larger than a log entry | RESOURCE_EXHAUSTED | Zeebe's MAX_MESSAGE_SIZE_EXCEEDED mapping |
 //! | free disk space below the minimum for processing | RESOURCE_EXHAUSTED | `... the disk is full ...` |
 //! | request larger than the maximum message size | RESOURCE_EXHAUSTED | see `message_size.rs` (grpc-java's code) |
-//! | partition stopped or failed | UNAVAILABLE | names the partition and why |
+//! | partition stopped or failed, no leader known, leader unreachable: not written (after retries within the request timeout) | UNAVAILABLE | names the partition and why |
 //! | gateway shutting down | UNAVAILABLE | |
-//! | no answer in time | DEADLINE_EXCEEDED | `Time out between gateway and broker: ...` |
+//! | no answer in time, or the leader died, stepped down or stopped with the command taken: it may have been written | DEADLINE_EXCEEDED | `Time out between gateway and broker: ...` |
 //! | engine lacks the processor | UNIMPLEMENTED | `Beeline does not support <what> yet ...` |
 //! | answer of an unexpected shape | INTERNAL | `Unexpected error occurred during the request processing: ...` |
 

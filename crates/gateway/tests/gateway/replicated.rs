@@ -909,3 +909,125 @@ async fn five_brokers_hold_three_replicas_of_each_partition_placed_round_robin()
         .await;
     }
 }
+
+/// Every broker but `through` stops, as dead processes would; a moment later the surviving
+/// broker's connections to them are closed (so that what follows is not sent on a connection
+/// about to break).
+async fn stop_all_but(cluster: &mut TestCluster, through: usize) {
+    for node in cluster.running() {
+        if node != through {
+            cluster.stop(node).await;
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+}
+
+/// A command that certainly was not written ends as UNAVAILABLE, which Zeebe's clients retry:
+/// its partition has no leader (two of its three replicas are down, the last cannot elect),
+/// the gateway looks for one until the request timeout (the leader it knew refuses
+/// connections, the replica here does not lead) and then says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_for_a_partition_without_a_leader_ends_unavailable_after_retrying_until_its_timeout()
+ {
+    let timeout = Duration::from_secs(2);
+    let mut cluster = TestCluster::start(
+        THREE,
+        GatewayConfig {
+            request_timeout: timeout,
+            ..gateway_config()
+        },
+    )
+    .await;
+    let through = cluster.follower_broker();
+    let partition = (1..=THREE.partitions)
+        .find(|p| cluster.leader_of(*p) != Some(through))
+        .expect("a partition led by another broker");
+    let correlation_key = (0..)
+        .map(|i| format!("order-{i}"))
+        .find(|key| message_partition(key, THREE.partitions) == partition)
+        .expect("a key of the partition");
+    stop_all_but(&mut cluster, through).await;
+
+    let mut client = cluster.client(through).await;
+    let started = std::time::Instant::now();
+    let status = client
+        .publish_message(PublishMessageRequest {
+            name: "paid".into(),
+            correlation_key,
+            time_to_live: 60_000,
+            message_id: String::new(),
+            variables: "{}".into(),
+            tenant_id: String::new(),
+        })
+        .await
+        .expect_err("no leader");
+    let took = started.elapsed();
+    assert_eq!(status.code(), tonic::Code::Unavailable, "{status:?}");
+    assert!(
+        status.message().contains(&format!("partition {partition}")),
+        "{status:?}"
+    );
+    assert!(
+        took >= timeout - Duration::from_millis(100),
+        "retried for the request timeout before giving up: {took:?}"
+    );
+    assert!(took < timeout + Duration::from_secs(2), "{took:?}");
+}
+
+/// A command its leader took and then could not answer (the leader's broker died, or its
+/// replica stopped leading) may have been written: it ends as DEADLINE_EXCEEDED, never
+/// UNAVAILABLE, and an awaited result (CreateProcessInstanceWithResult, waiting on a job
+/// nobody works) ends at once rather than at its 30 s wait.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_awaited_result_whose_leader_goes_ends_deadline_exceeded_at_once() {
+    let mut cluster = TestCluster::start(THREE, gateway_config()).await;
+    let through = cluster.follower_broker();
+    let mut client = cluster.client(through).await;
+    client
+        .deploy_resource(DeployResourceRequest {
+            resources: vec![resource("order.bpmn", &order_process())],
+            tenant_id: String::new(),
+        })
+        .await
+        .expect("deployed");
+    // The deployment has reached every partition once an instance starts on each.
+    for partition in 1..=THREE.partitions {
+        create_on(&mut client, partition, THREE.partitions, |attempt| {
+            format!(r#"{{"orderId": "before-{attempt}"}}"#)
+        })
+        .await;
+    }
+    let mut awaiting = client.clone();
+    let waiting = tokio::spawn(async move {
+        awaiting
+            .create_process_instance_with_result(CreateProcessInstanceWithResultRequest {
+                request: Some(create("order", r#"{"orderId": "awaited"}"#)),
+                request_timeout: 30_000,
+                fetch_variables: Vec::new(),
+            })
+            .await
+    });
+    // The instance is created and waits at its first job.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert!(!waiting.is_finished(), "the result is awaited");
+
+    // Wherever the instance is, its leader goes: the other brokers die, and the replicas
+    // here stop.
+    let gone = std::time::Instant::now();
+    stop_all_but(&mut cluster, through).await;
+    for handle in &cluster.broker(through).partitions {
+        handle.halt().await;
+    }
+    let status = tokio::time::timeout(Duration::from_secs(10), waiting)
+        .await
+        .expect("the awaited result ends, not at its 30 s wait")
+        .expect("the request's task")
+        .expect_err("no result");
+    let took = gone.elapsed();
+    assert_eq!(status.code(), tonic::Code::DeadlineExceeded, "{status:?}");
+    assert!(took < Duration::from_secs(10), "{took:?}");
+    eprintln!(
+        "the awaited result ended {} ms after its leader went: {status:?}",
+        took.as_millis()
+    );
+}
