@@ -22,6 +22,7 @@
 //! - **Everything openraft-specific stays in this crate**, so that an openraft upgrade (the
 //!   0.10 line is alpha) touches nothing else; the storage suite runs on every upgrade.
 
+pub mod check;
 pub mod job_streams;
 pub mod membership;
 pub mod metrics;
@@ -31,6 +32,8 @@ pub mod rejoin;
 pub mod replicated_log;
 pub mod router;
 pub mod settings;
+#[cfg(feature = "sim")]
+pub mod sim;
 pub mod state_machine;
 pub mod storage;
 pub mod topology;

@@ -45,6 +45,7 @@ use futures_util::StreamExt;
 use futures_util::stream::FuturesOrdered;
 use openraft::ServerState;
 use openraft::impls::{BasicNode, ProgressResponder};
+use openraft::network::{NetSnapshot, RaftNetworkFactory};
 use openraft::type_config::async_runtime::watch::WatchReceiver;
 use tokio::sync::{mpsc, watch};
 
@@ -226,6 +227,42 @@ impl RaftLog {
         groups: &Groups,
     ) -> Result<Arc<Self>, String> {
         let partition_id = config.partition_id;
+        let probes = peers.clone();
+        let network =
+            move |metrics| GroupNetworkFactory::new(partition_id, peers).with_metrics(metrics);
+        Self::open_inner(config, dir, network, groups, Some(probes)).await
+    }
+
+    /// [`open`](Self::open) with the group's network made by `network` from the group's
+    /// metrics: a broker's is the tonic transport ([`GroupNetworkFactory`]); the in-process
+    /// fault tests route through the simulated network of `sim`.
+    pub async fn open_with<N>(
+        config: RaftLogConfig,
+        dir: &Path,
+        network: impl FnOnce(Arc<GroupMetrics>) -> N,
+        groups: &Groups,
+    ) -> Result<Arc<Self>, String>
+    where
+        N: RaftNetworkFactory<TypeConfig>,
+        N::Network: NetSnapshot<TypeConfig, SnapshotData = SnapshotData>,
+    {
+        Self::open_inner(config, dir, network, groups, None).await
+    }
+
+    /// The replica's disk-loss guard asks its peers through `peers` ([`crate::rejoin`]); without
+    /// them (the simulated network) it runs unguarded.
+    async fn open_inner<N>(
+        config: RaftLogConfig,
+        dir: &Path,
+        network: impl FnOnce(Arc<GroupMetrics>) -> N,
+        groups: &Groups,
+        peers: Option<Peers>,
+    ) -> Result<Arc<Self>, String>
+    where
+        N: RaftNetworkFactory<TypeConfig>,
+        N::Network: NetSnapshot<TypeConfig, SnapshotData = SnapshotData>,
+    {
+        let partition_id = config.partition_id;
         let max_entry_size = config.journal.max_entry_size;
         let failed = |what: &str, e: &dyn std::fmt::Display| {
             format!("partition {partition_id}: cannot open its {what}: {e}")
@@ -277,7 +314,7 @@ impl RaftLog {
             .copied()
             .filter(|&node| node != config.node_id)
             .collect();
-        let rejoin = match config.guard_rejoin {
+        let rejoin = match config.guard_rejoin && peers.is_some() {
             true => Some(Arc::new(
                 Rejoin::open(&dir.join("raft"), had_vote, damaged, members)
                     .map_err(|e| failed("member marker", &e))?,
@@ -288,8 +325,7 @@ impl RaftLog {
             JournalLogStore::open(journal, &dir.join("raft"), floor.clone(), &config.flusher)
                 .map_err(|e| failed("Raft records", &e))?;
         let metrics = Arc::new(GroupMetrics::default());
-        let network =
-            GroupNetworkFactory::new(partition_id, peers.clone()).with_metrics(metrics.clone());
+        let network = network(metrics.clone());
         let elect = rejoin.as_ref().is_none_or(|guard| guard.votes());
         let raft_config = config
             .timing
@@ -324,7 +360,7 @@ impl RaftLog {
                 tracing::debug!(partition = partition_id, %error, "group already initialized");
             }
         }
-        if let Some(guard) = rejoin {
+        if let (Some(guard), Some(peers)) = (rejoin, peers) {
             tokio::spawn(crate::rejoin::run(
                 guard,
                 raft.clone(),

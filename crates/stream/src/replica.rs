@@ -141,28 +141,36 @@ fn follow<L: ReplicatedLog>(
     })
 }
 
-/// What ends following.
-/// A term the replica waits to lead until the commit index passes `commit` (see
-/// `Replica::run`).
+/// A term the replica waits to lead until the commit index passes `commit` or
+/// [`HeldBack::RETRY`] has passed (see `Replica::run`).
 #[derive(Debug, Clone, Copy)]
 struct HeldBack {
     term: u64,
     commit: u64,
+    until: tokio::time::Instant,
 }
 
 impl HeldBack {
+    /// How long a term is held back at most. The group may keep this replica its leader in
+    /// the same term after a write was refused (a refusal while a vote went on, which the
+    /// group's leadership survived): nothing is written then, so the commit index never
+    /// moves, and without a retry the partition would have a leader that never processes.
+    const RETRY: std::time::Duration = std::time::Duration::from_millis(500);
+
     fn now<L: ReplicatedLog>(term: u64, log: &L) -> Self {
         Self {
             term,
             commit: log.commit_index().get(),
+            until: tokio::time::Instant::now() + Self::RETRY,
         }
     }
 
     fn holds(self, term: u64, commit: u64) -> bool {
-        term == self.term && commit <= self.commit
+        term == self.term && commit <= self.commit && tokio::time::Instant::now() < self.until
     }
 }
 
+/// What ends following.
 enum Next {
     Lead(RoleState),
     /// A snapshot from the leader replaced the log: rebuild the state from it.
@@ -379,9 +387,14 @@ impl<L: ReplicatedLog> Replica<L> {
                 return Ok(Next::Restore);
             }
             let mut now = *roles.borrow_and_update();
+            // When a held-back term is tried again.
+            let mut retry = None;
             if now.role == Role::Leader {
-                if held_back.is_none_or(|held| !held.holds(now.term, commit_index.get())) {
-                    return Ok(Next::Lead(now));
+                match held_back {
+                    Some(held) if held.holds(now.term, commit_index.get()) => {
+                        retry = Some(held.until);
+                    }
+                    _ => return Ok(Next::Lead(now)),
                 }
                 // The group's leader, not processing: shown as a follower that knows no
                 // leader, so that requests are not sent here.
@@ -438,6 +451,12 @@ impl<L: ReplicatedLog> Replica<L> {
                         std::sync::atomic::Ordering::Relaxed,
                     );
                 }
+                _ = async {
+                    match retry {
+                        Some(at) => tokio::time::sleep_until(at).await,
+                        None => std::future::pending().await,
+                    }
+                } => {}
                 _ = tick(&mut snapshot_timer) => {
                     if let Err(reason) = self.snapshot(follower) {
                         tracing::warn!(partition, %reason, "snapshot failed");

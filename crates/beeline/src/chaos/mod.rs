@@ -14,7 +14,6 @@
 //! After the last fault the brokers are stopped and [`check`] holds the client's history
 //! against every replica's data directory.
 
-mod check;
 pub(crate) mod load;
 mod proxy;
 
@@ -26,7 +25,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::harness::{BrokerSettings, Node, RunStart, Xorshift, connect, deployment, free_port};
-use check::{JournalShape, Verdict};
+use beeline_cluster::check::{self, Acknowledged, JournalShape, Verdict};
 use load::{ClusterClient, History};
 use proxy::{Fault, Proxies};
 
@@ -134,7 +133,19 @@ pub fn run(args: ChaosArgs) -> ExitCode {
         .collect();
     let scratch = dir.join("check");
     let _ = std::fs::remove_dir_all(&scratch);
-    let verdict = check::check(&replicas, PARTITIONS, &history, &scratch, SHAPE);
+    let acknowledged = Acknowledged {
+        created: history.created.clone(),
+        completed: history.completed.clone(),
+        published: history.published.clone(),
+    };
+    let verdict = check::check(
+        &rocksdb_stores,
+        &replicas,
+        PARTITIONS,
+        &acknowledged,
+        &scratch,
+        SHAPE,
+    );
     let _ = std::fs::remove_dir_all(&scratch);
     report(&figures, &history, &verdict, started.elapsed());
     if verdict.passed() && figures.findings.is_empty() {
@@ -643,6 +654,20 @@ async fn isolate(
             recoveries.join(", ")
         }
     ))
+}
+
+/// The checker rebuilds each replica's state in a RocksDB store, as the broker keeps it.
+fn rocksdb_stores(dir: &Path) -> Box<dyn beeline_stream::StoreOpener> {
+    use beeline_rocksdb::{MemoryBudget, RocksDbStoreConfig, open_partition_store};
+    let runtime = RocksDbStoreConfig {
+        runtime_dir: dir.to_path_buf(),
+        budget: MemoryBudget::new(64 << 20, 1),
+    };
+    Box::new(
+        move |checkpoint: Option<&Path>| -> beeline_state::Result<Arc<dyn beeline_state::Store>> {
+            Ok(Arc::new(open_partition_store(&runtime, checkpoint)?))
+        },
+    )
 }
 
 #[cfg(test)]

@@ -86,7 +86,7 @@ impl Groups {
             .insert(partition_id, (store, metrics));
     }
 
-    fn snapshots(&self, partition_id: u32) -> Result<SnapshotReceiver, Status> {
+    pub(crate) fn snapshots(&self, partition_id: u32) -> Result<SnapshotReceiver, Status> {
         self.snapshots
             .read()
             .unwrap_or_else(|e| e.into_inner())
@@ -130,7 +130,46 @@ impl Groups {
             .remove(&partition_id)
     }
 
-    fn get(&self, partition_id: u32) -> Result<PartitionRaft, Status> {
+    /// Receives a snapshot streamed after its `header` into the partition's snapshot store
+    /// and hands it to the group (see [`super::snapshot`]).
+    pub(crate) async fn install_snapshot<S>(
+        &self,
+        header: proto::SnapshotHeader,
+        chunks: S,
+    ) -> Result<proto::InstallSnapshotResponse, Status>
+    where
+        S: tokio_stream::Stream<Item = Result<proto::SnapshotChunk, Status>> + Unpin,
+    {
+        self.check_addressee(header.to_node)?;
+        let raft = self.get(header.partition_id)?;
+        let (store, metrics) = self.snapshots(header.partition_id)?;
+        let vote = convert::vote_from(header.vote).map_err(malformed)?;
+        let meta = convert::snapshot_meta_from(header.meta.clone()).map_err(malformed)?;
+        let received = super::snapshot::receive(header, chunks, &store).await?;
+        let snapshot = crate::state_machine::Snapshot {
+            meta,
+            snapshot: received.snapshot,
+        };
+        let position = snapshot.snapshot.position;
+        let response = raft
+            .install_full_snapshot(vote, snapshot)
+            .await
+            .map_err(raft_failed)?;
+        // A stale leader's snapshot is answered with the higher vote and not installed.
+        if response.vote.leader_id().term <= vote.leader_id().term {
+            GroupMetrics::add(&metrics.snapshots_installed, 1);
+            tracing::info!(
+                partition = received.header.partition_id,
+                position,
+                "installed a snapshot from the leader"
+            );
+        }
+        Ok(proto::InstallSnapshotResponse {
+            vote: Some(convert::vote_to(&response.vote)),
+        })
+    }
+
+    pub(crate) fn get(&self, partition_id: u32) -> Result<PartitionRaft, Status> {
         self.groups
             .read()
             .unwrap_or_else(|e| e.into_inner())
@@ -323,32 +362,7 @@ impl Internal for InternalServer {
                 ));
             }
         };
-        self.groups.check_addressee(header.to_node)?;
-        let raft = self.groups.get(header.partition_id)?;
-        let (store, metrics) = self.groups.snapshots(header.partition_id)?;
-        let vote = convert::vote_from(header.vote).map_err(malformed)?;
-        let meta = convert::snapshot_meta_from(header.meta.clone()).map_err(malformed)?;
-        let received = super::snapshot::receive(header, chunks, &store).await?;
-        let snapshot = crate::state_machine::Snapshot {
-            meta,
-            snapshot: received.snapshot,
-        };
-        let position = snapshot.snapshot.position;
-        let response = raft
-            .install_full_snapshot(vote, snapshot)
-            .await
-            .map_err(raft_failed)?;
-        // A stale leader's snapshot is answered with the higher vote and not installed.
-        if response.vote.leader_id().term <= vote.leader_id().term {
-            GroupMetrics::add(&metrics.snapshots_installed, 1);
-            tracing::info!(
-                partition = received.header.partition_id,
-                position,
-                "installed a snapshot from the leader"
-            );
-        }
-        Ok(Response::new(proto::InstallSnapshotResponse {
-            vote: Some(convert::vote_to(&response.vote)),
-        }))
+        let response = self.groups.install_snapshot(header, chunks).await?;
+        Ok(Response::new(response))
     }
 }

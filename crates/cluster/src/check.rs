@@ -1,5 +1,6 @@
-//! The checker of a chaos run, over the stopped brokers' data directories and the client's
-//! history. Each replica's partition directory is copied aside first and the copies are opened
+//! The checker of a replicated run (`beeline chaos`, the in-process fault tests of
+//! `tests/sim.rs`), over the stopped replicas' directories and what the cluster acknowledged
+//! to its client. Each replica's partition directory is copied aside first and the copies are opened
 //! with the crates' own readers (the journal, the Raft records, the snapshots), so the
 //! replicas' own files stay as the run left them, for a second look.
 //!
@@ -18,19 +19,30 @@
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
-use beeline_cluster::MetaDir;
 use beeline_log::{FileJournal, FileJournalConfig, Journal, JournalReader, Recovery};
 use beeline_protocol::codec::decode_batch;
 use beeline_protocol::intent::{Intent, JobIntent, MessageIntent, ProcessInstanceCreationIntent};
 use beeline_protocol::key::partition_of;
-use beeline_rocksdb::{MemoryBudget, RocksDbStoreConfig, open_partition_store};
-use beeline_state::Store;
 use beeline_state::snapshot::SnapshotStore;
-use beeline_stream::{PartitionConfig, rebuild_state};
+use beeline_stream::{PartitionConfig, StoreOpener, rebuild_state};
 
-use super::load::History;
+use crate::MetaDir;
+
+/// What the cluster acknowledged to its client.
+#[derive(Debug, Default, Clone)]
+pub struct Acknowledged {
+    /// Instance starts: the instance's id variable and key.
+    pub created: Vec<(String, i64)>,
+    /// Jobs whose completion was acknowledged.
+    pub completed: Vec<i64>,
+    /// Keys of published messages.
+    pub published: Vec<i64>,
+}
+
+/// Opens the store a replica's state is rebuilt in, given a scratch directory of the
+/// replica's own (a broker's store, or one in memory).
+pub type Stores<'a> = &'a dyn Fn(&Path) -> Box<dyn StoreOpener>;
 
 /// How the brokers' journals were made (the reader needs the same limits).
 #[derive(Debug, Clone, Copy)]
@@ -198,6 +210,7 @@ fn hashes(replica: &Replica, shape: JournalShape, end: u64) -> Result<(Vec<u64>,
 /// The state of `replica` at journal index `end`, rebuilt from its latest snapshot at or
 /// before `position`: its digest (keys, hash) and the snapshot's position.
 fn digest(
+    stores: Stores<'_>,
     replica: &Replica,
     partition: u16,
     partitions: u16,
@@ -215,13 +228,7 @@ fn digest(
         .map_err(|e| failed(&e))?
         .into_iter()
         .rfind(|s| s.position <= position);
-    let runtime = RocksDbStoreConfig {
-        runtime_dir: replica.dir.join("check-runtime"),
-        budget: MemoryBudget::new(64 << 20, 1),
-    };
-    let opener = move |checkpoint: Option<&Path>| -> beeline_state::Result<Arc<dyn Store>> {
-        Ok(Arc::new(open_partition_store(&runtime, checkpoint)?))
-    };
+    let opener = stores(&replica.dir.join("check-runtime"));
     let mut config = PartitionConfig::new(partition);
     config.partition_count = partitions;
     config.max_batch_bytes = shape.max_entry_size;
@@ -229,7 +236,7 @@ fn digest(
         &config,
         &snapshots,
         snapshot.as_ref(),
-        &opener,
+        opener.as_ref(),
         journal.reader(),
     )
     .map_err(|e| failed(&e))?;
@@ -282,7 +289,12 @@ fn count(
 }
 
 /// Checks partition `partition`, whose replicas' directories are `sources` (by node).
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one partition's share of `check`'s inputs"
+)]
 fn check_partition(
+    stores: Stores<'_>,
     partition: u16,
     partitions: u16,
     sources: &[(u64, PathBuf)],
@@ -332,7 +344,9 @@ fn check_partition(
 
     // The same state from every replica at the end of the common prefix.
     for (replica, (_, position)) in replicas.iter().zip(&logs) {
-        match digest(replica, partition, partitions, shape, common, *position) {
+        match digest(
+            stores, replica, partition, partitions, shape, common, *position,
+        ) {
             Ok((snapshot, keys, hash)) => {
                 summary.digests.push((replica.node, snapshot, keys, hash))
             }
@@ -384,11 +398,13 @@ fn check_partition(
     Ok(())
 }
 
-/// Checks a run: `replicas[p]` lists partition `p`'s replica directories by node.
+/// Checks a run: `replicas[p]` lists partition `p`'s replica directories by node; each
+/// replica's state is rebuilt in a store from `stores`.
 pub fn check(
+    stores: Stores<'_>,
     replicas: &BTreeMap<u16, Vec<(u64, PathBuf)>>,
     partitions: u16,
-    history: &History,
+    history: &Acknowledged,
     scratch: &Path,
     shape: JournalShape,
 ) -> Verdict {
@@ -396,6 +412,7 @@ pub fn check(
     let mut counts = Counts::default();
     for (&partition, sources) in replicas {
         if let Err(e) = check_partition(
+            stores,
             partition,
             partitions,
             sources,
@@ -414,7 +431,7 @@ pub fn check(
 }
 
 /// Holds the history against what the committed logs hold.
-fn judge(counts: &Counts, history: &History, verdict: &mut Verdict) {
+fn judge(counts: &Counts, history: &Acknowledged, verdict: &mut Verdict) {
     for (id, key) in &history.created {
         match counts.created.get(key).copied().unwrap_or(0) {
             1 => {}
@@ -469,11 +486,10 @@ mod tests {
         counts.completed.insert(10, 1);
         counts.completed.insert(11, 2);
         counts.published.insert(20, 1);
-        let history = History {
+        let history = Acknowledged {
             created: vec![("a".into(), 1), ("b".into(), 2), ("c".into(), 3)],
             completed: vec![10, 12],
             published: vec![20, 21],
-            ..Default::default()
         };
         let mut verdict = Verdict::default();
         judge(&counts, &history, &mut verdict);
