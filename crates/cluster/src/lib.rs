@@ -32,7 +32,6 @@ pub mod rejoin;
 pub mod replicated_log;
 pub mod router;
 pub mod settings;
-#[cfg(feature = "sim")]
 pub mod sim;
 pub mod state_machine;
 pub mod storage;
