@@ -311,29 +311,67 @@ fn published(records: &[Record]) -> BTreeSet<i64> {
         .collect()
 }
 
+/// Three brokers of partition 1, each with its directory under one temporary root and an
+/// internal address fixed for the test, so a broker stopped can start again where it was.
+struct Cluster {
+    root: tempfile::TempDir,
+    addrs: Vec<std::net::SocketAddr>,
+    members: BTreeSet<u64>,
+    peers: Peers,
+    options: Options,
+}
+
+impl Cluster {
+    async fn start(options: Options) -> (Self, Vec<Broker>) {
+        let addrs: Vec<_> = (0..3)
+            .map(|_| {
+                let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+                listener.local_addr().expect("addr")
+            })
+            .collect();
+        let peers = Peers::with_addresses(
+            addrs
+                .iter()
+                .enumerate()
+                .map(|(node, addr)| (node as u64, addr.to_string())),
+        );
+        let cluster = Self {
+            root: tempfile::tempdir().expect("tempdir"),
+            members: (0..3u64).collect(),
+            addrs,
+            peers,
+            options,
+        };
+        let mut brokers = Vec::new();
+        for node in 0..3u64 {
+            brokers.push(cluster.broker(node).await);
+        }
+        (cluster, brokers)
+    }
+
+    fn dir(&self, node: u64) -> PathBuf {
+        self.root.path().join(format!("broker-{node}"))
+    }
+
+    /// Broker `node`, started (again) over its directory.
+    async fn broker(&self, node: u64) -> Broker {
+        let addr = self.addrs[node as usize];
+        start(
+            node,
+            &self.dir(node),
+            addr,
+            &self.members,
+            &self.peers,
+            self.options,
+        )
+        .await
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_replicated_partition_processes_on_its_leader_and_survives_losing_it() {
     logs();
-    let root = tempfile::tempdir().expect("tempdir");
-    let mut addrs = Vec::new();
-    let mut members = BTreeSet::new();
-    for node in 0..3u64 {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-        let addr = listener.local_addr().expect("addr");
-        members.insert(node);
-        addrs.push(addr);
-    }
-    let peers = Peers::with_addresses(
-        addrs
-            .iter()
-            .enumerate()
-            .map(|(node, addr)| (node as u64, addr.to_string())),
-    );
-    let mut brokers = Vec::new();
-    for node in 0..3u64 {
-        let dir = root.path().join(format!("broker-{node}"));
-        brokers.push(start(node, &dir, addrs[node as usize], &members, &peers, DEFAULTS).await);
-    }
+    let (cluster, mut brokers) = Cluster::start(DEFAULTS).await;
 
     let mut acknowledged = BTreeSet::new();
     for i in 0..30 {
@@ -370,7 +408,7 @@ async fn a_replicated_partition_processes_on_its_leader_and_survives_losing_it()
 
     // The leader goes away; another leads in a higher term, from the state it replayed.
     let old_term = brokers[at].handle.role().term;
-    let (node, dir) = brokers.remove(at).kill().await;
+    let (node, _) = brokers.remove(at).kill().await;
     for i in 30..45 {
         match execute(&brokers, &format!("m{i}")).await {
             Ok(answer) => {
@@ -384,7 +422,7 @@ async fn a_replicated_partition_processes_on_its_leader_and_survives_losing_it()
     assert!(brokers[now].handle.role().term > old_term, "a new term");
 
     // The old leader comes back as a follower and catches up.
-    brokers.push(start(node, &dir, addrs[node as usize], &members, &peers, DEFAULTS).await);
+    brokers.push(cluster.broker(node).await);
     let answer = execute(&brokers, "after the restart")
         .await
         .expect("published");
@@ -466,25 +504,7 @@ async fn journals_stay_bounded_with_a_replica_down_which_then_returns_through_a_
         segment_size: SEGMENT,
         kept_after_snapshot: 20,
     };
-    let root = tempfile::tempdir().expect("tempdir");
-    let mut addrs = Vec::new();
-    let mut members = BTreeSet::new();
-    for node in 0..3u64 {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-        addrs.push(listener.local_addr().expect("addr"));
-        members.insert(node);
-    }
-    let peers = Peers::with_addresses(
-        addrs
-            .iter()
-            .enumerate()
-            .map(|(node, addr)| (node as u64, addr.to_string())),
-    );
-    let mut brokers = Vec::new();
-    for node in 0..3u64 {
-        let dir = root.path().join(format!("broker-{node}"));
-        brokers.push(start(node, &dir, addrs[node as usize], &members, &peers, options).await);
-    }
+    let (cluster, mut brokers) = Cluster::start(options).await;
     for i in 0..10 {
         execute(&brokers, &format!("before-{i}"))
             .await
@@ -551,7 +571,7 @@ async fn journals_stay_bounded_with_a_replica_down_which_then_returns_through_a_
 
     // The replica returns: the entries it needs are gone, so it gets the leader's snapshot,
     // rebuilds its state from it, and catches up from the log after it.
-    brokers.push(start(node, &dir, addrs[node as usize], &members, &peers, options).await);
+    brokers.push(cluster.broker(node).await);
     let answer = execute(&brokers, "after the return").await;
     answer.expect("published");
     converged(&brokers).await;
@@ -607,29 +627,11 @@ async fn journals_stay_bounded_with_a_replica_down_which_then_returns_through_a_
 /// then A and C go down, C's whole directory is lost, and L and C come back before A does.
 /// Returns what was acknowledged and is not in the group's committed log at the end.
 async fn lost_after_a_disk_loss(guard_rejoin: bool) -> Vec<i64> {
-    let root = tempfile::tempdir().expect("tempdir");
-    let mut addrs = Vec::new();
-    let mut members = BTreeSet::new();
-    for node in 0..3u64 {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-        addrs.push(listener.local_addr().expect("addr"));
-        members.insert(node);
-    }
-    let peers = Peers::with_addresses(
-        addrs
-            .iter()
-            .enumerate()
-            .map(|(node, addr)| (node as u64, addr.to_string())),
-    );
     let options = Options {
         guard_rejoin,
         ..DEFAULTS
     };
-    let mut brokers = Vec::new();
-    for node in 0..3u64 {
-        let dir = root.path().join(format!("broker-{node}"));
-        brokers.push(start(node, &dir, addrs[node as usize], &members, &peers, options).await);
-    }
+    let (cluster, mut brokers) = Cluster::start(options).await;
     let mut acknowledged = BTreeSet::new();
     for i in 0..10 {
         acknowledged.insert(
@@ -643,7 +645,7 @@ async fn lost_after_a_disk_loss(guard_rejoin: bool) -> Vec<i64> {
     // L, a follower, goes down; A (the leader) and C acknowledge what follows.
     let a = leader(&brokers).await;
     let l = (a + 1) % 3;
-    let (l_node, l_dir) = brokers.remove(l).kill().await;
+    let (l_node, _) = brokers.remove(l).kill().await;
     for i in 10..30 {
         match execute(&brokers, &format!("m{i}")).await {
             Ok(answer) => {
@@ -655,29 +657,10 @@ async fn lost_after_a_disk_loss(guard_rejoin: bool) -> Vec<i64> {
     }
     converged(&brokers).await;
     let a = leader(&brokers).await;
-    let (a_node, a_dir) = brokers.remove(a).kill().await;
+    let (a_node, _) = brokers.remove(a).kill().await;
     let (c_node, c_dir) = brokers.remove(0).kill().await;
     std::fs::remove_dir_all(&c_dir).expect("C loses its disk");
-    let mut brokers = vec![
-        start(
-            l_node,
-            &l_dir,
-            addrs[l_node as usize],
-            &members,
-            &peers,
-            options,
-        )
-        .await,
-        start(
-            c_node,
-            &c_dir,
-            addrs[c_node as usize],
-            &members,
-            &peers,
-            options,
-        )
-        .await,
-    ];
+    let mut brokers = vec![cluster.broker(l_node).await, cluster.broker(c_node).await];
     if guard_rejoin {
         // C keeps out of elections: L, whose log lacks entries A and C acknowledged, cannot win.
         let until = tokio::time::Instant::now() + Duration::from_secs(5);
@@ -694,17 +677,7 @@ async fn lost_after_a_disk_loss(guard_rejoin: bool) -> Vec<i64> {
             .await
             .expect("published");
     }
-    brokers.push(
-        start(
-            a_node,
-            &a_dir,
-            addrs[a_node as usize],
-            &members,
-            &peers,
-            options,
-        )
-        .await,
-    );
+    brokers.push(cluster.broker(a_node).await);
     let answer = execute(&brokers, "with A back").await.expect("published");
     acknowledged.insert(answer.key);
     let at = leader(&brokers).await;
@@ -850,25 +823,7 @@ async fn repaired_after_damage(former_leader: bool) {
         kept_after_snapshot: 20,
         guard_rejoin: true,
     };
-    let root = tempfile::tempdir().expect("tempdir");
-    let mut addrs = Vec::new();
-    let mut members = BTreeSet::new();
-    for node in 0..3u64 {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-        addrs.push(listener.local_addr().expect("addr"));
-        members.insert(node);
-    }
-    let peers = Peers::with_addresses(
-        addrs
-            .iter()
-            .enumerate()
-            .map(|(node, addr)| (node as u64, addr.to_string())),
-    );
-    let mut brokers = Vec::new();
-    for node in 0..3u64 {
-        let dir = root.path().join(format!("broker-{node}"));
-        brokers.push(start(node, &dir, addrs[node as usize], &members, &peers, options).await);
-    }
+    let (cluster, mut brokers) = Cluster::start(options).await;
     // Acknowledged messages: key and position.
     let mut acknowledged = BTreeSet::new();
     for round in 0..4 {
@@ -914,7 +869,7 @@ async fn repaired_after_damage(former_leader: bool) {
             Err(e) => panic!("with the former leader down: {e}"),
         }
     }
-    brokers.push(start(node, &dir, addrs[node as usize], &members, &peers, options).await);
+    brokers.push(cluster.broker(node).await);
     assert_eq!(
         newest.path.exists(),
         !former_leader,
