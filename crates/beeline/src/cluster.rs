@@ -84,7 +84,7 @@ pub async fn join(
     let membership = Membership::new(
         info,
         settings.contact_points.clone(),
-        Peers::default(),
+        Peers::new(settings.node_id),
         MembershipConfig::default(),
     );
     let router = ClusterRouter::new(local, membership.clone());
@@ -103,14 +103,15 @@ pub async fn join(
             source,
         })?;
     let service = InternalServer::broker(groups, services.clone());
+    let peers = membership.peers().clone();
     tokio::spawn(async move {
-        let incoming =
-            tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
-        if let Err(error) = tonic::transport::Server::builder()
-            .add_service(service)
-            .serve_with_incoming(incoming)
-            .await
-        {
+        let served = beeline_cluster::transport::serve(
+            listener,
+            service,
+            peers,
+            std::future::pending(),
+        );
+        if let Err(error) = served.await {
             tracing::error!(%error, "the internal API's server failed");
         }
     });

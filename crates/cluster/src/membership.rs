@@ -98,7 +98,7 @@ impl Membership {
         peers: Peers,
         config: MembershipConfig,
     ) -> Arc<Self> {
-        let incarnation = incarnation();
+        let incarnation = peers.incarnation();
         Arc::new(Self {
             incarnation,
             config,
@@ -323,6 +323,7 @@ impl Membership {
                         .contacts
                         .retain(|address, node| !(address == old && *node == broker.node_id));
                     inner.discovered.remove(old);
+                    self.peers.forget_address(old);
                 }
                 if newer {
                     member.info = broker;
@@ -392,10 +393,16 @@ impl Membership {
             // Configured contact points stay, to be found again; what they led to is unknown.
             inner.contacts.retain(|_, n| *n != node);
             inner.discovered.remove(&address);
+            // Its address, channels and session go too.
+            self.peers.forget(node);
         }
-        inner
-            .discovered
-            .retain(|_, mentioned| now.duration_since(*mentioned) <= forget_after);
+        inner.discovered.retain(|address, mentioned| {
+            let kept = now.duration_since(*mentioned) <= forget_after;
+            if !kept {
+                self.peers.forget_address(address);
+            }
+            kept
+        });
         drop(guard);
         if changed {
             self.changes.send_modify(|v| *v += 1);
@@ -432,6 +439,12 @@ impl Membership {
         let answer = match InternalClient::new(channel).gossip(request).await {
             Ok(answer) => answer.into_inner(),
             Err(status) => {
+                let local = self.local_id();
+                if self.peers.node_at(&address) == Some(local) {
+                    // A contact point that is this broker itself (its session hello says so).
+                    self.lock().contacts.insert(address.clone(), local);
+                    self.peers.forget_address(&address);
+                }
                 tracing::trace!(%address, %status, "no answer to gossip");
                 return;
             }
@@ -518,16 +531,6 @@ pub fn check(local: &BrokerInfo, other: &BrokerInfo) -> Result<(), SettingsError
     Ok(())
 }
 
-/// Different at every start of a broker and growing with the start time (microseconds since
-/// the epoch, then the process id's low byte), so that a restarted broker's info replaces its
-/// old one's and never the other way round, and two brokers given one node id are told apart.
-fn incarnation() -> u64 {
-    let micros = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_micros() as u64);
-    (micros << 8) | u64::from(std::process::id() & 0xff)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -570,7 +573,7 @@ mod tests {
         let membership = Membership::new(
             broker(0, "10.0.0.1:26502"),
             Vec::new(),
-            Peers::default(),
+            Peers::new(0),
             MembershipConfig::default(),
         );
         hears(&membership, 1, "10.0.0.2:26502", 10, &["10.0.0.3:26502"]);
@@ -618,7 +621,7 @@ mod tests {
         let membership = Membership::new(
             broker(0, "10.0.0.1:26502"),
             vec!["10.0.0.2:26502".into()],
-            Peers::default(),
+            Peers::new(0),
             MembershipConfig {
                 interval: Duration::from_millis(10),
                 failure_timeout: Duration::from_millis(20),

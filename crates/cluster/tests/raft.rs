@@ -337,7 +337,7 @@ async fn start_broker(
         &NodeFlusher::start().expect("flusher"),
     )
     .expect("store");
-    let network = GroupNetworkFactory::new(1, peers);
+    let network = GroupNetworkFactory::new(1, peers.clone());
     let raft = PartitionRaft::new(node, config, network, store, notifier)
         .await
         .expect("raft");
@@ -345,10 +345,7 @@ async fn start_broker(
     groups.insert(1, raft.clone());
     let service = InternalServer::service(groups.clone());
     let server = tokio::spawn(async move {
-        let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
-        let _ = tonic::transport::Server::builder()
-            .add_service(service)
-            .serve_with_incoming(incoming)
+        let _ = beeline_cluster::transport::serve(listener, service, peers, std::future::pending())
             .await;
     });
     Broker {
@@ -451,10 +448,10 @@ async fn three_brokers_elect_a_leader_replicate_and_fail_over() {
         .validate()
         .expect("config"),
     );
-    let peers = Peers::default();
     let mut brokers = Vec::new();
     for (node, listener) in listeners.into_iter().enumerate() {
-        brokers.push(start_broker(node as u64, listener, peers.clone(), config.clone()).await);
+        let peers = Peers::new(node as u64);
+        brokers.push(start_broker(node as u64, listener, peers, config.clone()).await);
     }
     // Every broker starts the group with the same members, as the placement gives them.
     for broker in &brokers {

@@ -74,6 +74,8 @@ struct Broker {
     stop_server: tokio::sync::oneshot::Sender<()>,
     /// The store the replica opened last (the follower's or the leader's state).
     store: Arc<Mutex<Option<Arc<MemStore>>>>,
+    /// Its sessions with the other brokers.
+    peers: Peers,
 }
 
 async fn start(
@@ -81,7 +83,7 @@ async fn start(
     dir: &Path,
     addr: std::net::SocketAddr,
     members: &BTreeSet<u64>,
-    peers: &Peers,
+    peers: Peers,
     options: Options,
 ) -> Broker {
     // The port may still be held by the broker's previous incarnation for a moment.
@@ -122,16 +124,14 @@ async fn start(
     )
     .await
     .expect("raft log");
+    let sessions = peers.clone();
     let service = InternalServer::service(groups.clone());
     let (stop_server, stopped) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(async move {
-        let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
-        let _ = tonic::transport::Server::builder()
-            .add_service(service)
-            .serve_with_incoming_shutdown(incoming, async {
-                let _ = stopped.await;
-            })
-            .await;
+        let _ = beeline_cluster::transport::serve(listener, service, peers, async {
+            let _ = stopped.await;
+        })
+        .await;
     });
     let store: Arc<Mutex<Option<Arc<MemStore>>>> = Arc::default();
     let opened = store.clone();
@@ -162,6 +162,7 @@ async fn start(
         server,
         stop_server,
         store,
+        peers: sessions,
     }
 }
 
@@ -317,7 +318,6 @@ struct Cluster {
     root: tempfile::TempDir,
     addrs: Vec<std::net::SocketAddr>,
     members: BTreeSet<u64>,
-    peers: Peers,
     options: Options,
 }
 
@@ -329,17 +329,10 @@ impl Cluster {
                 listener.local_addr().expect("addr")
             })
             .collect();
-        let peers = Peers::with_addresses(
-            addrs
-                .iter()
-                .enumerate()
-                .map(|(node, addr)| (node as u64, addr.to_string())),
-        );
         let cluster = Self {
             root: tempfile::tempdir().expect("tempdir"),
             members: (0..3u64).collect(),
             addrs,
-            peers,
             options,
         };
         let mut brokers = Vec::new();
@@ -353,6 +346,17 @@ impl Cluster {
         self.root.path().join(format!("broker-{node}"))
     }
 
+    /// What broker `node` knows of the others, in a new start of it.
+    fn peers(&self, node: u64) -> Peers {
+        Peers::with_addresses(
+            node,
+            self.addrs
+                .iter()
+                .enumerate()
+                .map(|(node, addr)| (node as u64, addr.to_string())),
+        )
+    }
+
     /// Broker `node`, started (again) over its directory.
     async fn broker(&self, node: u64) -> Broker {
         let addr = self.addrs[node as usize];
@@ -361,7 +365,7 @@ impl Cluster {
             &self.dir(node),
             addr,
             &self.members,
-            &self.peers,
+            self.peers(node),
             self.options,
         )
         .await
@@ -449,6 +453,94 @@ async fn a_replicated_partition_processes_on_its_leader_and_survives_losing_it()
             "every replica holds the state of the committed log"
         );
     }
+    for broker in brokers {
+        broker.handle.shutdown().await;
+        let _ = broker.stop_server.send(());
+    }
+}
+
+/// Established TCP connections to the brokers' internal ports (each counted once, at the
+/// accepting end), from the kernel's socket table.
+fn connections_to(addrs: &[std::net::SocketAddr]) -> usize {
+    let ports: BTreeSet<u16> = addrs.iter().map(|a| a.port()).collect();
+    ["/proc/net/tcp", "/proc/net/tcp6"]
+        .iter()
+        .filter_map(|table| std::fs::read_to_string(table).ok())
+        .flat_map(|table| {
+            table
+                .lines()
+                .skip(1)
+                .map(|line| line.split_whitespace().map(str::to_owned).collect::<Vec<_>>())
+                .collect::<Vec<_>>()
+        })
+        .filter(|fields| fields.len() > 3 && fields[3] == "01")
+        .filter(|fields| {
+            let port = fields[1].rsplit(':').next().unwrap_or_default();
+            u16::from_str_radix(port, 16).is_ok_and(|port| ports.contains(&port))
+        })
+        .count()
+}
+
+/// Waits until each broker holds exactly one connection to each other broker, the pair's
+/// two ends agree on who dialled it, and the kernel counts one connection per pair.
+async fn one_connection_per_pair(cluster: &Cluster, brokers: &[Broker]) {
+    use beeline_cluster::transport::session::Origin;
+    let deadline = tokio::time::Instant::now() + TIMEOUT;
+    loop {
+        let held: Vec<(u64, Vec<(u64, Origin)>)> = brokers
+            .iter()
+            .map(|b| (b.node, b.peers.connections()))
+            .collect();
+        let sockets = connections_to(&cluster.addrs);
+        let one_each = held.iter().all(|(node, connections)| {
+            let peers: Vec<u64> = connections.iter().map(|(peer, _)| *peer).collect();
+            peers == (0..3u64).filter(|n| n != node).collect::<Vec<_>>()
+        });
+        let agree = held.iter().all(|(node, connections)| {
+            connections.iter().all(|(peer, origin)| {
+                held.iter()
+                    .find(|(other, _)| other == peer)
+                    .is_some_and(|(_, theirs)| {
+                        theirs.iter().any(|(p, o)| p == node && o != origin)
+                    })
+            })
+        });
+        if one_each && agree && sockets == 3 {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "one connection per pair of brokers: the brokers hold {held:?}, the kernel counts \
+             {sockets} established connections to their internal ports"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_pair_of_brokers_shares_one_connection_also_after_a_restart() {
+    logs();
+    let (cluster, mut brokers) = Cluster::start(DEFAULTS).await;
+    for i in 0..30 {
+        execute(&brokers, &format!("m{i}")).await.expect("published");
+    }
+    converged(&brokers).await;
+    one_connection_per_pair(&cluster, &brokers).await;
+
+    // A broker goes (its connections close) and comes back: the pairs it is in dial again,
+    // and the traffic goes on over one connection per pair.
+    let at = leader(&brokers).await;
+    let (node, _) = brokers.remove(at).kill().await;
+    brokers.push(cluster.broker(node).await);
+    for i in 30..60 {
+        match execute(&brokers, &format!("m{i}")).await {
+            Ok(_) | Err(PartitionError::Interrupted { .. }) => {}
+            Err(e) => panic!("after the restart: {e}"),
+        }
+    }
+    execute(&brokers, "last").await.expect("published");
+    converged(&brokers).await;
+    one_connection_per_pair(&cluster, &brokers).await;
     for broker in brokers {
         broker.handle.shutdown().await;
         let _ = broker.stop_server.send(());
@@ -753,7 +845,7 @@ async fn a_leader_refuses_a_batch_larger_than_a_journal_entry_and_its_group_goes
             flusher: NodeFlusher::start().expect("flusher"),
         },
         root.path(),
-        Peers::default(),
+        Peers::new(0),
         &groups,
     )
     .await

@@ -1,7 +1,10 @@
 //! Fault-injecting TCP proxies between brokers. Each broker reaches each other broker's
-//! internal port through its own proxy (its contact points name the proxies), so the link
-//! from broker `a` to broker `b` can be cut, delayed or made lossy without touching the other
-//! direction or the other brokers.
+//! internal port through its own proxy (its contact points name the proxies). A pair of
+//! brokers shares one connection, dialled by either side through its proxy, which carries
+//! both directions; so a link is one direction of traffic between two brokers, whichever
+//! proxy the pair's connection runs through: the link from broker `a` to broker `b` can be
+//! delayed or made lossy without touching the other direction or the other brokers, and
+//! cutting either direction of a pair cuts its connection.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -27,7 +30,8 @@ pub enum Fault {
     Cut,
 }
 
-/// One direction of traffic between two brokers: from `from` to `to`'s internal port.
+/// One direction of traffic between two brokers, from `from` to `to`; and the proxy through
+/// which `from` dials `to`'s internal port.
 struct Link {
     port: u16,
     fault: watch::Sender<Fault>,
@@ -43,6 +47,7 @@ impl Proxies {
     /// address.
     pub async fn start(internal: &[SocketAddr], seed: u64) -> Result<Self, String> {
         let mut links = BTreeMap::new();
+        let mut listeners = Vec::new();
         let seed = Arc::new(Mutex::new(seed | 1));
         for (from, _) in internal.iter().enumerate() {
             for (to, &target) in internal.iter().enumerate() {
@@ -56,10 +61,18 @@ impl Proxies {
                     .local_addr()
                     .map_err(|e| format!("a proxy has no address: {e}"))?
                     .port();
-                let (fault, faults) = watch::channel(Fault::Healthy);
-                tokio::spawn(serve(listener, target, faults, seed.clone()));
-                links.insert((from as u64, to as u64), Link { port, fault });
+                let (fault, _) = watch::channel(Fault::Healthy);
+                let link = (from as u64, to as u64);
+                links.insert(link, Link { port, fault });
+                listeners.push((link, listener, target));
             }
+        }
+        for ((from, to), listener, target) in listeners {
+            let faults = Faults {
+                forward: links[&(from, to)].fault.subscribe(),
+                backward: links[&(to, from)].fault.subscribe(),
+            };
+            tokio::spawn(serve(listener, target, faults, seed.clone()));
         }
         Ok(Self { links })
     }
@@ -70,7 +83,8 @@ impl Proxies {
         Some(SocketAddr::from(([127, 0, 0, 1], link.port)))
     }
 
-    /// Sets the fault of the link from `from` to `to`.
+    /// Sets the fault of the traffic from `from` to `to`, on the pair's connection whichever
+    /// side dialled it.
     pub fn set(&self, from: u64, to: u64, fault: Fault) {
         if let Some(link) = self.links.get(&(from, to)) {
             link.fault.send_replace(fault);
@@ -108,17 +122,20 @@ fn roll(seed: &Mutex<u64>) -> f64 {
     (*state >> 11) as f64 / (1u64 << 53) as f64
 }
 
-async fn serve(
-    listener: TcpListener,
-    target: SocketAddr,
-    faults: watch::Receiver<Fault>,
-    seed: Arc<Mutex<u64>>,
-) {
+/// The faults a proxy's connections pass under: `forward` from the dialling broker to the one
+/// dialled, `backward` the other way.
+#[derive(Clone)]
+struct Faults {
+    forward: watch::Receiver<Fault>,
+    backward: watch::Receiver<Fault>,
+}
+
+async fn serve(listener: TcpListener, target: SocketAddr, faults: Faults, seed: Arc<Mutex<u64>>) {
     loop {
         let Ok((inbound, _)) = listener.accept().await else {
             continue;
         };
-        if *faults.borrow() == Fault::Cut {
+        if *faults.forward.borrow() == Fault::Cut || *faults.backward.borrow() == Fault::Cut {
             drop(inbound);
             continue;
         }
@@ -132,10 +149,10 @@ async fn serve(
             let _ = outbound.set_nodelay(true);
             let (in_read, in_write) = inbound.into_split();
             let (out_read, out_write) = outbound.into_split();
-            // Either direction ending ends the connection: both halves drop here.
+            // Either direction ending (a cut of either) ends the connection: both halves drop.
             tokio::select! {
-                () = pump(in_read, out_write, faults.clone(), seed.clone()) => {}
-                () = pump(out_read, in_write, faults, seed) => {}
+                () = pump(in_read, out_write, faults.forward, seed.clone()) => {}
+                () = pump(out_read, in_write, faults.backward, seed) => {}
             }
         });
     }
@@ -241,6 +258,25 @@ mod tests {
         assert!(round_trip(link).await.is_err(), "refused while cut");
         // The other direction is cut too; a link not touching broker 1 would not be.
         assert!(round_trip(proxies.address(1, 0).unwrap()).await.is_err());
+        proxies.heal();
+
+        // A connection broker 1 dialled (through its proxy to broker 0) carries the traffic
+        // from broker 0 to broker 1 too: that link's fault applies to it, and its cut cuts it.
+        let back = proxies.address(1, 0).unwrap();
+        assert_eq!(round_trip(back).await.unwrap(), b"ping");
+        proxies.set(0, 1, Fault::Delay(Duration::from_millis(150)));
+        let started = std::time::Instant::now();
+        assert_eq!(round_trip(back).await.unwrap(), b"ping");
+        assert!(started.elapsed() >= Duration::from_millis(150), "the echo is delayed");
+        let mut open = TcpStream::connect(back).await.unwrap();
+        open.write_all(b"ping").await.unwrap();
+        open.read_exact(&mut buf).await.unwrap();
+        proxies.set(0, 1, Fault::Cut);
+        let read = tokio::time::timeout(Duration::from_secs(2), open.read(&mut buf))
+            .await
+            .expect("closed at once");
+        assert!(matches!(read, Ok(0) | Err(_)), "{read:?}");
+        assert!(round_trip(back).await.is_err(), "refused while cut");
 
         proxies.heal();
         proxies.set(0, 1, Fault::Delay(Duration::from_millis(150)));

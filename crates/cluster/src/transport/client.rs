@@ -1,90 +1,22 @@
 //! The sending side: a partition group's `RaftNetworkV2` over the broker's shared channels.
 
-use std::collections::HashMap;
 use std::future::Future;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use openraft::error::{NetworkError, RPCError, ReplicationClosed, StreamingError, Unreachable};
 use openraft::network::{RPCOption, RaftNetworkFactory, v2::RaftNetworkV2};
 use openraft::raft::{
     AppendEntriesRequest, AppendEntriesResponse, SnapshotResponse, VoteRequest, VoteResponse,
 };
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::Channel;
 
+use super::Peers;
 use super::convert;
 use super::proto;
 use super::proto::internal_client::InternalClient;
 use crate::metrics::GroupMetrics;
 use crate::state_machine::{Snapshot, SnapshotData};
 use crate::types::{NodeId, TypeConfig, Vote};
-
-/// One channel (one HTTP/2 connection) per broker, shared by every partition group, the
-/// membership's gossip, forwarded commands, commands between partitions and job streams; and
-/// the brokers' internal addresses as this broker knows them. A group's membership names
-/// brokers by id only: where a broker is reached is this broker's own knowledge (what the
-/// membership learns from the broker itself), so two brokers may reach a third by different
-/// routes.
-#[derive(Clone, Default)]
-pub struct Peers {
-    addresses: Arc<Mutex<HashMap<NodeId, String>>>,
-    /// The channels, by internal address: one per broker, whichever side needs it first.
-    channels: Arc<Mutex<HashMap<String, Channel>>>,
-}
-
-impl Peers {
-    /// Peers at these internal addresses (`host:port`), by node id.
-    pub fn with_addresses(addresses: impl IntoIterator<Item = (NodeId, String)>) -> Self {
-        Self {
-            addresses: Arc::new(Mutex::new(addresses.into_iter().collect())),
-            channels: Arc::default(),
-        }
-    }
-
-    /// The channel to the broker whose internal API is at `addr`, made on first use and
-    /// connected lazily (and again after a failure) by tonic.
-    pub fn channel_to(&self, addr: &str) -> Result<Channel, String> {
-        let mut channels = self.channels.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(channel) = channels.get(addr) {
-            return Ok(channel.clone());
-        }
-        let channel = Endpoint::from_shared(format!("http://{addr}"))
-            .map_err(|e| format!("'{addr}': {e}"))?
-            .tcp_nodelay(true)
-            .http2_adaptive_window(true)
-            .connect_timeout(std::time::Duration::from_secs(2))
-            .connect_lazy();
-        channels.insert(addr.to_string(), channel.clone());
-        Ok(channel)
-    }
-
-    /// Broker `node` is (now) reached at `addr`.
-    pub fn set_address(&self, node: NodeId, addr: String) {
-        self.addresses
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(node, addr);
-    }
-
-    /// Where broker `node` is reached, once known.
-    pub fn address(&self, node: NodeId) -> Option<String> {
-        self.addresses
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&node)
-            .cloned()
-    }
-
-    /// The channel to broker `node`, once its address is known.
-    pub(crate) fn channel(&self, node: NodeId) -> Result<Channel, String> {
-        let addr = self.address(node).ok_or_else(|| {
-            format!(
-                "broker {node}'s internal address is not known yet (it has not been heard from)"
-            )
-        })?;
-        self.channel_to(&addr)
-            .map_err(|e| format!("broker {node}'s internal address {e}"))
-    }
-}
 
 /// Makes a partition group's clients to its peers.
 #[derive(Clone)]

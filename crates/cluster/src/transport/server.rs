@@ -200,6 +200,9 @@ pub struct BrokerServices {
     pub executor: OnceLock<Arc<dyn Executor>>,
 }
 
+/// The tonic service of the internal API, as [`super::serve`] serves it.
+pub type InternalService = Generated<InternalServer>;
+
 /// The internal API's service over a broker's [`Groups`] (and its [`BrokerServices`]).
 #[derive(Clone)]
 pub struct InternalServer {

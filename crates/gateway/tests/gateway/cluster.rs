@@ -134,7 +134,7 @@ impl TestCluster {
         let membership = Membership::new(
             info(&settings, grpc),
             settings.contact_points.clone(),
-            Peers::default(),
+            Peers::new(settings.node_id),
             fast(),
         );
         let local = LocalRouter::new();
@@ -171,16 +171,12 @@ impl TestCluster {
         let mut tasks = Vec::new();
         let service = InternalServer::broker(Groups::default(), services.clone());
         let (stop_internal, internal_stopped) = oneshot::channel::<()>();
+        let peers = membership.peers().clone();
         let internal_server = tokio::spawn(async move {
-            let _ = tonic::transport::Server::builder()
-                .add_service(service)
-                .serve_with_incoming_shutdown(
-                    tonic::transport::server::TcpIncoming::from(listener),
-                    async {
-                        let _ = internal_stopped.await;
-                    },
-                )
-                .await;
+            let _ = beeline_cluster::transport::serve(listener, service, peers, async {
+                let _ = internal_stopped.await;
+            })
+            .await;
         });
         tasks.push(tokio::spawn(membership.clone().run()));
         let node_info = NodeInfo {
@@ -474,7 +470,7 @@ async fn a_broker_whose_settings_contradict_the_cluster_does_not_join() {
             ..info(&other, "127.0.0.1:1".parse().expect("address"))
         },
         vec![cluster.internal[0].to_string()],
-        Peers::default(),
+        Peers::new(7),
         fast(),
     );
     stranger.gossip_round().await;

@@ -377,7 +377,7 @@ async fn start_broker(
     let membership = Membership::new(
         info(&settings, grpc),
         settings.contact_points.clone(),
-        Peers::default(),
+        Peers::new(settings.node_id),
         fast(),
     );
     let local = LocalRouter::new();
@@ -392,16 +392,12 @@ async fn start_broker(
     });
     let service = InternalServer::broker(groups.clone(), services.clone());
     let (stop_internal, internal_stopped) = oneshot::channel::<()>();
+    let peers = membership.peers().clone();
     let internal_server = tokio::spawn(async move {
-        let _ = tonic::transport::Server::builder()
-            .add_service(service)
-            .serve_with_incoming_shutdown(
-                tonic::transport::server::TcpIncoming::from(listener),
-                async {
-                    let _ = internal_stopped.await;
-                },
-            )
-            .await;
+        let _ = beeline_cluster::transport::serve(listener, service, peers, async {
+            let _ = internal_stopped.await;
+        })
+        .await;
     });
     let mut tasks = vec![tokio::spawn(membership.clone().run())];
     let mine = settings.local_partitions();
