@@ -105,12 +105,8 @@ pub async fn join(
     let service = InternalServer::broker(groups, services.clone());
     let peers = membership.peers().clone();
     tokio::spawn(async move {
-        let served = beeline_cluster::transport::serve(
-            listener,
-            service,
-            peers,
-            std::future::pending(),
-        );
+        let served =
+            beeline_cluster::transport::serve(listener, service, peers, std::future::pending());
         if let Err(error) = served.await {
             tracing::error!(%error, "the internal API's server failed");
         }

@@ -470,7 +470,11 @@ fn connections_to(addrs: &[std::net::SocketAddr]) -> usize {
             table
                 .lines()
                 .skip(1)
-                .map(|line| line.split_whitespace().map(str::to_owned).collect::<Vec<_>>())
+                .map(|line| {
+                    line.split_whitespace()
+                        .map(str::to_owned)
+                        .collect::<Vec<_>>()
+                })
                 .collect::<Vec<_>>()
         })
         .filter(|fields| fields.len() > 3 && fields[3] == "01")
@@ -500,9 +504,7 @@ async fn one_connection_per_pair(cluster: &Cluster, brokers: &[Broker]) {
             connections.iter().all(|(peer, origin)| {
                 held.iter()
                     .find(|(other, _)| other == peer)
-                    .is_some_and(|(_, theirs)| {
-                        theirs.iter().any(|(p, o)| p == node && o != origin)
-                    })
+                    .is_some_and(|(_, theirs)| theirs.iter().any(|(p, o)| p == node && o != origin))
             })
         });
         if one_each && agree && sockets == 3 {
@@ -522,7 +524,9 @@ async fn each_pair_of_brokers_shares_one_connection_also_after_a_restart() {
     logs();
     let (cluster, mut brokers) = Cluster::start(DEFAULTS).await;
     for i in 0..30 {
-        execute(&brokers, &format!("m{i}")).await.expect("published");
+        execute(&brokers, &format!("m{i}"))
+            .await
+            .expect("published");
     }
     converged(&brokers).await;
     one_connection_per_pair(&cluster, &brokers).await;

@@ -267,7 +267,10 @@ mod tests {
         proxies.set(0, 1, Fault::Delay(Duration::from_millis(150)));
         let started = std::time::Instant::now();
         assert_eq!(round_trip(back).await.unwrap(), b"ping");
-        assert!(started.elapsed() >= Duration::from_millis(150), "the echo is delayed");
+        assert!(
+            started.elapsed() >= Duration::from_millis(150),
+            "the echo is delayed"
+        );
         let mut open = TcpStream::connect(back).await.unwrap();
         open.write_all(b"ping").await.unwrap();
         open.read_exact(&mut buf).await.unwrap();

@@ -508,7 +508,9 @@ impl Driver {
                 }
                 Event::Inbound(stream) => {
                     if self.incoming.try_send(Substream(stream.compat())).is_err() {
-                        tracing::debug!("a peer's substream dropped: the internal server is busy or gone");
+                        tracing::debug!(
+                            "a peer's substream dropped: the internal server is busy or gone"
+                        );
                     }
                 }
                 Event::Ended(error) => break error.map(|e| e.to_string()),
