@@ -173,7 +173,7 @@ impl Inner {
     /// A substream to the broker at `addr`: on the session with it, dialled if there is none.
     async fn substream(&self, addr: &str) -> Result<Substream, String> {
         if let Some(substream) = self.on_session(addr).await {
-            return substream;
+            return Ok(substream);
         }
         let dialling = lock(&self.dialling)
             .entry(addr.to_string())
@@ -182,7 +182,7 @@ impl Inner {
         let _dialling = dialling.lock().await;
         // A call that waited for another's dial uses its session.
         if let Some(substream) = self.on_session(addr).await {
-            return substream;
+            return Ok(substream);
         }
         let (peer, substream) = self.sessions.dial(addr, CONNECT_TIMEOUT).await;
         if let Some(peer) = peer {
@@ -202,9 +202,11 @@ impl Inner {
             .map(|(node, _)| *node)
     }
 
-    async fn on_session(&self, addr: &str) -> Option<Result<Substream, String>> {
+    /// A substream on the session with the broker at `addr`, if there is one that opens it
+    /// (one closing as it is asked is passed over: the caller dials).
+    async fn on_session(&self, addr: &str) -> Option<Substream> {
         let node = self.node_at(addr)?;
-        self.sessions.open(node).await
+        self.sessions.open(node).await?.ok()
     }
 }
 
