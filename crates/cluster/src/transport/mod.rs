@@ -19,6 +19,14 @@ pub use peers::Peers;
 pub use server::{BrokerServices, Executor, Groups, InternalServer, InternalService};
 use tokio_stream::StreamExt as _;
 
+/// A vote request, or a pre-vote: whether the vote would be granted, asked without changing
+/// any term or vote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ballot {
+    Vote,
+    PreVote,
+}
+
 /// The generated messages and service of `proto/internal.proto`.
 #[allow(clippy::all, missing_docs, unreachable_pub)]
 pub mod proto {
