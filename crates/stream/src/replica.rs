@@ -374,6 +374,9 @@ impl<L: ReplicatedLog> Replica<L> {
         let partition = self.config.partition_id;
         let commit_index = self.log.commit_index();
         let mut commits = commit_index.subscribe();
+        // A commit between the state's restore and this subscription wakes nothing: replayed
+        // now, and the position shown is the state's (a rebuilt state's too).
+        self.catch_up(follower)?;
         let mut snapshot_timer = self.config.snapshot_period.map(|period| {
             let mut interval =
                 tokio::time::interval_at(tokio::time::Instant::now() + period, period);
@@ -442,15 +445,7 @@ impl<L: ReplicatedLog> Replica<L> {
                 changed = roles.changed(), if roles_open => {
                     roles_open = changed.is_ok();
                 }
-                _ = commits.changed() => {
-                    follower
-                        .replayer
-                        .catch_up(&follower.engine, follower.store.as_ref())?;
-                    self.metrics.last_position.store(
-                        follower.replayer.next_position - 1,
-                        std::sync::atomic::Ordering::Relaxed,
-                    );
-                }
+                _ = commits.changed() => self.catch_up(follower)?,
                 _ = async {
                     match retry {
                         Some(at) => tokio::time::sleep_until(at).await,
@@ -473,6 +468,18 @@ impl<L: ReplicatedLog> Replica<L> {
                 },
             }
         }
+    }
+
+    /// Replays what was committed since the last call.
+    fn catch_up(&self, follower: &mut Follower<L>) -> Result<(), String> {
+        follower
+            .replayer
+            .catch_up(&follower.engine, follower.store.as_ref())?;
+        self.metrics.last_position.store(
+            follower.replayer.next_position - 1,
+            std::sync::atomic::Ordering::Relaxed,
+        );
+        Ok(())
     }
 
     /// A follower's snapshot of what it replayed (everything in it is committed).
