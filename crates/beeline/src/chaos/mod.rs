@@ -49,10 +49,11 @@ pub struct ChaosArgs {
     /// client publishing messages).
     #[arg(long, default_value_t = 2)]
     pub clients: usize,
-    /// The brokers' `--snapshot-period`. Off by default: a snapshot lets the Raft group
-    /// compact its log, and the checker finds acknowledged work only in committed entries that
-    /// some replica still holds; work in a compacted prefix is reported as not checked, which
-    /// fails the run. With a period, restarts and lagging replicas go through snapshots.
+    /// The brokers' `--snapshot-period`. Off by default (and then their snapshots by log size,
+    /// `--snapshot-log-size`, too): a snapshot lets the Raft group compact its log, and the
+    /// checker finds acknowledged work only in committed entries that some replica still
+    /// holds; work in a compacted prefix is reported as not checked, which fails the run. With
+    /// a period, restarts and lagging replicas go through snapshots.
     #[arg(long, default_value = "off")]
     pub snapshot_period: String,
 }
@@ -284,6 +285,15 @@ impl Cluster {
             internal.push(SocketAddr::from(([127, 0, 0, 1], port("internal")?)));
         }
         let proxies = Proxies::start(&internal, seed).await?;
+        let mut snapshot_args = vec![
+            "--log-segment-size",
+            "8MiB",
+            "--snapshot-period",
+            snapshot_period,
+        ];
+        if snapshot_period == "off" {
+            snapshot_args.extend(["--snapshot-log-size", "off"]);
+        }
         let mut nodes = Vec::new();
         let mut clients = Vec::new();
         let mut monitoring = Vec::new();
@@ -318,12 +328,7 @@ impl Cluster {
                 data_dir: &data,
                 memory_limit: "256MiB",
             }
-            .args(&[
-                "--log-segment-size",
-                "8MiB",
-                "--snapshot-period",
-                snapshot_period,
-            ])?;
+            .args(&snapshot_args)?;
             let mut node = Node {
                 args,
                 log: dir.join(format!("broker-{node}.log")),
