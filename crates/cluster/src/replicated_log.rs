@@ -43,10 +43,10 @@ use beeline_state::snapshot::SnapshotStore;
 use beeline_stream::{ReplicatedLog, Role, RoleState};
 use futures_util::StreamExt;
 use futures_util::stream::FuturesOrdered;
-use openraft::ServerState;
 use openraft::impls::{BasicNode, ProgressResponder};
 use openraft::network::{NetSnapshot, RaftNetworkFactory};
 use openraft::type_config::async_runtime::watch::WatchReceiver;
+use openraft::{Instant as _, ServerState};
 use tokio::sync::{mpsc, watch};
 
 use crate::metrics::GroupMetrics;
@@ -204,6 +204,11 @@ impl RaftTiming {
             max_in_snapshot_log_to_keep: kept,
             install_snapshot_timeout: SNAPSHOT_STALL_MS,
             enable_elect: elect,
+            // A replica whose election timer fires first asks the others whether they would
+            // vote for it before it raises its term: one with a shorter log (or cut off) learns
+            // that it cannot win without forcing the replica that can to wait out another
+            // election timeout at a higher term.
+            enable_pre_vote: Some(true),
             // A follower that lost (or dropped as damaged) entries it acknowledged is brought
             // back from where its log now ends rather than failing the leader's replication;
             // that it cannot elect a leader without them meanwhile is `crate::rejoin`'s part.
@@ -383,6 +388,7 @@ impl RaftLog {
             raft.clone(),
             partition_id,
             config.node_id,
+            config.timing.leader_lease(),
             roles_tx,
             leading.clone(),
         ));
@@ -426,27 +432,68 @@ impl RaftLog {
 /// Publishes the replica's role from openraft's metrics, and ends a led term's writes when
 /// its leadership ends.
 ///
+/// **Check-quorum**: a leader whose quorum has not acknowledged anything it sent for a whole
+/// `lease` (openraft's leader lease: the election timeout's upper end) is cut off; the others
+/// elect a new leader about then. It stops leading for the partition at once: its term's
+/// writes end (the processor steps down and answers what waits, so the gateways reroute),
+/// and it reports itself a follower that knows no leader, so that no gateway sends commands
+/// here. openraft keeps it the group's leader meanwhile, sending heartbeats: once a quorum
+/// answers again in the same term it leads again; a leader elected meanwhile makes it a
+/// follower as soon as it is heard.
+///
 /// The group's state changes are logged (a failover's timeline: the candidacy, the vote won,
 /// the blank entry applied; the replica logs when its processor starts).
 async fn watch_roles(
     raft: PartitionRaft,
     partition: u32,
     node_id: NodeId,
+    lease: std::time::Duration,
     roles: watch::Sender<RoleState>,
     leading: Arc<Mutex<Option<Leading>>>,
 ) {
     let mut metrics = raft.metrics();
     let mut last = (ServerState::Learner, 0, None::<NodeId>);
+    let mut was_cut_off = false;
     loop {
-        let (state, term, leader, applied_term) = {
+        let (state, term, leader, applied_term, quorum_silent) = {
             let m = metrics.borrow_watched();
+            // How long the quorum has been silent, for a leader with others to hear from (a
+            // group of one is its own quorum).
+            let alone = m
+                .membership_config
+                .membership()
+                .voter_ids()
+                .nth(1)
+                .is_none();
+            let quorum_silent = match (&m.state, &m.last_quorum_acked) {
+                (ServerState::Leader, Some(acked)) if !alone => Some(acked.elapsed()),
+                _ => None,
+            };
             (
                 m.state,
                 m.current_term,
                 m.current_leader,
                 m.last_applied.as_ref().map(term_of),
+                quorum_silent,
             )
         };
+        let cut_off = quorum_silent.is_some_and(|silent| silent >= lease);
+        if cut_off != was_cut_off {
+            match cut_off {
+                true => tracing::warn!(
+                    partition,
+                    term,
+                    lease_ms = lease.as_millis() as u64,
+                    "the quorum has not answered for a lease: not leading until it does"
+                ),
+                // Leading again in the same term; else it follows a newer leader (logged below).
+                false if state == ServerState::Leader => {
+                    tracing::info!(partition, term, "the quorum answers again")
+                }
+                false => {}
+            }
+            was_cut_off = cut_off;
+        }
         if (state, term, leader) != last {
             match state {
                 ServerState::Candidate if last.0 != ServerState::Candidate || last.1 != term => {
@@ -462,12 +509,13 @@ async fn watch_roles(
             }
             last = (state, term, leader);
         }
-        let leads = state == ServerState::Leader && leader == Some(node_id);
+        let leads = state == ServerState::Leader && leader == Some(node_id) && !cut_off;
         let role = match state {
             ServerState::Leader if leads && applied_term == Some(term) => Role::Leader,
             ServerState::Leader | ServerState::Follower | ServerState::Candidate => Role::Follower,
             ServerState::Learner | ServerState::Shutdown => Role::Inactive,
         };
+        let leader = if cut_off { None } else { leader };
         {
             let mut current = leading.lock().unwrap_or_else(|e| e.into_inner());
             if current.as_ref().is_some_and(|l| !leads || l.term != term)
@@ -482,8 +530,18 @@ async fn watch_roles(
             *role = now;
             changed
         });
-        if metrics.changed().await.is_err() {
-            break;
+        // A leader looks again when its lease would run out: a cut-off leader's metrics may
+        // not change at all.
+        let expires = quorum_silent
+            .filter(|_| !cut_off)
+            .map(|silent| lease.saturating_sub(silent));
+        tokio::select! {
+            changed = metrics.changed() => {
+                if changed.is_err() {
+                    break;
+                }
+            }
+            () = tokio::time::sleep(expires.unwrap_or_default()), if expires.is_some() => {}
         }
     }
     if let Some(ended) = leading.lock().unwrap_or_else(|e| e.into_inner()).take() {

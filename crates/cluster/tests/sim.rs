@@ -18,6 +18,11 @@
 //!   gives the same digest, every acknowledged start, completion and publication is in the
 //!   committed log, and no job is completed twice.
 //!
+//! Two targeted runs without message faults: a follower cut off for ten election timeouts
+//! comes back without raising its term (pre-vote), and a leader cut off from both followers
+//! stops leading about a lease after its quorum last answered while the two others elect a
+//! leader that serves (check-quorum).
+//!
 //! Seeds: `BEELINE_SIM_SEED=n` runs seed `n` alone; `BEELINE_SIM_SEEDS=n` runs seeds 1 to n;
 //! the default is a handful. A failure names its seed and the command that reruns it.
 #![allow(
@@ -363,20 +368,7 @@ async fn client(
             let key = c.process_instance_key;
             acknowledged.lock().unwrap().created.push((id, key));
         }
-        let publish = Record::command(
-            -1,
-            MessageIntent::Publish,
-            MessageRecord {
-                name: format!("m{n}"),
-                correlation_key: "key".into(),
-                time_to_live: 1_000,
-                message_id: String::new(),
-                variables: b"{}".to_vec(),
-                tenant_id: "<default>".into(),
-                deadline: -1,
-            },
-        );
-        if let Some(published) = event(execute(&replicas, publish).await) {
+        if let Some(published) = event(execute(&replicas, publish(&format!("m{n}"))).await) {
             acknowledged.lock().unwrap().published.push(published.key);
         }
         let activate = Record::command(
@@ -557,19 +549,7 @@ async fn run(seed: u64) -> Result<Summary, String> {
     // Heal, let the client be acknowledged once more, and converge.
     net.heal();
     net.set_faults(Faults::NONE);
-    let settle = Record::command(
-        -1,
-        MessageIntent::Publish,
-        MessageRecord {
-            name: "settled".into(),
-            correlation_key: "key".into(),
-            time_to_live: 1_000,
-            message_id: String::new(),
-            variables: b"{}".to_vec(),
-            tenant_id: "<default>".into(),
-            deadline: -1,
-        },
-    );
+    let settle = publish("settled");
     // A command interrupted by a last election is tried again.
     let deadline = Instant::now() + PATIENCE;
     let mut settled = None;
@@ -729,4 +709,206 @@ fn replicated_partitions_keep_raft_and_engine_invariants_under_seeded_faults() {
         "seeds {failures:?} failed; rerun one with BEELINE_SIM_SEED=<seed> cargo test --release \
          -p beeline-cluster --test sim"
     );
+}
+
+/// A message published with the one correlation key of the run.
+fn publish(name: &str) -> Record {
+    Record::command(
+        -1,
+        MessageIntent::Publish,
+        MessageRecord {
+            name: name.into(),
+            correlation_key: "key".into(),
+            time_to_live: 1_000,
+            message_id: String::new(),
+            variables: b"{}".to_vec(),
+            tenant_id: "<default>".into(),
+            deadline: -1,
+        },
+    )
+}
+
+/// Runs `scenario` on three replicas (no message faults) once one of them leads and has
+/// acknowledged a command, then holds the run's invariants and stops the replicas.
+fn on_three_replicas<F, Fut>(scenario: F)
+where
+    F: FnOnce(Replicas, SimNet) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    logs();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async {
+        let root = tempfile::tempdir().expect("tempdir");
+        let net = SimNet::new(1, Faults::NONE);
+        let seen: Shared = Arc::default();
+        let mut opened = Vec::new();
+        for &node in &NODES {
+            let groups = Groups::of_node(node);
+            net.attach(node, groups.clone());
+            let dir = root.path().join(format!("node-{node}"));
+            opened.push(Some(open(node, &dir, &net, &groups, &seen).await));
+        }
+        let replicas: Replicas = Arc::new(tokio::sync::Mutex::new(opened));
+        assert!(
+            event(execute(&replicas, publish("first")).await).is_some(),
+            "no leader served: {}",
+            describe(&replicas).await
+        );
+        scenario(replicas.clone(), net).await;
+        let violations = lock(&seen).violations.clone();
+        assert!(violations.is_empty(), "{violations:?}");
+        for replica in replicas.lock().await.iter_mut() {
+            if let Some(replica) = replica.take() {
+                replica.stop().await;
+            }
+        }
+    });
+    runtime.shutdown_timeout(Duration::from_secs(5));
+}
+
+/// The replica that leads now: its node, term and log.
+async fn leading(replicas: &Replicas) -> Option<(u64, u64, Arc<RaftLog>)> {
+    replicas
+        .lock()
+        .await
+        .iter()
+        .flatten()
+        .find(|r| r.handle.role().role == Role::Leader)
+        .map(|r| (r.node, r.handle.role().term, r.log.clone()))
+}
+
+/// Pre-vote: a follower cut off for many election timeouts asks the others before it raises
+/// its term, and they cannot answer, so it never does; healed, it follows the same leader in
+/// the same term (without pre-vote its higher term would depose a healthy leader).
+#[test]
+fn a_follower_cut_off_for_a_while_rejoins_without_deposing_the_leader() {
+    on_three_replicas(|replicas, net| async move {
+        let (leader, term, _) = leading(&replicas).await.expect("a leader");
+        let follower = NODES
+            .into_iter()
+            .find(|&n| n != leader)
+            .expect("a follower");
+        let follower_log = replicas.lock().await[follower as usize]
+            .as_ref()
+            .expect("the follower runs")
+            .log
+            .clone();
+        let rest: BTreeSet<u64> = NODES.into_iter().filter(|&n| n != follower).collect();
+        net.split(&[BTreeSet::from([follower]), rest]);
+        // Ten election timeouts: without pre-vote the follower would stand again and again.
+        let cut_for = Duration::from_millis(10 * TIMING.election_timeout_ms.1);
+        tokio::time::sleep(cut_for).await;
+        let cut_off_term = follower_log.raft().metrics().borrow_watched().current_term;
+        net.heal();
+        assert!(
+            event(execute(&replicas, publish("healed")).await).is_some(),
+            "no leader served after the heal: {}",
+            describe(&replicas).await
+        );
+        let deadline = Instant::now() + PATIENCE;
+        while follower_log
+            .raft()
+            .metrics()
+            .borrow_watched()
+            .current_leader
+            != Some(leader)
+        {
+            assert!(
+                Instant::now() < deadline,
+                "healed, follower {follower} does not follow leader {leader}"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let now = leading(&replicas).await.map(|(node, term, _)| (node, term));
+        eprintln!(
+            "follower {follower} cut off for {cut_for:?}: its term then {cut_off_term}; the \
+             leader before: {leader} in term {term}, after: {now:?}"
+        );
+        assert_eq!(
+            cut_off_term, term,
+            "the cut-off follower raised its term from {term} to {cut_off_term}"
+        );
+        assert_eq!(now, Some((leader, term)), "the leader changed");
+    });
+}
+
+/// Check-quorum: a leader cut off from both followers stops leading about a lease (the
+/// election timeout's upper end) after its quorum last answered, answers the command it was
+/// given after the cut with an error instead of holding it, and the two others elect a leader
+/// that serves; healed, the old leader follows the new one.
+#[test]
+fn a_leader_cut_off_from_its_quorum_steps_down_and_the_majority_elects_another() {
+    on_three_replicas(|replicas, net| async move {
+        let (old, term, old_log) = leading(&replicas).await.expect("a leader");
+        let old_handle = replicas.lock().await[old as usize]
+            .as_ref()
+            .expect("the leader runs")
+            .handle
+            .clone();
+        let others: BTreeSet<u64> = NODES.into_iter().filter(|&n| n != old).collect();
+
+        let cut = Instant::now();
+        net.split(&[BTreeSet::from([old]), others.clone()]);
+        let given = tokio::spawn({
+            let handle = old_handle.clone();
+            async move { (handle.execute(publish("cut off")).await, cut.elapsed()) }
+        });
+        let stepped_down = loop {
+            let role = old_log.roles().borrow().role;
+            if old_handle.role().role != Role::Leader && role != Role::Leader {
+                break cut.elapsed();
+            }
+            assert!(
+                cut.elapsed() < PATIENCE,
+                "the cut-off leader {old} still leads term {term} after {PATIENCE:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        };
+        let (answer, answered) = given.await.expect("the command's task");
+        let served = event(execute(&replicas, publish("after")).await);
+        let served_after = cut.elapsed();
+        let new_leader = leading(&replicas).await.map(|(node, term, _)| (node, term));
+        eprintln!(
+            "leader {old} of term {term} cut off: stopped leading after {stepped_down:?}, \
+             answered the command given after the cut after {answered:?} ({answer:?}); the \
+             majority's leader {new_leader:?} served after {served_after:?}"
+        );
+
+        let lease = Duration::from_millis(TIMING.election_timeout_ms.1);
+        assert!(
+            stepped_down < lease + Duration::from_millis(500),
+            "the cut-off leader stopped leading only after {stepped_down:?} (lease {lease:?})"
+        );
+        assert!(
+            answer.is_err() && answered < lease + Duration::from_millis(500),
+            "the cut-off leader answered the command given after the cut with {answer:?} after \
+             {answered:?}: it cannot be committed, and must not be held"
+        );
+        assert!(served.is_some(), "the majority served no command");
+        let (new, new_term) = new_leader.expect("a leader after the cut");
+        assert!(
+            others.contains(&new) && new_term > term,
+            "leader {new} of term {new_term} after the cut"
+        );
+
+        net.heal();
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            let (state, now_term, leader) = {
+                let m = old_log.raft().metrics().borrow_watched().clone();
+                (m.state, m.current_term, m.current_leader)
+            };
+            if state == ServerState::Follower && now_term >= new_term && leader.is_some() {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "healed, the old leader is {state:?} in term {now_term} (leader {leader:?})"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    });
 }

@@ -1,6 +1,6 @@
 //! A simulated network for in-process fault tests of Raft groups (the `sim` feature, used by
 //! `tests/sim.rs`): every Raft message between the groups of one process (append, vote,
-//! snapshot) goes through a fault layer driven by a seed.
+//! pre-vote, snapshot) goes through a fault layer driven by a seed.
 //!
 //! - **Messages**: each link (sender, receiver, partition) draws its faults from its own
 //!   generator, seeded from the run's seed and the link: a request may be dropped (the
@@ -386,6 +386,19 @@ impl RaftNetworkV2<TypeConfig> for SimNetwork {
         self.deliver(&option, move |raft| {
             let rpc = rpc.clone();
             async move { raft.vote(rpc).await.map_err(|e| e.to_string()) }
+        })
+        .await
+    }
+
+    /// A cut or lost pre-vote is an error (not a grant), as on the tonic transport.
+    async fn pre_vote(
+        &mut self,
+        rpc: VoteRequest<TypeConfig>,
+        option: RPCOption,
+    ) -> Result<VoteResponse<TypeConfig>, RPCError<TypeConfig>> {
+        self.deliver(&option, move |raft| {
+            let rpc = rpc.clone();
+            async move { raft.pre_vote(rpc).await.map_err(|e| e.to_string()) }
         })
         .await
     }

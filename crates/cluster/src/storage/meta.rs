@@ -2,12 +2,19 @@
 //! log id, the last committed log id, and the group's current snapshot (which stream snapshot
 //! stands for which log id, with the membership it holds).
 //!
-//! Each is one checksummed record written whole to a temporary file, synced, and renamed over
-//! the old one (then the directory is synced), so a crash leaves the old record or the new one,
-//! never a mix. The vote and the purge mark are synced before the call returns (Raft's safety
-//! rests on the vote; the purge mark says where a journal emptied by a snapshot continues). The
-//! committed id is written without a sync: losing it only delays re-applying committed entries
-//! after a restart until the leader says again what is committed.
+//! The vote, the purge mark and the snapshot record are each one checksummed record written
+//! whole to a temporary file, synced, and renamed over the old one (then the directory is
+//! synced), so a crash leaves the old record or the new one, never a mix; each is synced before
+//! the call returns (Raft's safety rests on the vote; the purge mark says where a journal
+//! emptied by a snapshot continues).
+//!
+//! The committed id changes with every commit (hundreds of times a second per group under
+//! load) and is written without a sync: losing it only delays re-applying committed entries
+//! after a restart until the leader says again what is committed. It is overwritten in place,
+//! through a file kept open: a new file and a rename per commit cost an inode's creation and
+//! deletion each, which took an eighth of three loaded brokers' CPU, on the Raft core's task.
+//! One 40-byte write at offset 0 lies within one disk sector; a record that reads back damaged
+//! all the same is taken as no record (with a warning), as a lost one is.
 //!
 //! ```text
 //! 0 magic "BEELRAFT"  8 kind u32 (1 vote, 2 purged, 3 committed)  12 format version u32 (1)
@@ -20,7 +27,9 @@
 
 use std::fs::File;
 use std::io::{self, Write};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use crate::types::{LogId, SnapshotMeta, Vote, log_id, term_of};
 
@@ -60,13 +69,18 @@ impl Kind {
 #[derive(Debug, Clone)]
 pub struct MetaDir {
     dir: PathBuf,
+    /// The committed record's file, open once it was written (clones share it).
+    committed: Arc<Mutex<Option<File>>>,
 }
 
 impl MetaDir {
     pub fn new(dir: impl Into<PathBuf>) -> io::Result<Self> {
         let dir = dir.into();
         std::fs::create_dir_all(&dir)?;
-        Ok(Self { dir })
+        Ok(Self {
+            dir,
+            committed: Arc::default(),
+        })
     }
 
     pub fn read_vote(&self) -> io::Result<Option<Vote>> {
@@ -82,7 +96,7 @@ impl MetaDir {
     pub fn save_vote(&self, vote: &Vote) -> io::Result<()> {
         let leader = vote.leader_id();
         let flags = u8::from(vote.is_committed());
-        self.write(Kind::Vote, leader.term, leader.voted_for, flags, true)
+        self.write(Kind::Vote, leader.term, leader.voted_for, flags)
     }
 
     pub fn read_purged(&self) -> io::Result<Option<LogId>> {
@@ -92,23 +106,50 @@ impl MetaDir {
     }
 
     pub fn save_purged(&self, purged: &LogId) -> io::Result<()> {
-        self.write(Kind::Purged, term_of(purged), purged.index, 0, true)
+        self.write(Kind::Purged, term_of(purged), purged.index, 0)
     }
 
+    /// The committed id recorded; a damaged record counts as none (see the module
+    /// documentation).
     pub fn read_committed(&self) -> io::Result<Option<LogId>> {
-        Ok(self
-            .read(Kind::Committed)?
-            .map(|(term, index, _)| log_id(term, index)))
+        match self.read(Kind::Committed) {
+            Ok(record) => Ok(record.map(|(term, index, _)| log_id(term, index))),
+            Err(damage) if damage.kind() == io::ErrorKind::InvalidData => {
+                tracing::warn!(%damage, "ignoring the damaged commit record; the leader sends the commit again");
+                Ok(None)
+            }
+            Err(other) => Err(other),
+        }
     }
 
+    /// Overwrites the committed record in place, unsynced (see the module documentation).
     pub fn save_committed(&self, committed: Option<&LogId>) -> io::Result<()> {
-        match committed {
-            Some(id) => self.write(Kind::Committed, term_of(id), id.index, 0, false),
-            None => match std::fs::remove_file(self.dir.join(Kind::Committed.file_name())) {
+        let mut file = self.committed.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(id) = committed else {
+            *file = None;
+            return match std::fs::remove_file(self.path(Kind::Committed)) {
                 Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
                 _ => Ok(()),
-            },
+            };
+        };
+        let record = encode(Kind::Committed, term_of(id), id.index, 0);
+        if file.is_none() {
+            *file = Some(
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .create(true)
+                    .truncate(false)
+                    .open(self.path(Kind::Committed))?,
+            );
         }
+        let written = match file.as_ref() {
+            Some(open) => open.write_all_at(&record, 0),
+            None => Ok(()),
+        };
+        if written.is_err() {
+            *file = None;
+        }
+        written
     }
 
     pub fn read_snapshot(&self) -> io::Result<Option<SnapshotRecord>> {
@@ -179,6 +220,7 @@ impl MetaDir {
     /// keeping the vote: for a replica whose log is discarded and fetched again from its
     /// peers (its snapshot is lost or damaged, so the purged prefix cannot be served).
     pub fn forget_log(&self) -> io::Result<()> {
+        *self.committed.lock().unwrap_or_else(|e| e.into_inner()) = None;
         let paths = [
             self.path(Kind::Purged),
             self.path(Kind::Committed),
@@ -193,21 +235,17 @@ impl MetaDir {
         sync_dir(&self.dir)
     }
 
-    fn write(&self, kind: Kind, term: u64, value: u64, flags: u8, sync: bool) -> io::Result<()> {
+    /// Replaces a record whole and durably: a synced temporary file renamed over it.
+    fn write(&self, kind: Kind, term: u64, value: u64, flags: u8) -> io::Result<()> {
         let record = encode(kind, term, value, flags);
         let path = self.path(kind);
         let tmp = path.with_extension("tmp");
         let mut file = File::create(&tmp)?;
         file.write_all(&record)?;
-        if sync {
-            file.sync_data()?;
-        }
+        file.sync_data()?;
         drop(file);
         std::fs::rename(&tmp, &path)?;
-        if sync {
-            sync_dir(&self.dir)?;
-        }
-        Ok(())
+        sync_dir(&self.dir)
     }
 }
 
@@ -297,5 +335,40 @@ mod tests {
             refused.to_string().contains("wipe the partition"),
             "{refused}"
         );
+    }
+
+    #[test]
+    fn the_commit_record_is_overwritten_in_place_and_a_damaged_one_counts_as_none() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let meta = MetaDir::new(dir.path()).expect("dir");
+        let path = dir.path().join("raft-committed");
+        meta.save_committed(Some(&log_id(1, 1))).expect("save");
+        let inode = std::fs::metadata(&path).expect("written").ino();
+        for index in 2..100 {
+            meta.save_committed(Some(&log_id(2, index))).expect("save");
+        }
+        assert_eq!(std::fs::metadata(&path).expect("there").ino(), inode);
+        assert_eq!(meta.read_committed().expect("read"), Some(log_id(2, 99)));
+        // A second handle on the directory (a restarted replica) reads what the first wrote.
+        let again = MetaDir::new(dir.path()).expect("dir");
+        assert_eq!(again.read_committed().expect("read"), Some(log_id(2, 99)));
+
+        let mut bytes = std::fs::read(&path).expect("read");
+        bytes[25] ^= 1;
+        std::fs::write(&path, bytes).expect("damage");
+        assert_eq!(
+            meta.read_committed()
+                .expect("a damaged record is no record"),
+            None
+        );
+        meta.save_committed(Some(&log_id(2, 100))).expect("save");
+        assert_eq!(meta.read_committed().expect("read"), Some(log_id(2, 100)));
+
+        meta.forget_log().expect("forget");
+        assert_eq!(meta.read_committed().expect("read"), None);
+        meta.save_committed(Some(&log_id(3, 5)))
+            .expect("save after forgetting");
+        assert_eq!(again.read_committed().expect("read"), Some(log_id(3, 5)));
     }
 }

@@ -11,9 +11,9 @@ use openraft::raft::{
 };
 use tonic::transport::{Channel, Endpoint};
 
-use super::convert;
 use super::proto;
 use super::proto::internal_client::InternalClient;
+use super::{Ballot, convert};
 use crate::metrics::GroupMetrics;
 use crate::state_machine::{Snapshot, SnapshotData};
 use crate::types::{NodeId, TypeConfig, Vote};
@@ -175,6 +175,26 @@ impl GroupNetwork {
     }
 }
 
+impl GroupNetwork {
+    async fn ask_vote(
+        &self,
+        rpc: VoteRequest<TypeConfig>,
+        option: RPCOption,
+        ballot: Ballot,
+    ) -> Result<VoteResponse<TypeConfig>, RPCError<TypeConfig>> {
+        let mut request = convert::vote_request_to(self.partition_id, &rpc);
+        request.to_node = self.target;
+        let request = with_deadline(request, &option);
+        let mut client = self.client()?;
+        let response = match ballot {
+            Ballot::Vote => client.vote(request).await,
+            Ballot::PreVote => client.pre_vote(request).await,
+        }
+        .map_err(|status| self.failed(status))?;
+        convert::vote_response_from(response.into_inner()).map_err(malformed)
+    }
+}
+
 fn with_deadline<T>(message: T, option: &RPCOption) -> tonic::Request<T> {
     let mut request = tonic::Request::new(message);
     request.set_timeout(option.hard_ttl());
@@ -208,14 +228,17 @@ impl RaftNetworkV2<TypeConfig> for GroupNetwork {
         rpc: VoteRequest<TypeConfig>,
         option: RPCOption,
     ) -> Result<VoteResponse<TypeConfig>, RPCError<TypeConfig>> {
-        let mut request = convert::vote_request_to(self.partition_id, &rpc);
-        request.to_node = self.target;
-        let response = self
-            .client()?
-            .vote(with_deadline(request, &option))
-            .await
-            .map_err(|status| self.failed(status))?;
-        convert::vote_response_from(response.into_inner()).map_err(malformed)
+        self.ask_vote(rpc, option, Ballot::Vote).await
+    }
+
+    /// An unreachable peer is an error, never a grant: a replica cut off from the others must
+    /// not count their pre-votes and raise its term.
+    async fn pre_vote(
+        &mut self,
+        rpc: VoteRequest<TypeConfig>,
+        option: RPCOption,
+    ) -> Result<VoteResponse<TypeConfig>, RPCError<TypeConfig>> {
+        self.ask_vote(rpc, option, Ballot::PreVote).await
     }
 
     /// Streams the snapshot's directory in chunks (see [`super::snapshot`]); the whole call

@@ -13,6 +13,14 @@ pub mod snapshot;
 pub use client::{GroupNetwork, GroupNetworkFactory, Peers};
 pub use server::{BrokerServices, Executor, Groups, InternalServer};
 
+/// A vote request, or a pre-vote: whether the vote would be granted, asked without changing
+/// any term or vote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ballot {
+    Vote,
+    PreVote,
+}
+
 /// The generated messages and service of `proto/internal.proto`.
 #[allow(clippy::all, missing_docs, unreachable_pub)]
 pub mod proto {

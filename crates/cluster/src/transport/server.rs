@@ -9,10 +9,10 @@ use beeline_stream::JobStreams;
 use openraft::type_config::async_runtime::watch::WatchReceiver;
 use tonic::{Request, Response, Status};
 
-use super::PartitionRaft;
 use super::convert;
 use super::proto;
 use super::proto::internal_server::{Internal, InternalServer as Generated};
+use super::{Ballot, PartitionRaft};
 use crate::metrics::GroupMetrics;
 
 /// Where a partition's replica receives snapshots, and what its group counts.
@@ -169,6 +169,34 @@ impl Groups {
         })
     }
 
+    /// Answers a vote request, or a pre-vote (whether it would grant it, changing nothing).
+    pub(crate) async fn answer_vote(
+        &self,
+        request: proto::VoteRequest,
+        ballot: Ballot,
+    ) -> Result<Response<proto::VoteResponse>, Status> {
+        self.check_addressee(request.to_node)?;
+        let raft = self.get(request.partition_id)?;
+        let request_partition = request.partition_id;
+        let rpc = convert::vote_request_from(request).map_err(malformed)?;
+        if !self.votes(request_partition) {
+            // A replica that may have lost what it acknowledged: refused, as its vote could
+            // elect a leader that lacks a committed entry (see `crate::rejoin`); its pre-vote
+            // too, or a candidate would count it and stand.
+            // Its last applied id stands for its log's end (the candidate only counts the vote).
+            let metrics = raft.metrics().borrow_watched().clone();
+            let refused =
+                openraft::raft::VoteResponse::new(metrics.vote, metrics.last_applied, false);
+            return Ok(Response::new(convert::vote_response_to(&refused)));
+        }
+        let response = match ballot {
+            Ballot::Vote => raft.vote(rpc).await,
+            Ballot::PreVote => raft.pre_vote(rpc).await,
+        }
+        .map_err(raft_failed)?;
+        Ok(Response::new(convert::vote_response_to(&response)))
+    }
+
     pub(crate) fn get(&self, partition_id: u32) -> Result<PartitionRaft, Status> {
         self.groups
             .read()
@@ -317,22 +345,18 @@ impl Internal for InternalServer {
         &self,
         request: Request<proto::VoteRequest>,
     ) -> Result<Response<proto::VoteResponse>, Status> {
-        let request = request.into_inner();
-        self.groups.check_addressee(request.to_node)?;
-        let raft = self.groups.get(request.partition_id)?;
-        let request_partition = request.partition_id;
-        let rpc = convert::vote_request_from(request).map_err(malformed)?;
-        if !self.groups.votes(request_partition) {
-            // A replica that may have lost what it acknowledged: refused, as its vote could
-            // elect a leader that lacks a committed entry (see `crate::rejoin`).
-            // Its last applied id stands for its log's end (the candidate only counts the vote).
-            let metrics = raft.metrics().borrow_watched().clone();
-            let refused =
-                openraft::raft::VoteResponse::new(metrics.vote, metrics.last_applied, false);
-            return Ok(Response::new(convert::vote_response_to(&refused)));
-        }
-        let response = raft.vote(rpc).await.map_err(raft_failed)?;
-        Ok(Response::new(convert::vote_response_to(&response)))
+        self.groups
+            .answer_vote(request.into_inner(), Ballot::Vote)
+            .await
+    }
+
+    async fn pre_vote(
+        &self,
+        request: Request<proto::VoteRequest>,
+    ) -> Result<Response<proto::VoteResponse>, Status> {
+        self.groups
+            .answer_vote(request.into_inner(), Ballot::PreVote)
+            .await
     }
 
     async fn probe(
