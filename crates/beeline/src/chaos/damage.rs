@@ -156,6 +156,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("temp dir");
         let config = FileJournalConfig {
             segment_size: 1 << 20,
+            max_entry_size: 512 << 10,
             ..FileJournalConfig::default()
         };
         {
