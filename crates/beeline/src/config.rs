@@ -203,12 +203,19 @@ pub struct BrokerConfig {
     #[arg(long, env = "BEELINE_SNAPSHOT_PERIOD", default_value = "5m", value_parser = parse_period)]
     pub snapshot_period: Period,
 
+    /// Each partition also takes a snapshot (then compacts its log) as soon as the log
+    /// written since its latest one reaches this size: a size like 256MiB, or `off` (by the
+    /// period only). It bounds a partition's log on disk, and its replay after a restart,
+    /// under any rate; a Raft replica keeps the entries its peers still need besides.
+    #[arg(long, env = "BEELINE_SNAPSHOT_LOG_SIZE", default_value = "256MiB", value_parser = parse_size_or_off)]
+    pub snapshot_log_size: SizeOrOff,
+
     /// Free space the data directory's file system must keep for processing: a size like
     /// 2GiB, or `off`. Below it, new commands are refused with RESOURCE_EXHAUSTED (HTTP 503)
     /// saying the disk is full, and timers wait, while snapshots and log compaction go on;
     /// above it again, service resumes by itself. Measured every second.
-    #[arg(long, env = "BEELINE_DISK_FREE_MIN", default_value = "2GiB", value_parser = parse_disk_free)]
-    pub disk_free_min: DiskFree,
+    #[arg(long, env = "BEELINE_DISK_FREE_MIN", default_value = "2GiB", value_parser = parse_size_or_off)]
+    pub disk_free_min: SizeOrOff,
 
     /// Worker threads (default: the number of CPU cores).
     #[arg(long, env = "BEELINE_THREADS")]
@@ -401,15 +408,15 @@ fn parse_segment_size(text: &str) -> Result<u64, String> {
     Ok(size)
 }
 
-/// A minimum of free disk space, or none.
+/// A size that can be switched off (a minimum of free disk space, a log size to snapshot at).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct DiskFree(pub Option<u64>);
+pub struct SizeOrOff(pub Option<u64>);
 
-fn parse_disk_free(text: &str) -> Result<DiskFree, String> {
+fn parse_size_or_off(text: &str) -> Result<SizeOrOff, String> {
     match text.trim() {
-        "off" | "none" => Ok(DiskFree(None)),
+        "off" | "none" => Ok(SizeOrOff(None)),
         other => parse_size(other)
-            .map(|size| DiskFree(Some(size)))
+            .map(|size| SizeOrOff(Some(size)))
             .map_err(|e| format!("{e}, or `off`")),
     }
 }
@@ -544,7 +551,7 @@ mod tests {
         assert_eq!(config.secondary_storage, SecondaryStorage::None);
         assert_eq!(config.retention_age, Period(None));
         assert_eq!(config.retention_max_instances, Count(Some(5)));
-        assert_eq!(config.disk_free_min, DiskFree(Some(2 << 30)));
+        assert_eq!(config.disk_free_min, SizeOrOff(Some(2 << 30)));
 
         let config =
             Cli::try_parse_from(["beeline", "--snapshot-period", "off", "--log-flush", "none"])
@@ -552,10 +559,19 @@ mod tests {
                 .config;
         assert_eq!(config.snapshot_period, Period(None));
         assert_eq!(config.log_flush, FlushPolicy::None);
+        assert_eq!(config.snapshot_log_size, SizeOrOff(Some(256 << 20)));
+        let config = Cli::try_parse_from(["beeline", "--snapshot-log-size", "off"])
+            .unwrap()
+            .config;
+        assert_eq!(config.snapshot_log_size, SizeOrOff(None));
+        let config = Cli::try_parse_from(["beeline", "--snapshot-log-size", "64MiB"])
+            .unwrap()
+            .config;
+        assert_eq!(config.snapshot_log_size, SizeOrOff(Some(64 << 20)));
         let config = Cli::try_parse_from(["beeline", "--disk-free-min", "off"])
             .unwrap()
             .config;
-        assert_eq!(config.disk_free_min, DiskFree(None));
+        assert_eq!(config.disk_free_min, SizeOrOff(None));
         let error = Cli::try_parse_from(["beeline", "--disk-free-min", "full"])
             .err()
             .unwrap()

@@ -526,6 +526,7 @@ fn partition_parts(
     partition_config.max_message_size = message_size(config);
     partition_config.flush = config.log_flush;
     partition_config.snapshot_period = config.snapshot_period.0;
+    partition_config.snapshot_log_size = config.snapshot_log_size.0;
     partition_config.job_streams = Some(job_streams);
     partition_config.exporters = ReadSide::exporter_ids(config);
     partition_config.disk = disk;

@@ -17,6 +17,10 @@ pub enum FlushPolicy {
     None,
 }
 
+/// The default of [`PartitionConfig::snapshot_log_size`]: two of the default 128 MiB
+/// segments, about half a million records, which replay in a few seconds.
+pub const DEFAULT_SNAPSHOT_LOG_SIZE: u64 = 256 * 1024 * 1024;
+
 #[derive(Debug, Clone)]
 pub struct PartitionConfig {
     pub partition_id: u16,
@@ -35,6 +39,11 @@ pub struct PartitionConfig {
     pub flush: FlushPolicy,
     /// How often to take a snapshot (`None`: only when asked). Default 5 minutes.
     pub snapshot_period: Option<Duration>,
+    /// Also take a snapshot as soon as the log written since the latest one (its entries'
+    /// bytes, replayed or appended) reaches this size (`None`: by the period only). A snapshot
+    /// lets the log be compacted below it, so this bounds a partition's log on disk, and the
+    /// replay after a restart, under any rate. Default 256 MiB.
+    pub snapshot_log_size: Option<u64>,
     /// Due commands written per scheduler run. Default 100.
     pub scheduler_batch: usize,
     /// The node's open job streams, which new jobs are pushed to. Default none: jobs wait to
@@ -60,6 +69,7 @@ impl PartitionConfig {
             max_message_size: 4 * 1024 * 1024,
             flush: FlushPolicy::Immediate,
             snapshot_period: Some(Duration::from_secs(300)),
+            snapshot_log_size: Some(DEFAULT_SNAPSHOT_LOG_SIZE),
             scheduler_batch: 100,
             job_streams: None,
             exporters: Vec::new(),

@@ -99,6 +99,9 @@ pub(crate) struct StreamProcessor<J: Journal> {
     /// A replica's snapshot waits until everything written is committed (its state must not
     /// be ahead of the group's log); meanwhile no new commands are written.
     snapshot_wanted: bool,
+    /// Bytes of log entries past the latest snapshot (replayed at the start, then appended):
+    /// at `PartitionConfig::snapshot_log_size` the partition snapshots, whatever the period.
+    log_since_snapshot: u64,
 }
 
 /// How often commands distributed to other partitions and not yet acknowledged are sent again.
@@ -141,6 +144,8 @@ pub(crate) struct Recovered<J> {
     pub jobs_available: broadcast::Sender<String>,
     pub exporters: Arc<ExporterPositions>,
     pub replica: bool,
+    /// Bytes of log entries past the state's snapshot (see `Replayer::bytes`).
+    pub log_since_snapshot: u64,
 }
 
 impl<J: Journal> StreamProcessor<J>
@@ -187,6 +192,7 @@ where
             disk_changes,
             replica: recovered.replica,
             snapshot_wanted: false,
+            log_since_snapshot: recovered.log_since_snapshot,
         }
     }
 
@@ -376,6 +382,7 @@ where
                 return Stop::Failed(reason);
             }
             self.maybe_start_flush();
+            self.snapshot_if_log_outgrew_it();
             let scheduler_due = match self.scheduler_sleep() {
                 Ok(due) => due,
                 Err(reason) => return Stop::Failed(reason),
@@ -581,6 +588,7 @@ where
             .map_err(|e| format!("cannot append to the log: {e}"))?;
         self.next_position = first + records.len() as i64;
         self.last_written = index;
+        self.log_since_snapshot += self.encode_buffer.len() as u64;
         self.metrics
             .last_position
             .store(self.next_position - 1, std::sync::atomic::Ordering::Relaxed);
@@ -927,6 +935,27 @@ where
         Ok(())
     }
 
+    /// A snapshot once the log written since the latest one reaches
+    /// `PartitionConfig::snapshot_log_size`, so that the log is compacted by its size, not
+    /// only by the period. A failed one is tried again only after as much log again.
+    fn snapshot_if_log_outgrew_it(&mut self) {
+        let Some(limit) = self.config.snapshot_log_size else {
+            return;
+        };
+        if self.log_since_snapshot < limit || self.snapshot_wanted {
+            return;
+        }
+        tracing::debug!(
+            partition = self.config.partition_id,
+            bytes = self.log_since_snapshot,
+            "the log since the latest snapshot reached its size limit"
+        );
+        self.log_since_snapshot = 0;
+        if let Err(reason) = self.take_snapshot() {
+            tracing::warn!(partition = self.config.partition_id, %reason, "snapshot failed");
+        }
+    }
+
     /// [`take_snapshot`](Self::take_snapshot), unless the latest snapshot already holds
     /// everything processed.
     fn snapshot_if_behind(&mut self) -> Result<Option<i64>, String> {
@@ -1006,6 +1035,7 @@ where
             .snapshots
             .take(position, self.store.as_ref())
             .map_err(|e| format!("cannot take a snapshot: {e}"))?;
+        self.log_since_snapshot = 0;
         PartitionMetrics::add(&self.metrics.snapshots, 1);
         if let Some(index) = first_needed(self.journal.reader(), position, slowest_exporter)? {
             self.compact(index)?;

@@ -226,6 +226,7 @@ impl Partition {
             jobs_available: jobs_available.clone(),
             exporters: exporters.clone(),
             replica: false,
+            log_since_snapshot: replayed.bytes,
         });
         tokio::spawn(processor.run(commands_rx, control_rx));
         Ok(PartitionHandle {
@@ -253,6 +254,9 @@ pub(crate) struct Replayer<R> {
     pub unprocessed: VecDeque<Record>,
     /// Records read so far.
     pub records: u64,
+    /// Bytes of the log entries read so far: what the log holds past the state's snapshot
+    /// (what snapshots by size count, `PartitionConfig::snapshot_log_size`).
+    pub bytes: u64,
     first: bool,
     chunk: Vec<Record>,
 }
@@ -276,6 +280,7 @@ impl<R: JournalReader> Replayer<R> {
             next_position: (snapshot_position + 1).max(1),
             unprocessed: VecDeque::new(),
             records: 0,
+            bytes: 0,
             first: true,
             chunk: Vec::new(),
         })
@@ -286,6 +291,7 @@ impl<R: JournalReader> Replayer<R> {
         let before = self.records;
         while let Some(entry) = self.reader.next_entry() {
             let entry = entry.map_err(|e| e.to_string())?;
+            self.bytes += entry.data.len() as u64;
             // Raft's own entries (a leader's blank entry, membership changes) hold no records.
             if !entry.kind.carries_records() {
                 continue;

@@ -53,6 +53,16 @@ struct Follower<L: ReplicatedLog> {
     store: Arc<dyn Store>,
     engine: Engine,
     replayer: Replayer<LogReader<L>>,
+    /// What the replayer had read (`Replayer::bytes`) at the latest snapshot this follower
+    /// took: the log since then is what `PartitionConfig::snapshot_log_size` bounds.
+    bytes_at_snapshot: u64,
+}
+
+impl<L: ReplicatedLog> Follower<L> {
+    /// Bytes of log entries replayed since the state's latest snapshot.
+    fn log_since_snapshot(&self) -> u64 {
+        self.replayer.bytes.saturating_sub(self.bytes_at_snapshot)
+    }
 }
 
 impl Partition {
@@ -138,6 +148,7 @@ fn follow<L: ReplicatedLog>(
         store,
         engine,
         replayer,
+        bytes_at_snapshot: 0,
     })
 }
 
@@ -274,10 +285,12 @@ impl<L: ReplicatedLog> Replica<L> {
                 unprocessed = follower.replayer.unprocessed.len(),
                 "leading"
             );
+            let log_since_snapshot = follower.log_since_snapshot();
             let Follower {
                 store,
                 engine,
                 replayer,
+                ..
             } = follower;
             let processor = StreamProcessor::new(Recovered {
                 config: self.config.clone(),
@@ -295,6 +308,7 @@ impl<L: ReplicatedLog> Replica<L> {
                 jobs_available: self.jobs_available.clone(),
                 exporters: self.exporters.clone(),
                 replica: true,
+                log_since_snapshot,
             });
             self.role.send_replace(lead);
             PartitionMetrics::add(&self.metrics.elections, 1);
@@ -450,6 +464,14 @@ impl<L: ReplicatedLog> Replica<L> {
                         follower.replayer.next_position - 1,
                         std::sync::atomic::Ordering::Relaxed,
                     );
+                    if self
+                        .config
+                        .snapshot_log_size
+                        .is_some_and(|limit| follower.log_since_snapshot() >= limit)
+                        && let Err(reason) = self.snapshot(follower)
+                    {
+                        tracing::warn!(partition, %reason, "snapshot failed");
+                    }
                 }
                 _ = async {
                     match retry {
@@ -475,8 +497,10 @@ impl<L: ReplicatedLog> Replica<L> {
         }
     }
 
-    /// A follower's snapshot of what it replayed (everything in it is committed).
-    fn snapshot(&self, follower: &Follower<L>) -> Result<Option<i64>, String> {
+    /// A follower's snapshot of what it replayed (everything in it is committed). A failed
+    /// one is tried again by size only after as much log again.
+    fn snapshot(&self, follower: &mut Follower<L>) -> Result<Option<i64>, String> {
+        follower.bytes_at_snapshot = follower.replayer.bytes;
         let store = follower.store.as_ref();
         let position = follower
             .engine

@@ -188,6 +188,52 @@ fn a_clean_stop_leaves_a_snapshot_of_everything_processed() {
 }
 
 #[test]
+fn a_snapshot_is_taken_once_the_log_since_the_last_one_reaches_its_size() {
+    use beeline_log::Journal;
+    // No period: only the log's size takes snapshots, each compacting the log below it.
+    let harness = Harness::with_config(1, |c| {
+        c.snapshot_period = None;
+        c.snapshot_log_size = Some(512);
+    });
+    let mut last_snapshot = None;
+    let mut snapshots_seen = 0;
+    for i in 0..60 {
+        harness
+            .publish_message("paid", &format!("o{i}"), 60_000, &format!("m{i}"), "{}")
+            .unwrap();
+        let latest = harness.latest_snapshot(1);
+        if latest != last_snapshot {
+            snapshots_seen += 1;
+            last_snapshot = latest;
+        }
+    }
+    let taken = beeline_stream::PartitionMetrics::get(&harness.partition(1).metrics().snapshots);
+    let journal = harness.journal(1);
+    assert!(
+        taken >= 5 && snapshots_seen >= 5,
+        "snapshots by size: {taken} taken, {snapshots_seen} seen"
+    );
+    assert!(
+        journal.first_index() > journal.last_index() / 2,
+        "the log is compacted below the snapshots: entries {} to {}",
+        journal.first_index(),
+        journal.last_index()
+    );
+    // Off, the log grows until the period (none here) or a request.
+    let harness = Harness::with_config(1, |c| {
+        c.snapshot_period = None;
+        c.snapshot_log_size = None;
+    });
+    for i in 0..60 {
+        harness
+            .publish_message("paid", &format!("o{i}"), 60_000, &format!("m{i}"), "{}")
+            .unwrap();
+    }
+    assert_eq!(harness.latest_snapshot(1), None);
+    assert_eq!(harness.journal(1).first_index(), 1, "nothing compacted");
+}
+
+#[test]
 fn follow_up_work_after_a_restart_is_not_lost() {
     // Messages published before a restart expire after it: the deadline index is state that
     // replay must rebuild.

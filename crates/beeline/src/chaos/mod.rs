@@ -67,10 +67,12 @@ pub struct ChaosArgs {
     /// client publishing messages).
     #[arg(long, default_value_t = 2)]
     pub clients: usize,
-    /// The brokers' `--snapshot-period`: each replica snapshots its state this often and its
-    /// group purges the log below, so restarted, wiped and lagging replicas catch up through
+    /// The brokers' `--snapshot-period`: each replica snapshots its state this often (and
+    /// whenever 4 MiB of log were written since its last, `--snapshot-log-size`) and its group
+    /// purges the log below, so restarted, wiped and lagging replicas catch up through
     /// snapshots sent by their leader. The checker reads what the brokers purged from the
-    /// segments archived while they ran ([`archive`]). `off` runs without snapshots.
+    /// segments archived while they ran ([`archive`]). `off` runs without snapshots (by
+    /// period or size).
     #[arg(long, default_value = "10s")]
     pub snapshot_period: String,
 }
@@ -341,6 +343,18 @@ impl Cluster {
             internal.push(SocketAddr::from(([127, 0, 0, 1], port("internal")?)));
         }
         let proxies = Proxies::start(&internal, seed).await?;
+        let snapshot_args = [
+            "--log-segment-size",
+            "1MiB",
+            "--snapshot-period",
+            snapshot_period,
+            "--snapshot-log-size",
+            if snapshot_period == "off" {
+                "off"
+            } else {
+                "4MiB"
+            },
+        ];
         let mut nodes = Vec::new();
         let mut clients = Vec::new();
         let mut monitoring = Vec::new();
@@ -375,12 +389,7 @@ impl Cluster {
                 data_dir: &data,
                 memory_limit: "256MiB",
             }
-            .args(&[
-                "--log-segment-size",
-                "1MiB",
-                "--snapshot-period",
-                snapshot_period,
-            ])?;
+            .args(&snapshot_args)?;
             let mut node = Node {
                 args,
                 log: dir.join(format!("broker-{node}.log")),
