@@ -9,7 +9,9 @@
 //!    the time to the partition's first successful command measured as `beeline chaos`
 //!    measures it (a message published on the partition, tried through each broker in turn),
 //!    the broker restarted and the cluster whole again;
-//! 5. every broker's RSS sampled each second throughout, against its `--memory-limit`.
+//! 5. every broker's RSS sampled each second throughout, against its `--memory-limit`, and
+//!    every replica's journal on disk (its peak), with the time each restarted broker took to
+//!    have all its replicas back.
 //!
 //! Then a verdict per target: the cluster's rate at least half the single broker's, its p99
 //! at half its rate at most 30 ms, leader kill to first success at most 3 s at p99, every
@@ -21,8 +23,10 @@
 //! gateway while the partition fails over (a client whose gateway dies measures its own
 //! reconnection, not the failover).
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use beeline_bench::{BenchArgs, Report, Sampler};
@@ -101,8 +105,12 @@ struct Comparison {
     /// The highest instance p99 of the loads the kills ran under, and their failed requests.
     under_kills_p99_ms: Option<f64>,
     under_kills_errors: u64,
+    /// Each killed broker's restart to all its replicas up and healthy again, ms.
+    back_after_restart_ms: Vec<u64>,
     memory_limit_mib: f64,
     brokers: Vec<BrokerMemory>,
+    /// Each replica's largest journal on disk (its log directory) over the run.
+    journals: Vec<JournalPeak>,
     /// /proc/loadavg (1 minute) when the run began and when it ended.
     load_average: [Option<f64>; 2],
     findings: Vec<String>,
@@ -120,6 +128,93 @@ struct BrokerMemory {
     peak_rss_mib: Option<f64>,
     samples: usize,
     within_limit: Option<bool>,
+}
+
+#[derive(Debug, Serialize)]
+struct JournalPeak {
+    /// `single` or `cluster-N`, and the partition.
+    broker: String,
+    partition: u16,
+    peak_mib: f64,
+}
+
+/// Each replica's journal on disk (the files of `partitions/N/log` under each broker's data
+/// directory), sampled each second until dropped: the largest seen.
+struct JournalSampler {
+    /// (broker, partition) to the largest size seen, bytes.
+    peaks: Arc<Mutex<BTreeMap<(String, u16), u64>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl JournalSampler {
+    fn start(brokers: Vec<(String, PathBuf)>) -> Self {
+        let peaks: Arc<Mutex<BTreeMap<(String, u16), u64>>> = Arc::default();
+        let task = tokio::spawn({
+            let peaks = peaks.clone();
+            async move {
+                let mut tick = tokio::time::interval(Duration::from_secs(1));
+                tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                loop {
+                    tick.tick().await;
+                    let sizes: Vec<_> = brokers
+                        .iter()
+                        .flat_map(|(broker, data)| {
+                            journal_sizes(data)
+                                .into_iter()
+                                .map(|(partition, size)| ((broker.clone(), partition), size))
+                        })
+                        .collect();
+                    let mut peaks = peaks.lock().unwrap_or_else(PoisonError::into_inner);
+                    for (replica, size) in sizes {
+                        let peak = peaks.entry(replica).or_default();
+                        *peak = (*peak).max(size);
+                    }
+                }
+            }
+        });
+        Self { peaks, task }
+    }
+
+    fn peaks(&self) -> Vec<JournalPeak> {
+        self.peaks
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .map(|((broker, partition), peak)| JournalPeak {
+                broker: broker.clone(),
+                partition: *partition,
+                peak_mib: *peak as f64 / (1024.0 * 1024.0),
+            })
+            .collect()
+    }
+}
+
+impl Drop for JournalSampler {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Each partition's journal under a broker's data directory: the partition and the bytes of
+/// its log directory's files.
+fn journal_sizes(data: &Path) -> Vec<(u16, u64)> {
+    let Ok(partitions) = std::fs::read_dir(data.join("partitions")) else {
+        return Vec::new();
+    };
+    partitions
+        .filter_map(Result::ok)
+        .filter_map(|entry| {
+            let partition = entry.file_name().to_str()?.parse().ok()?;
+            let files = std::fs::read_dir(entry.path().join("log")).ok()?;
+            let bytes = files
+                .filter_map(Result::ok)
+                .filter_map(|file| file.metadata().ok())
+                .filter(|meta| meta.is_file())
+                .map(|meta| meta.len())
+                .sum();
+            Some((partition, bytes))
+        })
+        .collect()
 }
 
 #[derive(Debug, Serialize)]
@@ -208,6 +303,7 @@ pub fn run(bench: BenchArgs, args: CompareArgs) -> ExitCode {
 struct Brokers {
     nodes: Vec<Node>,
     samplers: Vec<Sampler>,
+    journals: JournalSampler,
     client: ClusterClient,
     /// Each broker's gRPC port.
     grpc: Vec<u16>,
@@ -273,9 +369,22 @@ impl Brokers {
             .iter()
             .map(|n| Sampler::start(n.pid().unwrap_or_default(), Duration::from_secs(1)))
             .collect();
+        let journals = JournalSampler::start(
+            (0..count)
+                .map(|node| {
+                    let name = if count == 1 {
+                        "single".to_string()
+                    } else {
+                        format!("cluster-{node}")
+                    };
+                    (name, dir.join(format!("broker-{node}")))
+                })
+                .collect(),
+        );
         let mut brokers = Self {
             nodes,
             samplers,
+            journals,
             client: ClusterClient::new(clients, monitoring),
             grpc: grpc_ports,
             partitions,
@@ -425,6 +534,7 @@ async fn compare(
     );
     single.stop();
     let mut memory = single.memory("single", limit);
+    let mut journals = single.journals.peaks();
     drop(single);
 
     // 2. Three brokers, factor 3.
@@ -445,6 +555,7 @@ async fn compare(
     let mut hold = None;
     let mut under_kills = Vec::new();
     let mut failover = Vec::new();
+    let mut back_after_restart = Vec::new();
     if let Some(half) = half {
         cluster.whole(WHOLE_WITHIN).await?;
         let report = cluster
@@ -464,9 +575,15 @@ async fn compare(
         let mut random = Xorshift(seed);
         for kill in 1..=args.kills {
             match kill_leader(&mut cluster, bench, half, &mut random).await {
-                Ok((took, report, line)) => {
+                Ok(Killed {
+                    first_success,
+                    back,
+                    report,
+                    line,
+                }) => {
                     println!("kill {kill}/{}: {line}", args.kills);
-                    failover.push(took);
+                    failover.push(first_success);
+                    back_after_restart.push(back.as_millis() as u64);
                     under_kills.push(report);
                 }
                 Err(finding) => {
@@ -480,6 +597,7 @@ async fn compare(
     }
     cluster.stop();
     memory.extend(cluster.memory("cluster", limit));
+    journals.extend(cluster.journals.peaks());
     drop(cluster);
 
     let failover_ms: Vec<u64> = failover.iter().map(|d| d.as_millis() as u64).collect();
@@ -508,8 +626,10 @@ async fn compare(
             .iter()
             .map(|r| r.result.errors.values().sum::<u64>())
             .sum(),
+        back_after_restart_ms: back_after_restart,
         memory_limit_mib: limit as f64 / (1024.0 * 1024.0),
         brokers: memory,
+        journals,
         load_average: [load_before, load_average()],
         findings,
         verdicts: Vec::new(),
@@ -522,17 +642,29 @@ async fn compare(
     Ok(comparison)
 }
 
+/// What one kill measured.
+struct Killed {
+    /// The kill to the partition's first successful command.
+    first_success: Duration,
+    /// The restart to the cluster whole again (the broker's replicas up and healthy).
+    back: Duration,
+    /// The load's report.
+    report: Report,
+    /// What happened, in a line.
+    line: String,
+}
+
 /// One kill under load: waits for the cluster to be whole, starts the load at `rate` through
 /// a broker other than the victim, lets it run steadily, kills the leader of a partition,
 /// measures the time to that partition's first successful command, restarts the broker (its
-/// sampler follows the new process) and stops the load once the cluster is whole again. The
-/// time, the load's report, and a line saying what happened.
+/// sampler follows the new process), measures the time until the cluster is whole again and
+/// then stops the load.
 async fn kill_leader(
     cluster: &mut Brokers,
     bench: &BenchArgs,
     rate: f64,
     random: &mut Xorshift,
-) -> Result<(Duration, Report, String), String> {
+) -> Result<Killed, String> {
     cluster.whole(WHOLE_WITHIN).await?;
     let partition = random.below(u64::from(cluster.partitions)) as u16 + 1;
     let leader = *leaders(&cluster.client.roles().await)
@@ -562,29 +694,40 @@ async fn kill_leader(
             .client
             .first_success(partition, cluster.partitions, killed, PROBE_FOR)
             .await;
+        let restarting = Instant::now();
         let restarted = cluster.nodes[leader].start();
         if let Some(pid) = cluster.nodes[leader].pid() {
             cluster.samplers[leader].set_pid(pid);
         }
         let whole = match restarted {
-            Ok(()) => cluster.whole(WHOLE_WITHIN).await.map(|_| ()),
+            Ok(()) => cluster
+                .whole(WHOLE_WITHIN)
+                .await
+                .map(|_| restarting.elapsed()),
             Err(e) => Err(e),
         };
         let _ = stop.send(());
-        whole.and(probe)
+        whole.and_then(|back| probe.map(|(took, before)| (took, before, back)))
     };
     let (report, outcome) = tokio::join!(load, kill);
-    let (took, before) = outcome?;
+    let (took, before, back) = outcome?;
     let report = report?;
     let line = format!(
         "broker {leader} (leader of partition {partition}) killed under {rate}/s through broker \
          {through}; \
          the partition's first successful command {} ms later (the last answer before: \
-         {before}); instance p99 of that load {}",
+         {before}); the restarted broker's replicas all back {} ms after its restart; instance \
+         p99 of that load {}",
         took.as_millis(),
+        back.as_millis(),
         ms_text(report.result.latency.p99_ms)
     );
-    Ok((took, report, line))
+    Ok(Killed {
+        first_success: took,
+        back,
+        report,
+        line,
+    })
 }
 
 fn verdicts(c: &Comparison, kills: u32) -> Vec<Verdict> {
@@ -690,6 +833,28 @@ fn text(c: &Comparison) -> String {
             c.under_kills_errors
         ));
     }
+    if !c.back_after_restart_ms.is_empty() {
+        let back: Vec<String> = c
+            .back_after_restart_ms
+            .iter()
+            .map(|ms| format!("{ms} ms"))
+            .collect();
+        out.push_str(&format!(
+            "a killed broker's replicas all back after its restart: {}\n",
+            back.join(", ")
+        ));
+    }
+    if !c.journals.is_empty() {
+        let peaks: Vec<String> = c
+            .journals
+            .iter()
+            .map(|j| format!("{} p{} {:.1}", j.broker, j.partition, j.peak_mib))
+            .collect();
+        out.push_str(&format!(
+            "journal on disk, peak per replica (MiB): {}\n",
+            peaks.join(", ")
+        ));
+    }
     for finding in &c.findings {
         out.push_str(&format!("FINDING: {finding}\n"));
     }
@@ -726,6 +891,7 @@ mod tests {
             failover_max_ms: Some(2000),
             under_kills_p99_ms: None,
             under_kills_errors: 0,
+            back_after_restart_ms: Vec::new(),
             memory_limit_mib: 256.0,
             brokers: vec![BrokerMemory {
                 broker: "single".into(),
@@ -733,6 +899,7 @@ mod tests {
                 samples: 10,
                 within_limit: Some(true),
             }],
+            journals: Vec::new(),
             load_average: [None, None],
             findings: Vec::new(),
             verdicts: Vec::new(),
