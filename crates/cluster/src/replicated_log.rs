@@ -288,6 +288,10 @@ impl RaftLog {
         let mut journal = FileJournal::open(dir.join("log"), journal_config.clone())
             .map_err(|e| failed("log", &e))?;
         let repaired = journal.recovery_report().repaired;
+        // A cut tail is a torn write or bit rot in the entries written last, and the two look
+        // alike: the cut entries may have been flushed and acknowledged, so the replica
+        // rejoins as after damage (out of elections until it holds its peers' log again).
+        let cut = journal.recovery_report().truncated.is_some();
         if let Some((path, offset, reason)) = &journal.recovery_report().truncated {
             tracing::warn!(partition = partition_id, path = %path.display(), offset, %reason, repaired, "cut the log");
         }
@@ -311,7 +315,7 @@ impl RaftLog {
             .map_err(|e| failed("snapshot record", &e))?;
         let notifier = CommitNotifier::with_snapshots(journal.commit_index(), meta, current);
         let floor = CompactionFloor::new(1);
-        let damaged = snapshots_damaged || log_forgotten || log_lost || repaired;
+        let damaged = snapshots_damaged || log_forgotten || log_lost || repaired || cut;
         let members = config.members.len();
         let others: Vec<NodeId> = config
             .members

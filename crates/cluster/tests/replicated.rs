@@ -40,6 +40,15 @@ fn logs() {
 
 const TIMEOUT: Duration = Duration::from_secs(30);
 
+/// `future`'s output, or the test fails naming what it waited for: a lost answer shows as
+/// this message, not as a test that never ends.
+async fn within<T>(what: impl std::fmt::Display, future: impl Future<Output = T>) -> T {
+    match tokio::time::timeout(TIMEOUT, future).await {
+        Ok(output) => output,
+        Err(_) => panic!("waited {TIMEOUT:?} for {what}"),
+    }
+}
+
 /// Timeouts for a shared 2-core machine, not for speed.
 const TIMING: RaftTiming = RaftTiming {
     heartbeat_ms: 100,
@@ -174,7 +183,7 @@ async fn start(
 impl Broker {
     /// Stops the broker as a crash would: its group leaves, its server stops answering.
     async fn kill(self) -> (u64, PathBuf) {
-        self.handle.halt().await;
+        within(format!("broker {} to halt", self.node), self.handle.halt()).await;
         let _ = self.stop_server.send(());
         let _ = tokio::time::timeout(Duration::from_secs(5), self.server).await;
         (self.node, self.dir)
@@ -262,7 +271,15 @@ async fn execute(brokers: &[Broker], name: &str) -> Result<Record, PartitionErro
     let deadline = tokio::time::Instant::now() + TIMEOUT;
     loop {
         let at = leader(brokers).await;
-        match brokers[at].handle.execute(publish(name)).await {
+        let answer = within(
+            format!(
+                "the answer to publishing {name:?} on broker {} ({})",
+                brokers[at].node,
+                status(brokers)
+            ),
+            brokers[at].handle.execute(publish(name)),
+        );
+        match answer.await {
             Err(PartitionError::NotLeader { .. }) | Err(PartitionError::Unavailable { .. })
                 if tokio::time::Instant::now() < deadline =>
             {
@@ -291,22 +308,31 @@ async fn converged(brokers: &[Broker]) {
         }
         assert!(
             tokio::time::Instant::now() < deadline,
-            "replicas did not converge: {:?}",
-            brokers
-                .iter()
-                .map(|b| (
-                    b.node,
-                    b.handle.role(),
-                    b.log.commit_index().get(),
-                    b.handle
-                        .metrics()
-                        .last_position
-                        .load(std::sync::atomic::Ordering::Relaxed)
-                ))
-                .collect::<Vec<_>>()
+            "replicas did not converge: {}",
+            status(brokers)
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+}
+
+/// Each broker's node, role, commit index and last replayed or processed position.
+fn status(brokers: &[Broker]) -> String {
+    brokers
+        .iter()
+        .map(|b| {
+            format!(
+                "broker {}: {:?}, commit {}, position {}",
+                b.node,
+                b.handle.role(),
+                b.log.commit_index().get(),
+                b.handle
+                    .metrics()
+                    .last_position
+                    .load(std::sync::atomic::Ordering::Relaxed)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 fn published(records: &[Record]) -> BTreeSet<i64> {
@@ -365,13 +391,16 @@ impl Cluster {
     /// Broker `node`, started (again) over its directory.
     async fn broker(&self, node: u64) -> Broker {
         let addr = self.addrs[node as usize];
-        start(
-            node,
-            &self.dir(node),
-            addr,
-            &self.members,
-            self.peers(node),
-            self.options,
+        within(
+            format!("broker {node} to start"),
+            start(
+                node,
+                &self.dir(node),
+                addr,
+                &self.members,
+                self.peers(node),
+                self.options,
+            ),
         )
         .await
     }
@@ -459,7 +488,11 @@ async fn a_replicated_partition_processes_on_its_leader_and_survives_losing_it()
         );
     }
     for broker in brokers {
-        broker.handle.shutdown().await;
+        within(
+            format!("broker {} to shut down", broker.node),
+            broker.handle.shutdown(),
+        )
+        .await;
         let _ = broker.stop_server.send(());
     }
 }
@@ -760,7 +793,11 @@ async fn journals_stay_bounded_with_a_replica_down_which_then_returns_through_a_
         assert_eq!(broker.state(), brokers[leader_at].state());
     }
     for broker in brokers {
-        broker.handle.shutdown().await;
+        within(
+            format!("broker {} to shut down", broker.node),
+            broker.handle.shutdown(),
+        )
+        .await;
         let _ = broker.stop_server.send(());
     }
 }
@@ -844,7 +881,11 @@ async fn lost_after_a_disk_loss(guard_rejoin: bool) -> Vec<i64> {
     // Unguarded, A cannot even rejoin: its committed entries conflict with the leader's.
     let committed = published(&brokers[at].committed());
     for broker in brokers {
-        broker.handle.shutdown().await;
+        within(
+            format!("broker {} to shut down", broker.node),
+            broker.handle.shutdown(),
+        )
+        .await;
         let _ = broker.stop_server.send(());
     }
     acknowledged.difference(&committed).copied().collect()
@@ -979,7 +1020,12 @@ async fn repaired_after_damage(former_leader: bool) {
             acknowledged.insert((answer.key, answer.position));
         }
         for broker in &brokers {
-            broker.handle.snapshot().await.expect("snapshot");
+            within(
+                format!("a snapshot on broker {}", broker.node),
+                broker.handle.snapshot(),
+            )
+            .await
+            .expect("snapshot");
         }
     }
     converged(&brokers).await;
@@ -1067,7 +1113,11 @@ async fn repaired_after_damage(former_leader: bool) {
         checked.len()
     );
     for broker in brokers {
-        broker.handle.shutdown().await;
+        within(
+            format!("broker {} to shut down", broker.node),
+            broker.handle.shutdown(),
+        )
+        .await;
         let _ = broker.stop_server.send(());
     }
 }

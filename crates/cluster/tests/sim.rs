@@ -614,6 +614,7 @@ async fn run(seed: u64) -> Result<Summary, String> {
     let verdict = check::check(
         &memory,
         &sources,
+        &BTreeMap::new(),
         1,
         &acknowledged,
         &root.path().join("check"),

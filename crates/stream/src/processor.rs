@@ -382,6 +382,18 @@ where
                 return Stop::Failed(reason);
             }
             self.maybe_start_flush();
+            // A snapshot waits for the commit of what was written (commands wait meanwhile):
+            // taken once that is committed, by a flush of ours or by the group without one.
+            // A failure is only reported; commands are not held for it.
+            if self.snapshot_wanted
+                && self.flushing.is_none()
+                && self.last_written <= self.commit.get()
+            {
+                self.snapshot_wanted = false;
+                if let Err(reason) = self.take_snapshot() {
+                    tracing::warn!(partition = self.config.partition_id, %reason, "snapshot failed");
+                }
+            }
             self.snapshot_if_log_outgrew_it();
             let scheduler_due = match self.scheduler_sleep() {
                 Ok(due) => due,
@@ -394,12 +406,6 @@ where
                     match flushed {
                         Ok(durable) => self.commit_up_to(durable),
                         Err(reason) => return Stop::Failed(reason),
-                    }
-                    if self.snapshot_wanted
-                        && self.last_written <= self.commit.get()
-                        && let Err(reason) = self.take_snapshot()
-                    {
-                        tracing::warn!(partition = self.config.partition_id, %reason, "snapshot failed");
                     }
                 }
                 request = control.recv() => match request {
@@ -752,7 +758,15 @@ where
     }
 
     fn maybe_start_flush(&mut self) {
-        if self.flushing.is_some() || self.last_written <= self.commit.get() {
+        if self.flushing.is_some() {
+            return;
+        }
+        if self.last_written <= self.commit.get() {
+            // A replica's commit index moves with its group, not only through this
+            // processor's flushes: the group may have committed everything written while no
+            // flush ran (after the last one returned short of the end). What waited for that
+            // commit runs now; no flush would come to run it.
+            self.commit_up_to(self.commit.get());
             return;
         }
         match self.config.flush {

@@ -388,6 +388,9 @@ impl<L: ReplicatedLog> Replica<L> {
         let partition = self.config.partition_id;
         let commit_index = self.log.commit_index();
         let mut commits = commit_index.subscribe();
+        // A commit between the state's restore and this subscription wakes nothing: replayed
+        // now, and the position shown is the state's (a rebuilt state's too).
+        self.catch_up(follower)?;
         let mut snapshot_timer = self.config.snapshot_period.map(|period| {
             let mut interval =
                 tokio::time::interval_at(tokio::time::Instant::now() + period, period);
@@ -457,13 +460,7 @@ impl<L: ReplicatedLog> Replica<L> {
                     roles_open = changed.is_ok();
                 }
                 _ = commits.changed() => {
-                    follower
-                        .replayer
-                        .catch_up(&follower.engine, follower.store.as_ref())?;
-                    self.metrics.last_position.store(
-                        follower.replayer.next_position - 1,
-                        std::sync::atomic::Ordering::Relaxed,
-                    );
+                    self.catch_up(follower)?;
                     if self
                         .config
                         .snapshot_log_size
@@ -495,6 +492,18 @@ impl<L: ReplicatedLog> Replica<L> {
                 },
             }
         }
+    }
+
+    /// Replays what was committed since the last call.
+    fn catch_up(&self, follower: &mut Follower<L>) -> Result<(), String> {
+        follower
+            .replayer
+            .catch_up(&follower.engine, follower.store.as_ref())?;
+        self.metrics.last_position.store(
+            follower.replayer.next_position - 1,
+            std::sync::atomic::Ordering::Relaxed,
+        );
+        Ok(())
     }
 
     /// A follower's snapshot of what it replayed (everything in it is committed). A failed

@@ -7,13 +7,23 @@
 //!   the first successful command on that partition, and restarts the broker;
 //! - isolates a broker by cutting every link to and from it, measures the time to the first
 //!   successful command on each partition it led, and heals;
+//! - wipes a broker's data directory, or one partition's, while it is stopped (SIGKILL), and
+//!   restarts it: a lost disk;
+//! - flips a byte in a stopped broker's files, in the last entry of a partition's journal or
+//!   in a file of its newest snapshot ([`damage`]), and restarts it: bit rot;
 //! - now and then delays a link or makes it lossy for a round.
+//!
+//! A wiped or damaged broker must repair its replicas from its peers: the run waits until each
+//! of its replicas is a member of its group again (`raft/member`, `beeline_cluster::rejoin`)
+//! before the next fault, so at most one broker is faulty at a time and a quorum stays.
 //!
 //! Before each fault the cluster must be whole again (every broker up, one healthy leader per
 //! partition); a cluster that does not get there in [`HANG_AFTER`] is a finding (a hang).
 //! After the last fault the brokers are stopped and [`check`] holds the client's history
 //! against every replica's data directory.
 
+mod archive;
+mod damage;
 pub(crate) mod load;
 mod proxy;
 
@@ -37,6 +47,14 @@ pub struct ChaosArgs {
     /// Isolations: every link to and from a broker cut, then healed.
     #[arg(long, default_value_t = 50)]
     pub isolations: u32,
+    /// Disk losses: a broker stopped with SIGKILL, its data directory (or one partition's)
+    /// removed, and the broker restarted empty.
+    #[arg(long, default_value_t = 5)]
+    pub wipes: u32,
+    /// Damaged files: a broker stopped with SIGKILL, a byte flipped in the last entry of a
+    /// partition's journal or in a file of its newest snapshot, and the broker restarted.
+    #[arg(long, default_value_t = 5)]
+    pub corruptions: u32,
     /// Seed of the faults' order, targets and moments (default: from the clock). Every run
     /// prints it.
     #[arg(long)]
@@ -49,12 +67,13 @@ pub struct ChaosArgs {
     /// client publishing messages).
     #[arg(long, default_value_t = 2)]
     pub clients: usize,
-    /// The brokers' `--snapshot-period`. Off by default (and then their snapshots by log size,
-    /// `--snapshot-log-size`, too): a snapshot lets the Raft group compact its log, and the
-    /// checker finds acknowledged work only in committed entries that some replica still
-    /// holds; work in a compacted prefix is reported as not checked, which fails the run. With
-    /// a period, restarts and lagging replicas go through snapshots.
-    #[arg(long, default_value = "off")]
+    /// The brokers' `--snapshot-period`: each replica snapshots its state this often (and
+    /// whenever 4 MiB of log were written since its last, `--snapshot-log-size`) and its group
+    /// purges the log below, so restarted, wiped and lagging replicas catch up through
+    /// snapshots sent by their leader. The checker reads what the brokers purged from the
+    /// segments archived while they ran ([`archive`]). `off` runs without snapshots (by
+    /// period or size).
+    #[arg(long, default_value = "10s")]
     pub snapshot_period: String,
 }
 
@@ -64,9 +83,11 @@ const PARTITIONS: u16 = 3;
 const HANG_AFTER: Duration = Duration::from_secs(60);
 /// How long the probe after a fault tries before it calls the partition stuck.
 const PROBE_FOR: Duration = Duration::from_secs(60);
+/// The brokers' journal segments: small, so that compaction, which frees whole segments,
+/// purges the log within seconds of a snapshot even in a short run.
 const SHAPE: JournalShape = JournalShape {
-    segment_size: 8 << 20,
-    max_entry_size: 4 << 20,
+    segment_size: 1 << 20,
+    max_entry_size: 512 << 10,
 };
 
 /// What a run did and measured.
@@ -74,6 +95,8 @@ const SHAPE: JournalShape = JournalShape {
 struct Figures {
     kills: u32,
     isolations: u32,
+    wipes: u32,
+    corruptions: u32,
     link_faults: u32,
     /// From a leader's SIGKILL to the first command its partition acknowledged.
     after_kill: Vec<Duration>,
@@ -81,6 +104,9 @@ struct Figures {
     after_isolation: Vec<Duration>,
     /// From a fault's end to the cluster being whole again.
     healing: Vec<Duration>,
+    /// From the restart of a wiped or damaged broker to each of its replicas being a member
+    /// of its group again.
+    repair: Vec<Duration>,
     /// Hangs and crashes: each a finding.
     findings: Vec<String>,
 }
@@ -97,14 +123,17 @@ pub fn run(args: ChaosArgs) -> ExitCode {
     };
     println!(
         "chaos: 3 brokers, {PARTITIONS} partitions, replication factor 3; {} leader kills, {} \
-         isolations; seed {seed}; directory {}",
+         isolations, {} wipes, {} corruptions; seed {seed}; directory {}",
         args.kills,
         args.isolations,
+        args.wipes,
+        args.corruptions,
         dir.display()
     );
     let started = Instant::now();
     let history = Arc::new(Mutex::new(History::default()));
-    let figures = runtime.block_on(chaos(&args, &dir, seed, history.clone()));
+    let archive = archive::Archive::new(dir.join("archive"));
+    let figures = runtime.block_on(chaos(&args, &dir, seed, history.clone(), &archive));
     runtime.shutdown_timeout(Duration::from_secs(5));
     let figures = match figures {
         Ok(figures) => figures,
@@ -139,9 +168,12 @@ pub fn run(args: ChaosArgs) -> ExitCode {
         completed: history.completed.clone(),
         published: history.published.clone(),
     };
+    archive.sweep(&dir);
+    let archived = archive.segments(PARTITIONS);
     let verdict = check::check(
         &rocksdb_stores,
         &replicas,
+        &archived,
         PARTITIONS,
         &acknowledged,
         &scratch,
@@ -156,10 +188,12 @@ pub fn run(args: ChaosArgs) -> ExitCode {
         ExitCode::SUCCESS
     } else {
         eprintln!(
-            "FAILED: reproduce with `beeline chaos --kills {} --isolations {} --clients {} \
-             --seed {seed}`; the brokers' data and logs are in {}",
+            "FAILED: reproduce with `beeline chaos --kills {} --isolations {} --wipes {} \
+             --corruptions {} --clients {} --seed {seed}`; the brokers' data and logs are in {}",
             args.kills,
             args.isolations,
+            args.wipes,
+            args.corruptions,
             args.clients,
             dir.display()
         );
@@ -184,9 +218,12 @@ fn millis(duration: Option<Duration>) -> String {
 
 fn report(figures: &Figures, history: &History, verdict: &Verdict, took: Duration) {
     println!(
-        "{} leader kills, {} isolations, {} link faults (delay or loss) in {:.0} s",
+        "{} leader kills, {} isolations, {} wipes, {} corruptions, {} link faults (delay or \
+         loss) in {:.0} s",
         figures.kills,
         figures.isolations,
+        figures.wipes,
+        figures.corruptions,
         figures.link_faults,
         took.as_secs_f64()
     );
@@ -224,6 +261,13 @@ fn report(figures: &Figures, history: &History, verdict: &Verdict, took: Duratio
         millis(percentile(&figures.healing, 0.5)),
         millis(percentile(&figures.healing, 1.0))
     );
+    println!(
+        "restart of a wiped or damaged broker to all its replicas members again: p50 {}, max \
+         {} ({} measured)",
+        millis(percentile(&figures.repair, 0.5)),
+        millis(percentile(&figures.repair, 1.0)),
+        figures.repair.len()
+    );
     for (partition, summary) in &verdict.partitions {
         let replicas: Vec<String> = summary
             .replicas
@@ -243,6 +287,20 @@ fn report(figures: &Figures, history: &History, verdict: &Verdict, took: Duratio
             replicas.join(", "),
             summary.common,
             states.join(", ")
+        );
+        println!(
+            "partition {partition}: the whole committed log {}; replayed to {}: {}; {} \
+             snapshots held against its replay",
+            summary
+                .whole
+                .map_or("could not be put together".into(), |(last, archived)| {
+                    format!("1..={last}, {archived} entries of it from the archive only")
+                }),
+            summary.common,
+            summary.replayed.map_or("-".into(), |(keys, hash)| format!(
+                "{keys} keys {hash:016x}"
+            )),
+            summary.snapshots.len()
         );
     }
     println!(
@@ -285,15 +343,18 @@ impl Cluster {
             internal.push(SocketAddr::from(([127, 0, 0, 1], port("internal")?)));
         }
         let proxies = Proxies::start(&internal, seed).await?;
-        let mut snapshot_args = vec![
+        let snapshot_args = [
             "--log-segment-size",
-            "8MiB",
+            "1MiB",
             "--snapshot-period",
             snapshot_period,
+            "--snapshot-log-size",
+            if snapshot_period == "off" {
+                "off"
+            } else {
+                "4MiB"
+            },
         ];
-        if snapshot_period == "off" {
-            snapshot_args.extend(["--snapshot-log-size", "off"]);
-        }
         let mut nodes = Vec::new();
         let mut clients = Vec::new();
         let mut monitoring = Vec::new();
@@ -459,12 +520,26 @@ impl Drop for Cluster {
     }
 }
 
-/// The faults of a run, in a seeded order: `true` a leader kill, `false` an isolation.
-fn plan(kills: u32, isolations: u32, random: &mut Xorshift) -> Vec<bool> {
-    let mut plan: Vec<bool> = (0..kills)
-        .map(|_| true)
-        .chain((0..isolations).map(|_| false))
-        .collect();
+/// One fault of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Planned {
+    Kill,
+    Isolation,
+    Wipe,
+    Corruption,
+}
+
+/// The faults of a run, in a seeded order.
+fn plan(args: &ChaosArgs, random: &mut Xorshift) -> Vec<Planned> {
+    let mut plan: Vec<Planned> = [
+        (Planned::Kill, args.kills),
+        (Planned::Isolation, args.isolations),
+        (Planned::Wipe, args.wipes),
+        (Planned::Corruption, args.corruptions),
+    ]
+    .into_iter()
+    .flat_map(|(fault, n)| std::iter::repeat_n(fault, n as usize))
+    .collect();
     for i in (1..plan.len()).rev() {
         plan.swap(i, random.below(i as u64 + 1) as usize);
     }
@@ -476,11 +551,13 @@ async fn chaos(
     dir: &Path,
     seed: u64,
     history: Arc<Mutex<History>>,
+    archive: &archive::Archive,
 ) -> Result<Figures, String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let mut random = Xorshift(seed);
     let mut figures = Figures::default();
     let mut cluster = Cluster::start(dir, seed, &args.snapshot_period).await?;
+    let _archiving = archive.keep_sweeping(dir);
     let took = cluster.whole(Duration::from_secs(180)).await?;
     println!("cluster up in {} ms", took.as_millis());
     cluster
@@ -516,9 +593,9 @@ async fn chaos(
         history.clone(),
     ));
 
-    let faults = plan(args.kills, args.isolations, &mut random);
+    let faults = plan(args, &mut random);
     let total = faults.len();
-    for (round, kill) in faults.into_iter().enumerate() {
+    for (round, fault) in faults.into_iter().enumerate() {
         // Now and then a link is slow or lossy for the round.
         let link_fault = match random.below(6) {
             0 => Some(Fault::Delay(Duration::from_millis(5 + random.below(45)))),
@@ -532,10 +609,12 @@ async fn chaos(
             figures.link_faults += 1;
         }
         tokio::time::sleep(Duration::from_millis(300 + random.below(1200))).await;
-        let outcome = if kill {
-            kill_leader(&mut cluster, &mut random, &mut figures).await
-        } else {
-            isolate(&mut cluster, &mut random, &mut figures).await
+        let outcome = match fault {
+            Planned::Kill => kill_leader(&mut cluster, &mut random, &mut figures).await,
+            Planned::Isolation => isolate(&mut cluster, &mut random, &mut figures).await,
+            Planned::Wipe | Planned::Corruption => {
+                damage_broker(&mut cluster, dir, fault, &mut random, &mut figures).await
+            }
         };
         cluster.proxies.heal();
         let healed = Instant::now();
@@ -608,6 +687,91 @@ async fn kill_leader(
     ))
 }
 
+/// A broker to isolate or damage: two in three times a partition's leader, else any broker.
+async fn victim(cluster: &Cluster, random: &mut Xorshift) -> Result<usize, String> {
+    if random.below(3) < 2 {
+        let partition = random.below(u64::from(PARTITIONS)) as u16 + 1;
+        cluster.leader_of(partition).await
+    } else {
+        Ok(random.below(BROKERS as u64) as usize)
+    }
+}
+
+/// Stops a broker with SIGKILL, wipes (`Planned::Wipe`) or damages (`Planned::Corruption`)
+/// its files, restarts it, and waits until each of its replicas is a member of its group
+/// again: it has fetched what it lost from its peers.
+async fn damage_broker(
+    cluster: &mut Cluster,
+    dir: &Path,
+    fault: Planned,
+    random: &mut Xorshift,
+    figures: &mut Figures,
+) -> Result<String, String> {
+    let node = victim(cluster, random).await?;
+    let data = broker_dir(dir, node);
+    let partition = random.below(u64::from(PARTITIONS)) as u16 + 1;
+    let partition_dir = data.join("partitions").join(partition.to_string());
+    cluster.nodes[node].kill();
+    let what = if fault == Planned::Wipe {
+        figures.wipes += 1;
+        let (gone, what) = if random.below(2) == 0 {
+            (data.clone(), "its whole data directory".to_string())
+        } else {
+            (partition_dir, format!("partition {partition}'s directory"))
+        };
+        std::fs::remove_dir_all(&gone)
+            .map_err(|e| format!("cannot wipe {}: {e}", gone.display()))?;
+        std::fs::create_dir_all(&data)
+            .map_err(|e| format!("cannot create {}: {e}", data.display()))?;
+        format!("wiped {what}")
+    } else {
+        figures.corruptions += 1;
+        let snapshot = if random.below(2) == 0 {
+            damage::corrupt_snapshot(&partition_dir, |n| random.below(n))?
+        } else {
+            None
+        };
+        match snapshot {
+            Some((position, file)) => format!(
+                "flipped a byte of partition {partition}'s newest snapshot (position \
+                 {position}, {})",
+                file.file_name().map_or("?".into(), |n| n.to_string_lossy())
+            ),
+            None => {
+                let (index, _) = damage::corrupt_tail_entry(&partition_dir)?;
+                format!("flipped a byte of partition {partition}'s last journal entry ({index})")
+            }
+        }
+    };
+    tokio::time::sleep(Duration::from_millis(random.below(1000))).await;
+    cluster.nodes[node].start()?;
+    let restarted = Instant::now();
+    // Whole first: the broker has opened its replicas, so each marker is the one it wrote
+    // at this start (rejoining after the damage), not the one it left.
+    cluster.whole(HANG_AFTER).await?;
+    while !damage::members_again(&data) {
+        if let Some(crash) = cluster.nodes[node].crashed() {
+            return Err(format!("broker {node} {crash}"));
+        }
+        if restarted.elapsed() > HANG_AFTER {
+            return Err(format!(
+                "broker {node}'s replicas were not members of their groups again within {} s \
+                 after it {what}:\n{}",
+                HANG_AFTER.as_secs(),
+                cluster.tails()
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let repaired = restarted.elapsed();
+    figures.repair.push(repaired);
+    Ok(format!(
+        "stopped broker {node}, {what}, restarted it: its replicas were members again {} ms \
+         later",
+        repaired.as_millis()
+    ))
+}
+
 /// Wall-clock time, to hold a fault against the brokers' log timestamps
 /// (`scripts/failover-breakdown`).
 fn unix_millis() -> u128 {
@@ -623,13 +787,7 @@ async fn isolate(
     random: &mut Xorshift,
     figures: &mut Figures,
 ) -> Result<String, String> {
-    // Two in three isolations cut a partition's leader off, the others any broker.
-    let node = if random.below(3) < 2 {
-        let partition = random.below(u64::from(PARTITIONS)) as u16 + 1;
-        cluster.leader_of(partition).await?
-    } else {
-        random.below(BROKERS as u64) as usize
-    };
+    let node = victim(cluster, random).await?;
     let leaders = load::leaders(&cluster.client.roles().await);
     let led: Vec<u16> = leaders
         .iter()
@@ -681,10 +839,23 @@ mod tests {
 
     #[test]
     fn the_plan_holds_every_fault_in_a_seeded_order() {
-        let a = plan(5, 3, &mut Xorshift(9));
-        assert_eq!(a.iter().filter(|&&k| k).count(), 5);
-        assert_eq!(a.len(), 8);
-        assert_eq!(a, plan(5, 3, &mut Xorshift(9)));
+        let args = ChaosArgs {
+            kills: 5,
+            isolations: 3,
+            wipes: 2,
+            corruptions: 1,
+            seed: None,
+            dir: None,
+            clients: 1,
+            snapshot_period: "off".into(),
+        };
+        let a = plan(&args, &mut Xorshift(9));
+        let count = |f: Planned| a.iter().filter(|&&p| p == f).count();
+        assert_eq!(count(Planned::Kill), 5);
+        assert_eq!(count(Planned::Isolation), 3);
+        assert_eq!(count(Planned::Wipe), 2);
+        assert_eq!(count(Planned::Corruption), 1);
+        assert_eq!(a, plan(&args, &mut Xorshift(9)));
     }
 
     #[test]

@@ -4,30 +4,53 @@
 //! with the crates' own readers (the journal, the Raft records, the snapshots), so the
 //! replicas' own files stay as the run left them, for a second look.
 //!
+//! - **The whole committed log**: compaction removes a replica's entries below its snapshot,
+//!   so no replica may hold the log from its start. The checker puts the partition's
+//!   committed log together in a journal of its own: from the replicas where one holds the
+//!   entry committed, and below that from the journal segments archived during the run
+//!   (`archived`: hard links taken of every segment file while the brokers ran, so a segment
+//!   a broker freed or lost is still readable). An entry may have several archived copies
+//!   (every replica's, and a replica's earlier log before it was wiped or repaired); the
+//!   committed one is the copy of the highest term (a leader of a later term holds the
+//!   committed entry, so no later term wrote anything else at that index), and copies of the
+//!   same term must be identical. Entries must follow each other without a gap in their
+//!   record positions. An index that neither a replica nor the archive holds is a check not
+//!   made.
 //! - **The replicas agree on the committed log**: each replica's committed entries (up to the
 //!   commit its Raft records hold) are identical, index by index, to every other replica's
 //!   where both have them committed.
-//! - **Replaying each replica gives the same state**: each replica's state is rebuilt from its
-//!   own latest snapshot at or before the end of the common committed prefix, with its own
-//!   log replayed up to that end; the digests of every key and value must be equal.
+//! - **Replaying gives the same state**: the whole committed log is replayed from its start,
+//!   and its state compared, key by key (their digests), with each replica's state at the end
+//!   of the common committed prefix (rebuilt from the replica's own latest snapshot at or
+//!   before that end and its own log after it), and with the state of every snapshot each
+//!   replica holds, at the snapshot's position: a snapshot a replica took, or installed from
+//!   its leader, holds exactly the committed log up to its position. The exporters' positions
+//!   are left out of the digests: a snapshot stores them as they were when it was taken, and
+//!   they are not made by the log.
 //! - **No acknowledged instance is lost**: every acknowledged start's instance key is in the
-//!   committed log exactly once (one PROCESS_INSTANCE_CREATION CREATED event); every
+//!   whole committed log exactly once (one PROCESS_INSTANCE_CREATION CREATED event); every
 //!   acknowledged message's key once (MESSAGE PUBLISHED).
-//! - **No job's completion is applied twice**: at most one JOB COMPLETED event per job key,
-//!   and exactly one for each completion the cluster acknowledged.
+//! - **No job's completion is applied twice**: at most one JOB COMPLETED event per job key in
+//!   the whole committed log, and exactly one for each completion the cluster acknowledged.
 
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::{Path, PathBuf};
 
 use beeline_log::{FileJournal, FileJournalConfig, Journal, JournalReader, Recovery};
+use beeline_protocol::RecordType;
 use beeline_protocol::codec::decode_batch;
 use beeline_protocol::intent::{Intent, JobIntent, MessageIntent, ProcessInstanceCreationIntent};
 use beeline_protocol::key::partition_of;
-use beeline_state::snapshot::SnapshotStore;
+use beeline_state::snapshot::{Snapshot, SnapshotStore};
+use beeline_state::{ColumnFamily, Store};
 use beeline_stream::{PartitionConfig, StoreOpener, rebuild_state};
 
 use crate::MetaDir;
+
+mod whole;
+
+use whole::{Gap, Whole};
 
 /// What the cluster acknowledged to its client.
 #[derive(Debug, Default, Clone)]
@@ -86,6 +109,13 @@ pub struct PartitionSummary {
     pub common: u64,
     /// Each replica's state digest at `common` (keys, hash), and the snapshot it started from.
     pub digests: Vec<(u64, Option<i64>, u64, u64)>,
+    /// The whole committed log's last entry, and how many of its entries only the archive
+    /// held (none when it could not be put together).
+    pub whole: Option<(u64, u64)>,
+    /// The state of replaying the whole committed log to `common` (keys, hash).
+    pub replayed: Option<(u64, u64)>,
+    /// The snapshots held against the whole log's replay: (node, position).
+    pub snapshots: Vec<(u64, i64)>,
 }
 
 /// One replica's copy, opened.
@@ -132,12 +162,20 @@ fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
 }
 
 fn open_journal(dir: &Path, shape: JournalShape) -> Result<FileJournal, String> {
+    open_journal_with(dir, shape, Recovery::Strict)
+}
+
+fn open_journal_with(
+    dir: &Path,
+    shape: JournalShape,
+    recovery: Recovery,
+) -> Result<FileJournal, String> {
     FileJournal::open(
         dir.join("log"),
         FileJournalConfig {
             segment_size: shape.segment_size,
             max_entry_size: shape.max_entry_size,
-            recovery: Recovery::Strict,
+            recovery,
             commit_recovered: false,
             ..FileJournalConfig::default()
         },
@@ -240,17 +278,185 @@ fn digest(
         journal.reader(),
     )
     .map_err(|e| failed(&e))?;
+    let (keys, hash) = state_digest(store.as_ref()).map_err(|e| failed(&e))?;
+    Ok((snapshot.map(|s| s.position), keys, hash))
+}
+
+/// A state's digest: how many keys, and a hash of every key and value but the exporters'
+/// positions (a snapshot stores them as they were when it was taken; the log does not make
+/// them).
+fn state_digest(store: &dyn Store) -> Result<(u64, u64), String> {
+    let exporters = ColumnFamily::Exporters.prefix();
     let mut hasher = DefaultHasher::new();
     let mut keys = 0u64;
     for item in store.scan(&[], &[]) {
-        let (key, value) = item.map_err(|e| failed(&e))?;
+        let (key, value) = item.map_err(|e| e.to_string())?;
+        if key.starts_with(&exporters) {
+            continue;
+        }
         (key, value).hash(&mut hasher);
         keys += 1;
     }
-    Ok((snapshot.map(|s| s.position), keys, hasher.finish()))
+    Ok((keys, hasher.finish()))
 }
 
-/// Counts the work the committed entries `from..=to` of `replica` hold.
+/// Where the whole log's replay is held against a replica's state.
+enum Point<'a> {
+    /// The end of the common committed prefix: every replica's rebuilt state.
+    Common,
+    /// A snapshot a replica holds.
+    Snapshot(&'a Replica, Snapshot, SnapshotStore),
+}
+
+/// Replays the whole committed log from its start, stopping at each point (in log order) to
+/// hold its state against the replicas'; what it finds goes into `verdict`.
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one partition's share of `check`'s inputs"
+)]
+fn replay_whole(
+    stores: Stores<'_>,
+    config: &PartitionConfig,
+    whole: &Whole,
+    points: BTreeMap<u64, Vec<Point<'_>>>,
+    scratch: &Path,
+    summary: &mut PartitionSummary,
+    verdict: &mut Verdict,
+) -> Result<(), String> {
+    let partition = config.partition_id;
+    let replays = SnapshotStore::open(scratch.join("whole-snapshots"), 1)
+        .map_err(|e| format!("the whole log's replay: {e}"))?;
+    let opener = stores(&scratch.join("whole-runtime"));
+    let mut from: Option<Snapshot> = None;
+    for (end, points) in points {
+        whole.journal.commit_index().advance(end);
+        let store = rebuild_state(
+            config,
+            &replays,
+            from.as_ref(),
+            opener.as_ref(),
+            whole.journal.reader(),
+        )
+        .map_err(|e| format!("replaying the whole log to entry {end}: {e}"))?;
+        let replayed = state_digest(store.as_ref())?;
+        let position = whole.position_at(end);
+        if position >= 0 {
+            from = Some(
+                replays
+                    .take(position, store.as_ref())
+                    .map_err(|e| format!("the whole log's replay at {position}: {e}"))?,
+            );
+        }
+        drop(store);
+        for point in points {
+            match point {
+                Point::Common => {
+                    summary.replayed = Some(replayed);
+                    for &(node, snapshot, keys, hash) in &summary.digests {
+                        if (keys, hash) != replayed {
+                            verdict.disagreements.push(format!(
+                                "partition {partition}: broker {node}'s state at entry {end} \
+                                 (from snapshot {snapshot:?}): {keys} keys, digest {hash:016x}; \
+                                 the whole committed log replayed: {} keys, digest {:016x}",
+                                replayed.0, replayed.1
+                            ));
+                        }
+                    }
+                }
+                Point::Snapshot(replica, snapshot, snapshots) => {
+                    let held = rebuild_state(
+                        config,
+                        &snapshots,
+                        Some(&snapshot),
+                        stores(&replica.dir.join("check-snapshot")).as_ref(),
+                        whole.journal.reader(),
+                    )
+                    .map_err(|e| e.to_string())
+                    .and_then(|store| state_digest(store.as_ref()));
+                    let held = match held {
+                        Ok(held) => held,
+                        Err(e) => {
+                            verdict.not_checked.push(format!(
+                                "partition {partition}: broker {}'s snapshot at position {}: {e}",
+                                replica.node, snapshot.position
+                            ));
+                            continue;
+                        }
+                    };
+                    summary.snapshots.push((replica.node, snapshot.position));
+                    if !whole.between_entries(snapshot.position) || held != replayed {
+                        verdict.disagreements.push(format!(
+                            "partition {partition}: broker {}'s snapshot at position {} ({} \
+                             keys, digest {:016x}) is not the state of the committed log to \
+                             there ({} keys, digest {:016x}{})",
+                            replica.node,
+                            snapshot.position,
+                            held.0,
+                            held.1,
+                            replayed.0,
+                            replayed.1,
+                            if whole.between_entries(snapshot.position) {
+                                ""
+                            } else {
+                                "; the results of the commands to its position end inside an \
+                                 entry"
+                            }
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The records of one entry: their first and last positions, and the lowest and highest
+/// source position of its events and rejections (the commands they are the result of), if
+/// it holds any.
+struct EntryRecords {
+    first: i64,
+    last: i64,
+    sources: Option<(i64, i64)>,
+}
+
+/// Counts the work one committed entry holds.
+fn count_entry(
+    entry: &beeline_log::Entry,
+    counts: &mut Counts,
+) -> Result<Option<EntryRecords>, String> {
+    if !entry.kind.carries_records() {
+        return Ok(None);
+    }
+    let batch = decode_batch(&entry.data, entry.asqn as i64)
+        .map_err(|e| format!("entry {} undecodable: {e}", entry.index))?;
+    for record in &batch {
+        let counter = if record.intent == Intent::from(ProcessInstanceCreationIntent::Created) {
+            &mut counts.created
+        } else if record.intent == Intent::from(JobIntent::Completed) {
+            &mut counts.completed
+        } else if record.intent == Intent::from(MessageIntent::Published) {
+            &mut counts.published
+        } else {
+            continue;
+        };
+        *counter.entry(record.key).or_default() += 1;
+    }
+    let results = batch
+        .iter()
+        .filter(|r| r.record_type != RecordType::Command && r.source_record_position >= 0)
+        .map(|r| r.source_record_position);
+    let sources = results.clone().min().zip(results.max());
+    Ok(batch
+        .first()
+        .zip(batch.last())
+        .map(|(first, last)| EntryRecords {
+            first: first.position,
+            last: last.position,
+            sources,
+        }))
+}
+
+/// Counts the work the committed entries of `replica` from `from` on hold.
 fn count(
     replica: &Replica,
     shape: JournalShape,
@@ -266,23 +472,10 @@ fn count(
     let mut records = 0;
     while let Some(entry) = reader.next_entry() {
         let entry = entry.map_err(|e| format!("{}: {e}", replica.dir.display()))?;
-        if !entry.kind.carries_records() {
-            continue;
-        }
-        let batch = decode_batch(&entry.data, entry.asqn as i64)
-            .map_err(|e| format!("{}: entry {}: {e}", replica.dir.display(), entry.index))?;
-        for record in batch {
-            records += 1;
-            let counter = if record.intent == Intent::from(ProcessInstanceCreationIntent::Created) {
-                &mut counts.created
-            } else if record.intent == Intent::from(JobIntent::Completed) {
-                &mut counts.completed
-            } else if record.intent == Intent::from(MessageIntent::Published) {
-                &mut counts.published
-            } else {
-                continue;
-            };
-            *counter.entry(record.key).or_default() += 1;
+        if let Some(held) =
+            count_entry(&entry, counts).map_err(|e| format!("{}: {e}", replica.dir.display()))?
+        {
+            records += (held.last - held.first + 1) as u64;
         }
     }
     Ok(records)
@@ -298,6 +491,7 @@ fn check_partition(
     partition: u16,
     partitions: u16,
     sources: &[(u64, PathBuf)],
+    archived: &[PathBuf],
     scratch: &Path,
     shape: JournalShape,
     counts: &mut Counts,
@@ -375,34 +569,84 @@ fn check_partition(
         ));
     }
 
-    // The work in the committed log: the union of every replica's committed entries.
-    let mut by_first: Vec<&Replica> = replicas.iter().collect();
-    by_first.sort_by_key(|r| r.first);
-    let mut covered = 0u64;
-    for replica in by_first {
-        if replica.committed <= covered {
-            continue;
+    // The whole committed log: the work in it, and its replay against the replicas' states
+    // and snapshots.
+    match whole::assemble(&replicas, archived, &scratch, shape, counts) {
+        Ok(whole) => {
+            verdict.records += whole.records;
+            summary.whole = Some((whole.last, whole.archived));
+            let mut points: BTreeMap<u64, Vec<Point<'_>>> = BTreeMap::new();
+            points.entry(common).or_default().push(Point::Common);
+            for replica in &replicas {
+                let snapshots = SnapshotStore::open(replica.dir.join("snapshots"), usize::MAX)
+                    .and_then(|store| Ok((store.list()?, store)));
+                match snapshots {
+                    Ok((list, store)) => {
+                        for snapshot in list {
+                            points
+                                .entry(whole.end_of(snapshot.position))
+                                .or_default()
+                                .push(Point::Snapshot(replica, snapshot, store.clone()));
+                        }
+                    }
+                    Err(e) => verdict.not_checked.push(format!(
+                        "partition {partition}: broker {}'s snapshots: {e}",
+                        replica.node
+                    )),
+                }
+            }
+            let mut config = PartitionConfig::new(partition);
+            config.partition_count = partitions;
+            config.max_batch_bytes = shape.max_entry_size;
+            if let Err(e) = replay_whole(
+                stores,
+                &config,
+                &whole,
+                points,
+                &scratch,
+                &mut summary,
+                verdict,
+            ) {
+                verdict
+                    .not_checked
+                    .push(format!("partition {partition}: {e}"));
+            }
         }
-        if replica.first > covered + 1 {
+        Err(Gap::Disagreement(e)) => verdict
+            .disagreements
+            .push(format!("partition {partition}: {e}")),
+        Err(Gap::Missing(e)) => {
             verdict.not_checked.push(format!(
-                "partition {partition}: no replica holds committed entries {} to {} any more \
-                 (compacted): work acknowledged there cannot be found",
-                covered + 1,
-                replica.first - 1
+                "partition {partition}: {e}: work acknowledged there cannot be found"
             ));
+            // What the replicas hold is still counted.
+            let mut by_first: Vec<&Replica> = replicas.iter().collect();
+            by_first.sort_by_key(|r| r.first);
+            let mut covered = 0u64;
+            for replica in by_first {
+                if replica.committed > covered {
+                    verdict.records +=
+                        count(replica, shape, covered.max(replica.first - 1) + 1, counts)?;
+                    covered = replica.committed;
+                }
+            }
         }
-        verdict.records += count(replica, shape, covered + 1, counts)?;
-        covered = replica.committed;
     }
     verdict.partitions.insert(partition, summary);
     Ok(())
 }
 
-/// Checks a run: `replicas[p]` lists partition `p`'s replica directories by node; each
+/// Checks a run: `replicas[p]` lists partition `p`'s replica directories by node, and
+/// `archived[p]` the journal segment files archived from them during the run (any order); each
 /// replica's state is rebuilt in a store from `stores`.
+#[allow(
+    clippy::too_many_arguments,
+    reason = "a run's evidence and where to check it"
+)]
 pub fn check(
     stores: Stores<'_>,
     replicas: &BTreeMap<u16, Vec<(u64, PathBuf)>>,
+    archived: &BTreeMap<u16, Vec<PathBuf>>,
     partitions: u16,
     history: &Acknowledged,
     scratch: &Path,
@@ -416,6 +660,7 @@ pub fn check(
             partition,
             partitions,
             sources,
+            archived.get(&partition).map_or(&[][..], Vec::as_slice),
             scratch,
             shape,
             &mut counts,
