@@ -24,8 +24,12 @@ fn keeps_the_contract<S: Store>(open: impl Fn(&RocksDbStoreConfig, Option<&Path>
             open(&config, None)
         },
         |checkpoint| {
+            // Inside the test's own directory, so that nothing is left behind.
+            let name = checkpoint
+                .file_name()
+                .expect("a checkpoint directory's name");
             let config = RocksDbStoreConfig {
-                runtime_dir: checkpoint.with_extension("restored"),
+                runtime_dir: dir.path().join(name).with_extension("restored"),
                 budget: budget.clone(),
             };
             open(&config, Some(checkpoint))
