@@ -493,6 +493,52 @@ async fn three_brokers_elect_a_leader_replicate_and_fail_over() {
         );
     }
 
+    // Many batches proposed at once: the leader streams them to each follower with several
+    // AppendEntries unanswered (`StreamAppend`); the followers append them in order.
+    let mut outcomes = Vec::new();
+    for i in 0..200u64 {
+        let batch = Batch {
+            asqn: asqn + 5 * i,
+            data: format!("pipelined {i}").into_bytes(),
+        };
+        let (responder, outcome) = openraft::impls::ProgressResponder::complete_only();
+        brokers[leader as usize]
+            .raft
+            .write(batch)
+            .responder(responder)
+            .await
+            .expect("proposed");
+        outcomes.push(outcome);
+    }
+    let mut indexes = Vec::new();
+    for outcome in outcomes {
+        let written = outcome.await.expect("answered");
+        indexes.push(written.expect("the leader takes every batch").log_id.index);
+    }
+    asqn += 5 * 200;
+    indexes.sort_unstable();
+    indexes.dedup();
+    assert_eq!(indexes.len(), 200, "each batch has its own entry");
+    let last = brokers[leader as usize].commit.get();
+    for broker in &brokers {
+        committed_up_to(broker, last, timeout).await;
+    }
+    let reference = committed_entries(&mut brokers[leader as usize]);
+    assert_eq!(
+        reference
+            .iter()
+            .filter(|e| e.2 == EntryKind::Normal)
+            .count(),
+        220
+    );
+    for broker in brokers.iter_mut() {
+        assert_eq!(
+            committed_entries(broker)[..reference.len()],
+            reference[..],
+            "replicas agree on the pipelined log"
+        );
+    }
+
     // The leader goes away: the other two elect a new one in a higher term and go on.
     let old = brokers.remove(leader as usize);
     old.groups.remove(1);
