@@ -42,7 +42,9 @@ pub fn free_port() -> std::io::Result<u16> {
             }
         }
     }
-    let port = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?.local_addr()?.port();
+    let port = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?
+        .local_addr()?
+        .port();
     handed_out.insert(port);
     Ok(port)
 }
@@ -79,7 +81,10 @@ mod tests {
         assert_eq!(distinct.len(), ports.len(), "a port was handed out twice");
         let below = ephemeral_low().unwrap_or(EPHEMERAL_DEFAULT);
         for port in &ports {
-            assert!((LOWEST..below).contains(port), "{port} is not in {LOWEST}..{below}");
+            assert!(
+                (LOWEST..below).contains(port),
+                "{port} is not in {LOWEST}..{below}"
+            );
         }
         // Each can be bound by the server it is for.
         for port in ports.iter().take(20) {

@@ -127,7 +127,8 @@ impl TestCluster {
         let mut listeners = Vec::new();
         for _ in 0..shape.brokers {
             let port = beeline_ports::free_port().expect("a free port");
-            listeners.push(std::net::TcpListener::bind(("127.0.0.1", port)).expect("internal port"));
+            listeners
+                .push(std::net::TcpListener::bind(("127.0.0.1", port)).expect("internal port"));
         }
         let internal: Vec<SocketAddr> = listeners
             .iter()
