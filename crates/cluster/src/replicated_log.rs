@@ -176,6 +176,12 @@ impl RaftTiming {
         })
     }
 
+    /// openraft's tick: a group looks at its heartbeats and election deadlines this often
+    /// (13/64 of the heartbeat interval, as openraft computes it).
+    pub fn tick(&self) -> std::time::Duration {
+        std::time::Duration::from_millis((self.heartbeat_ms * 13 / 64).max(1))
+    }
+
     /// The lease a leader holds: how long after its quorum last answered it stops taking
     /// proposals, and how long followers refuse other candidates after its last message.
     pub fn leader_lease(&self) -> std::time::Duration {
@@ -232,6 +238,7 @@ impl RaftLog {
         groups: &Groups,
     ) -> Result<Arc<Self>, String> {
         let partition_id = config.partition_id;
+        crate::timers::share_grid(config.timing.tick());
         let probes = peers.clone();
         let network =
             move |metrics| GroupNetworkFactory::new(partition_id, peers).with_metrics(metrics);
@@ -515,6 +522,13 @@ async fn watch_roles(
             ServerState::Leader | ServerState::Follower | ServerState::Candidate => Role::Follower,
             ServerState::Learner | ServerState::Shutdown => Role::Inactive,
         };
+        if role == Role::Leader && roles.borrow().role != Role::Leader {
+            tracing::info!(
+                partition,
+                term,
+                "the term's blank entry is applied; the replica leads"
+            );
+        }
         let leader = if cut_off { None } else { leader };
         {
             let mut current = leading.lock().unwrap_or_else(|e| e.into_inner());
