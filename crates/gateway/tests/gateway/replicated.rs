@@ -72,6 +72,8 @@ pub(super) struct Broker {
     /// registered by `OpenJobStream`.
     pub job_streams: Arc<JobStreams>,
     partitions: Vec<PartitionHandle>,
+    /// Each local replica's Raft group, by partition (tests that steer openraft itself).
+    pub groups: HashMap<u16, Arc<RaftLog>>,
     tasks: Vec<JoinHandle<()>>,
     stop_gateway: Option<oneshot::Sender<()>>,
     stop_internal: Option<oneshot::Sender<()>>,
@@ -406,6 +408,7 @@ async fn start_broker(
     let placement = settings.placement();
     let mut slots = Vec::new();
     let mut partitions = Vec::new();
+    let mut raft_logs = HashMap::new();
     let partition_count = settings.partitions as u16;
     let flusher = NodeFlusher::start().expect("the broker's flusher");
     for id in 1..=partition_count {
@@ -439,6 +442,7 @@ async fn start_broker(
         )
         .await
         .expect("the Raft group opens");
+        raft_logs.insert(id, log.clone());
         let mut config = PartitionConfig::new(id);
         config.partition_count = partition_count;
         config.snapshot_period = None;
@@ -497,6 +501,7 @@ async fn start_broker(
         local,
         job_streams,
         partitions,
+        groups: raft_logs,
         tasks,
         stop_gateway: Some(stop_gateway),
         stop_internal: Some(stop_internal),
