@@ -436,18 +436,7 @@ async fn three_brokers_elect_a_leader_replicate_and_fail_over() {
         members.insert(node, openraft::impls::BasicNode { addr });
         listeners.push(listener);
     }
-    // Timeouts for a shared 2-core machine, not for speed.
-    let config = std::sync::Arc::new(
-        openraft::Config {
-            cluster_name: "partition-1".into(),
-            heartbeat_interval: 100,
-            election_timeout_min: 500,
-            election_timeout_max: 1000,
-            ..Default::default()
-        }
-        .validate()
-        .expect("config"),
-    );
+    let config = shared_machine_config();
     let mut brokers = Vec::new();
     for (node, listener) in listeners.into_iter().enumerate() {
         let peers = Peers::new(node as u64);
@@ -641,6 +630,21 @@ async fn pump(
     let _ = to.shutdown().await;
 }
 
+/// A group's Raft settings with timeouts for a shared 2-core machine, not for speed.
+fn shared_machine_config() -> std::sync::Arc<openraft::Config> {
+    std::sync::Arc::new(
+        openraft::Config {
+            cluster_name: "partition-1".into(),
+            heartbeat_interval: 100,
+            election_timeout_min: 500,
+            election_timeout_max: 1000,
+            ..Default::default()
+        }
+        .validate()
+        .expect("config"),
+    )
+}
+
 /// Waits until `peers` holds no connection with `peer`; how long that took.
 async fn session_gone(peers: &Peers, peer: u64, since: std::time::Instant) -> std::time::Duration {
     loop {
@@ -694,17 +698,7 @@ async fn a_black_holed_connection_is_closed_by_the_silence_watchdog_and_calls_di
         ),
     ]
     .into();
-    let config = std::sync::Arc::new(
-        openraft::Config {
-            cluster_name: "partition-1".into(),
-            heartbeat_interval: 100,
-            election_timeout_min: 500,
-            election_timeout_max: 1000,
-            ..Default::default()
-        }
-        .validate()
-        .expect("config"),
-    );
+    let config = shared_machine_config();
     let mut brokers = Vec::new();
     for (node, listener) in listeners.into_iter().enumerate() {
         let node_peers = peers[node].clone();

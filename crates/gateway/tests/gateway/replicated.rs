@@ -326,6 +326,14 @@ impl TestCluster {
         if handle.sync().await.is_err() {
             return Vec::new();
         }
+        self.records_on(node, partition).await
+    }
+
+    /// The records the replica of `partition` on `node` holds committed (a follower's too).
+    pub async fn records_on(&self, node: usize, partition: u16) -> Vec<beeline_protocol::Record> {
+        let Some(handle) = self.broker(node).local.partition(partition) else {
+            return Vec::new();
+        };
         let Ok(mut reader) = handle.reader().await else {
             return Vec::new();
         };

@@ -680,21 +680,6 @@ async fn through_a_leader_failover_no_job_is_lost_or_held_by_two_workers() {
     );
 }
 
-/// The records the replica of `partition` on `node` holds committed (a follower's too).
-async fn committed_on(cluster: &TestCluster, node: usize, partition: u16) -> Vec<Record> {
-    let Some(handle) = cluster.broker(node).local.partition(partition) else {
-        return Vec::new();
-    };
-    let Ok(mut reader) = handle.reader().await else {
-        return Vec::new();
-    };
-    let mut records = Vec::new();
-    while let Ok(Some(record)) = reader.next_record() {
-        records.push(record);
-    }
-    records
-}
-
 /// Each job activation in `records`: (job key, instance, deadline).
 fn activations(records: &[Record]) -> Vec<(i64, i64, i64)> {
     records
@@ -749,7 +734,7 @@ async fn a_job_activated_for_a_push_by_a_leader_that_steps_down_before_pushing_g
         .local
         .partition(partition)
         .expect("the leader's replica");
-    let before = activations(&committed_on(&cluster, follower, partition).await).len();
+    let before = activations(&cluster.records_on(follower, partition).await).len();
     handle.hold_side_effects(true).await;
     let creation = Record::command(
         -1,
@@ -766,7 +751,7 @@ async fn a_job_activated_for_a_push_by_a_leader_that_steps_down_before_pushing_g
         .expect("the leader takes the command");
     let mut activation = None;
     for _ in 0..400 {
-        let committed = activations(&committed_on(&cluster, follower, partition).await);
+        let committed = activations(&cluster.records_on(follower, partition).await);
         if committed.len() > before {
             activation = committed.last().copied();
             break;
