@@ -10,7 +10,6 @@
 //! addresses the brokers give themselves) carries all of it.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use beeline_cluster::transport::{Groups, InternalServer, Peers};
 use beeline_cluster::{
@@ -24,8 +23,6 @@ use crate::config::BrokerConfig;
 use crate::node::{NodeError, NodeState, PartitionSlot};
 
 /// How often this broker's partitions' states are looked at for changes to announce.
-const PUBLISH_INTERVAL: Duration = Duration::from_millis(100);
-
 /// This broker in its cluster.
 pub struct Broker {
     pub membership: Arc<Membership>,
@@ -129,8 +126,9 @@ pub async fn join(
     })
 }
 
-/// Announces this broker's replicas' roles, terms and health: at once when a replica's role
-/// watch changes (`changed`, notified by [`watch_roles`]), and every interval for health.
+/// Announces this broker's replicas' roles, terms and health whenever one changes: a slot
+/// opened or failed, or a replica's role or health moved (`changed`, notified by the node and
+/// by [`watch_roles`]). Idle, it waits: no timer.
 pub fn publish_partitions(
     membership: Arc<Membership>,
     state: Arc<NodeState>,
@@ -159,19 +157,27 @@ pub fn publish_partitions(
                 })
                 .collect();
             membership.set_partitions(partitions);
-            tokio::select! {
-                () = tokio::time::sleep(PUBLISH_INTERVAL) => {}
-                () = changed.notified() => {}
-            }
+            changed.notified().await;
         }
     });
 }
 
-/// Notifies `changed` whenever the replica's role watch moves (an election, a step-down).
+/// Notifies `changed` whenever the replica's role (an election, a step-down) or its health
+/// (it failed or stopped) moves.
 pub fn watch_roles(handle: &beeline_stream::PartitionHandle, changed: Arc<Notify>) {
     let mut roles = handle.roles();
+    let mut statuses = handle.statuses();
     tokio::spawn(async move {
-        while roles.changed().await.is_ok() {
+        loop {
+            let moved = tokio::select! {
+                moved = roles.changed() => moved,
+                moved = statuses.changed() => moved,
+            };
+            if moved.is_err() {
+                // The partition is gone: its last state is announced.
+                changed.notify_one();
+                break;
+            }
             changed.notify_one();
         }
     });

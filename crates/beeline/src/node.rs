@@ -298,6 +298,7 @@ pub async fn run(config: BrokerConfig) -> Result<(), NodeError> {
             Err(e) => PartitionSlot::Failed(format!("opening task failed: {e}")),
         };
         state.partitions.write().unwrap_or_else(|e| e.into_inner())[index] = slot;
+        roles_changed.notify_one();
     }
     if let Some(read_side) = &mut read_side {
         for slot in state.slots() {

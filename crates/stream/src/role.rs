@@ -101,4 +101,9 @@ impl PartitionHandle {
     pub fn roles(&self) -> watch::Receiver<RoleState> {
         self.role.clone()
     }
+
+    /// The partition's health, changing when it fails or stops (the topology announces it).
+    pub fn statuses(&self) -> watch::Receiver<crate::PartitionStatus> {
+        self.status.clone()
+    }
 }
