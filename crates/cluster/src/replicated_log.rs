@@ -5,8 +5,12 @@
 //!   an entry of its own term is applied (its blank entry): everything before it is then
 //!   committed and in the journal, so the replica's replay of the committed log is the whole
 //!   log. Until then it is reported as a follower.
-//! - **Writes**: [`RaftJournal::append`] hands the batch to a per-term writer task, which
-//!   proposes it with `raft.write(..).with_leader(term)`: openraft refuses it before
+//! - **Writes**: [`RaftJournal::append`] keeps the batch until the processor's turn ends
+//!   ([`Journal::submit`], or a flusher is made): the turn's batches (a command written to the
+//!   log and the results of processing it, say) go to a per-term writer task together, which
+//!   proposes each with `raft.write(..).with_leader(term)` back to back, so that openraft
+//!   appends them in one go and sends them in one AppendEntries per follower (one round, one
+//!   sync on each follower, instead of one per batch). openraft refuses a write before
 //!   appending anything when the term's leadership is over. The journal index of the entry
 //!   is known in advance: the leader of a term is the only writer of normal entries, and its
 //!   log ends at its committed blank entry when it starts, so its `n`-th batch is entry
@@ -616,6 +620,7 @@ impl ReplicatedLog for RaftLog {
         ));
         Some(RaftJournal {
             writes,
+            turn: Mutex::default(),
             max_entry_size: self.max_entry_size,
             term,
             last_index: last,
@@ -664,7 +669,7 @@ async fn write_loop(
     raft: PartitionRaft,
     partition: u32,
     term: u64,
-    mut writes: mpsc::UnboundedReceiver<(Batch, u64)>,
+    mut writes: mpsc::UnboundedReceiver<Vec<(Batch, u64)>>,
     over: Arc<Ended>,
     metrics: Arc<GroupMetrics>,
 ) {
@@ -690,25 +695,32 @@ async fn write_loop(
                     break;
                 }
             }
-            write = writes.recv() => {
-                let Some((batch, index)) = write else { break };
-                let (responder, outcome) = ProgressResponder::complete_only();
-                let proposed = raft
-                    .write(batch)
-                    .with_leader(term)
-                    .responder(responder)
-                    .await;
-                if let Err(error) = proposed {
-                    tracing::info!(partition, term, %error, "the group is gone; leadership ends");
+            turn = writes.recv() => {
+                let Some(turn) = turn else { break };
+                let mut gone = false;
+                for (batch, index) in turn {
+                    let (responder, outcome) = ProgressResponder::complete_only();
+                    let proposed = raft
+                        .write(batch)
+                        .with_leader(term)
+                        .responder(responder)
+                        .await;
+                    if let Err(error) = proposed {
+                        tracing::info!(partition, term, %error, "the group is gone; leadership ends");
+                        gone = true;
+                        break;
+                    }
+                    let proposed_at = std::time::Instant::now();
+                    let metrics = metrics.clone();
+                    outcomes.push_back(async move {
+                        let outcome = outcome.await;
+                        metrics.commit_latency.observe(proposed_at.elapsed());
+                        (index, outcome)
+                    });
+                }
+                if gone {
                     break;
                 }
-                let proposed_at = std::time::Instant::now();
-                let metrics = metrics.clone();
-                outcomes.push_back(async move {
-                    let outcome = outcome.await;
-                    metrics.commit_latency.observe(proposed_at.elapsed());
-                    (index, outcome)
-                });
             }
         }
     }
@@ -717,7 +729,9 @@ async fn write_loop(
 
 /// The journal a leader writes with in one term (see the module documentation).
 pub struct RaftJournal {
-    writes: mpsc::UnboundedSender<(Batch, u64)>,
+    writes: mpsc::UnboundedSender<Vec<(Batch, u64)>>,
+    /// Batches appended in the processor's current turn, not yet handed to the writer.
+    turn: Mutex<Vec<(Batch, u64)>>,
     max_entry_size: usize,
     term: u64,
     last_index: u64,
@@ -731,6 +745,15 @@ pub struct RaftJournal {
 impl RaftJournal {
     fn term_over(&self) -> beeline_log::Error {
         beeline_log::Error::Failed(format!("the leadership of term {} is over", self.term))
+    }
+
+    /// Hands the turn's batches to the writer, together.
+    fn hand_on(&self) -> beeline_log::Result<()> {
+        let turn = std::mem::take(&mut *self.turn.lock().unwrap_or_else(|e| e.into_inner()));
+        if turn.is_empty() {
+            return Ok(());
+        }
+        self.writes.send(turn).map_err(|_| self.term_over())
     }
 }
 
@@ -766,9 +789,10 @@ impl Journal for RaftJournal {
             asqn,
             data: data.to_vec(),
         };
-        self.writes
-            .send((batch, index))
-            .map_err(|_| self.term_over())?;
+        self.turn
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((batch, index));
         self.last_index = index;
         self.last_asqn = Some(asqn);
         Ok(index)
@@ -790,7 +814,14 @@ impl Journal for RaftJournal {
         self.term
     }
 
+    fn submit(&mut self) -> beeline_log::Result<()> {
+        self.hand_on()
+    }
+
+    /// Hands on what is still kept (see [`Journal::submit`]): the flusher waits for it.
     fn flusher(&self) -> RaftFlusher {
+        // A failure means the writer is gone: the term is over, and the flush fails at once.
+        let _ = self.hand_on();
         RaftFlusher {
             target: self.last_index,
             commit: self.commit.clone(),

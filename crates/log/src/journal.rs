@@ -86,6 +86,14 @@ pub trait Journal: Send + 'static {
     fn last_term(&self) -> u64;
     /// A handle that syncs written entries to stable storage, usable from another thread.
     fn flusher(&self) -> Self::Flusher;
+    /// The end of a turn of appends: what was appended since the last call is handed on
+    /// together. A replicated journal proposes it to its group as one write (one round of
+    /// replication, one sync on each follower, instead of one per entry); a file journal
+    /// writes on append and has nothing to do. [`flusher`](Journal::flusher) hands on what
+    /// is still kept as well.
+    fn submit(&mut self) -> Result<()> {
+        Ok(())
+    }
     /// The commit watermark shared with every reader of this journal.
     fn commit_index(&self) -> Arc<CommitIndex>;
     /// A new reader of committed entries, positioned at the first entry.

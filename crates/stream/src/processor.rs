@@ -401,6 +401,10 @@ where
             if let Err(reason) = self.process_queue() {
                 return Stop::Failed(reason);
             }
+            // The turn's batches go on together (one round of replication for a replica).
+            if let Err(e) = self.journal.submit() {
+                return Stop::Failed(format!("cannot append to the log: {e}"));
+            }
             self.maybe_start_flush();
             // A snapshot waits for the commit of what was written (commands wait meanwhile):
             // taken once that is committed, by a flush of ours or by the group without one.
