@@ -54,11 +54,7 @@ pub fn instance_id(variables: &str) -> Option<String> {
     Some(value.get("id")?.as_str()?.to_owned())
 }
 
-pub fn free_port() -> std::io::Result<u16> {
-    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
-        .local_addr()?
-        .port())
-}
+pub use beeline_ports::free_port;
 
 /// A gateway client of the broker on `port` (connects on first use).
 pub fn connect(port: u16) -> Result<GatewayClient<Channel>, String> {

@@ -19,6 +19,8 @@
 //!   ([`job_streams`]) cross brokers on the same connections.
 //! - **Placement** ([`placement`]) is Zeebe's round-robin with priorities, a pure function of
 //!   the settings ([`settings`]), so every broker computes the same replica sets.
+//! - **One timer grid per broker** ([`timers`]): every group's waits (its tick above all) end
+//!   on instants shared by all groups, so an idle broker wakes once per tick for all of them.
 //! - **Everything openraft-specific stays in this crate**, so that an openraft upgrade (the
 //!   0.10 line is alpha) touches nothing else; the storage suite runs on every upgrade.
 
@@ -35,6 +37,7 @@ pub mod settings;
 pub mod sim;
 pub mod state_machine;
 pub mod storage;
+pub mod timers;
 pub mod topology;
 pub mod transport;
 pub mod types;

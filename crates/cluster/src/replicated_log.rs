@@ -183,6 +183,12 @@ impl RaftTiming {
         })
     }
 
+    /// openraft's tick: a group looks at its heartbeats and election deadlines this often
+    /// (13/64 of the heartbeat interval, as openraft computes it).
+    pub fn tick(&self) -> std::time::Duration {
+        std::time::Duration::from_millis((self.heartbeat_ms * 13 / 64).max(1))
+    }
+
     /// The lease a leader holds: how long after its quorum last answered it stops taking
     /// proposals, and how long followers refuse other candidates after its last message.
     pub fn leader_lease(&self) -> std::time::Duration {
@@ -239,6 +245,7 @@ impl RaftLog {
         groups: &Groups,
     ) -> Result<Arc<Self>, String> {
         let partition_id = config.partition_id;
+        crate::timers::share_grid(config.timing.tick());
         let probes = peers.clone();
         let network =
             move |metrics| GroupNetworkFactory::new(partition_id, peers).with_metrics(metrics);

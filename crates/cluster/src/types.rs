@@ -24,6 +24,7 @@ openraft::declare_raft_types!(
         Node = openraft::impls::BasicNode,
         Term = u64,
         LeaderId = openraft::impls::leader_id_std::LeaderId<u64, NodeId>,
+        AsyncRuntime = crate::timers::GridRuntime,
 );
 
 /// A broker's id in the cluster (Zeebe's `nodeId`).

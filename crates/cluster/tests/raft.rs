@@ -531,3 +531,203 @@ async fn three_brokers_elect_a_leader_replicate_and_fail_over() {
         broker.raft.shutdown().await.expect("shutdown");
     }
 }
+
+/// A TCP proxy to `target` that forwards both ways until `dropping` is set, then reads and
+/// drops every byte and closes nothing (an end's close is not passed on either): the link is
+/// black-holed, packets lost with no RST or FIN, as a pulled cable or a dropping firewall
+/// leaves it. It counts the connections it takes.
+struct BlackHoleProxy {
+    addr: String,
+    accepted: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+async fn black_hole_proxy(
+    target: String,
+    dropping: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> BlackHoleProxy {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr").to_string();
+    let accepted = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = accepted.clone();
+    tokio::spawn(async move {
+        while let Ok((inbound, _)) = listener.accept().await {
+            counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let (target, dropping) = (target.clone(), dropping.clone());
+            tokio::spawn(async move {
+                let Ok(outbound) = tokio::net::TcpStream::connect(&target).await else {
+                    return;
+                };
+                let (from_in, to_in) = inbound.into_split();
+                let (from_out, to_out) = outbound.into_split();
+                tokio::spawn(pump(from_in, to_out, dropping.clone()));
+                pump(from_out, to_in, dropping).await;
+            });
+        }
+    });
+    BlackHoleProxy { addr, accepted }
+}
+
+async fn pump(
+    mut from: tokio::net::tcp::OwnedReadHalf,
+    mut to: tokio::net::tcp::OwnedWriteHalf,
+    dropping: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let black_holed = || dropping.load(std::sync::atomic::Ordering::Relaxed);
+    let mut buffer = vec![0u8; 64 * 1024];
+    loop {
+        match from.read(&mut buffer).await {
+            Ok(0) | Err(_) => break,
+            Ok(_) if black_holed() => {}
+            Ok(n) => {
+                if to.write_all(&buffer[..n]).await.is_err() {
+                    break;
+                }
+            }
+        }
+    }
+    if black_holed() {
+        // The other end hears nothing, not even the close.
+        std::future::pending::<()>().await;
+    }
+    let _ = to.shutdown().await;
+}
+
+/// Waits until `peers` holds no connection with `peer`; how long that took.
+async fn session_gone(peers: &Peers, peer: u64, since: std::time::Instant) -> std::time::Duration {
+    loop {
+        if peers.connections().iter().all(|(node, _)| *node != peer) {
+            return since.elapsed();
+        }
+        assert!(
+            since.elapsed() < std::time::Duration::from_secs(30),
+            "broker {} still holds a session with broker {peer} 30 s into a black hole",
+            peers.local()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_black_holed_connection_is_closed_by_the_silence_watchdog_and_calls_dial_again() {
+    use beeline_cluster::transport::session::{KEEPALIVE, SILENCE};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    let dropping = Arc::new(AtomicBool::new(false));
+    let listeners = [
+        tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind"),
+        tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind"),
+    ];
+    let internal = |i: usize| listeners[i].local_addr().expect("addr").to_string();
+    // Each broker reaches the other only through a proxy; the one switch black-holes both.
+    let to_1 = black_hole_proxy(internal(1), dropping.clone()).await;
+    let to_0 = black_hole_proxy(internal(0), dropping.clone()).await;
+    let peers = [
+        Peers::with_addresses(0, [(1, to_1.addr.clone())]),
+        Peers::with_addresses(1, [(0, to_0.addr.clone())]),
+    ];
+    let members: std::collections::BTreeMap<u64, openraft::impls::BasicNode> = [
+        (
+            0,
+            openraft::impls::BasicNode {
+                addr: to_0.addr.clone(),
+            },
+        ),
+        (
+            1,
+            openraft::impls::BasicNode {
+                addr: to_1.addr.clone(),
+            },
+        ),
+    ]
+    .into();
+    let config = std::sync::Arc::new(
+        openraft::Config {
+            cluster_name: "partition-1".into(),
+            heartbeat_interval: 100,
+            election_timeout_min: 500,
+            election_timeout_max: 1000,
+            ..Default::default()
+        }
+        .validate()
+        .expect("config"),
+    );
+    let mut brokers = Vec::new();
+    for (node, listener) in listeners.into_iter().enumerate() {
+        let node_peers = peers[node].clone();
+        brokers.push(start_broker(node as u64, listener, node_peers, config.clone()).await);
+    }
+    for broker in &brokers {
+        let _ = broker.raft.initialize(members.clone()).await;
+    }
+    let timeout = std::time::Duration::from_secs(20);
+    let data = b"before".to_vec();
+    write(&brokers, Batch { asqn: 1, data }, timeout).await;
+    let dials = || to_0.accepted.load(Ordering::Relaxed) + to_1.accepted.load(Ordering::Relaxed);
+
+    // While heartbeats and keepalives flow the watchdog leaves the one session alone.
+    tokio::time::sleep(SILENCE + KEEPALIVE).await;
+    for (node, peer) in [(0, 1), (1, 0)] {
+        assert_eq!(
+            peers[node].connections().len(),
+            1,
+            "broker {node} holds one session with broker {peer} while traffic flows"
+        );
+    }
+    assert_eq!(
+        dials(),
+        1,
+        "one connection, dialled once, for both directions"
+    );
+
+    // Black-holed: nothing arrives and nothing says the connection is gone. Each side closes
+    // the session once it has heard nothing for SILENCE (looked at every KEEPALIVE).
+    dropping.store(true, Ordering::Relaxed);
+    let cut = std::time::Instant::now();
+    let closed = [
+        session_gone(&peers[0], 1, cut).await,
+        session_gone(&peers[1], 0, cut).await,
+    ];
+    println!("black-holed: sessions closed after {closed:?}");
+    for (node, closed) in closed.into_iter().enumerate() {
+        assert!(
+            closed + std::time::Duration::from_millis(500) >= SILENCE
+                && closed <= SILENCE + KEEPALIVE + std::time::Duration::from_secs(1),
+            "broker {node} closed the black-holed session after {closed:?}: the watchdog \
+             closes it after {SILENCE:?} of silence, looked at every {KEEPALIVE:?}"
+        );
+    }
+
+    // Traffic flows again: the next calls dial a new connection and succeed.
+    let dials_before = dials();
+    dropping.store(false, Ordering::Relaxed);
+    let healed = std::time::Instant::now();
+    let data = b"after".to_vec();
+    let (leader, written) = write(&brokers, Batch { asqn: 6, data }, timeout).await;
+    let index = written.index + 1;
+    for broker in &brokers {
+        committed_up_to(broker, index, timeout).await;
+    }
+    println!(
+        "healed: an entry written through broker {leader} committed on both after {:?}",
+        healed.elapsed()
+    );
+    assert!(dials() > dials_before, "a new connection was dialled");
+    for (node, peer) in [(0, 1), (1, 0)] {
+        assert!(
+            peers[node].connections().iter().any(|(n, _)| *n == peer),
+            "broker {node} holds a session with broker {peer} again"
+        );
+    }
+    for broker in brokers {
+        broker.server.abort();
+        broker.raft.shutdown().await.expect("shutdown");
+    }
+}

@@ -357,8 +357,8 @@ impl Cluster {
     async fn start(options: Options) -> (Self, Vec<Broker>) {
         let addrs: Vec<_> = (0..3)
             .map(|_| {
-                let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-                listener.local_addr().expect("addr")
+                let port = beeline_ports::free_port().expect("a free port");
+                std::net::SocketAddr::from(([127, 0, 0, 1], port))
             })
             .collect();
         let cluster = Self {

@@ -230,10 +230,7 @@ fn binaries() -> Option<PathBuf> {
 }
 
 fn free_port() -> Result<u16, String> {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .map_err(|e| e.to_string())
+    beeline_ports::free_port().map_err(|e| e.to_string())
 }
 
 fn output(program: &str, args: &[&str]) -> Result<String, String> {

@@ -3,17 +3,14 @@
 #![allow(dead_code)] // each test file uses its own part
 
 use std::io::{Read, Seek, SeekFrom, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// A port that was free a moment ago.
+/// A port that was free a moment ago (below the ephemeral range: see `beeline_ports`).
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("an ephemeral port")
+    beeline_ports::free_port().expect("a free port")
 }
 
 /// `GET path` over HTTP/1.0: (status line, body).

@@ -100,8 +100,9 @@ impl TestCluster {
     async fn start() -> Self {
         let mut listeners = Vec::new();
         for _ in 0..BROKERS {
+            let port = beeline_ports::free_port().expect("a free port");
             listeners.push(
-                tokio::net::TcpListener::bind("127.0.0.1:0")
+                tokio::net::TcpListener::bind(("127.0.0.1", port))
                     .await
                     .expect("internal port"),
             );

@@ -126,7 +126,9 @@ impl TestCluster {
     pub async fn start(shape: Shape, config: GatewayConfig) -> Self {
         let mut listeners = Vec::new();
         for _ in 0..shape.brokers {
-            listeners.push(std::net::TcpListener::bind("127.0.0.1:0").expect("internal port"));
+            let port = beeline_ports::free_port().expect("a free port");
+            listeners
+                .push(std::net::TcpListener::bind(("127.0.0.1", port)).expect("internal port"));
         }
         let internal: Vec<SocketAddr> = listeners
             .iter()
