@@ -6,6 +6,9 @@
 //! on the committed log, and every replica's state and every snapshot it holds equal to the
 //! state of the whole committed log replayed. The long run is the same command; its figures
 //! are in docs/benchmarks.md.
+//!
+//! Beside it, three brokers started as a user starts them hold one TCP connection per pair
+//! between their internal ports, also after one of them restarts.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -13,7 +16,13 @@
     reason = "test code: a failed unwrap is a failed test"
 )]
 
+mod common;
+
+use std::collections::{BTreeMap, HashMap};
 use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::{Broker, free_port};
 
 #[test]
 fn three_brokers_survive_leader_kills_and_an_isolation_without_losing_or_doubling_work() {
@@ -84,4 +93,145 @@ fn three_brokers_survive_leader_kills_and_an_isolation_without_losing_or_doublin
         })
         .sum();
     assert!(snapshots > 0, "no snapshot was checked:\n{stdout}");
+}
+
+/// The established TCP connections to `internal` ports (broker's internal port by broker),
+/// each as (dialling broker, dialled broker), from `/proc/net/tcp` and the sockets each
+/// broker's process holds; and how many connections the dialled ends count (each connection
+/// appears once from each end).
+fn internal_connections(internal: &[u16], pids: &[u32]) -> (Vec<(usize, usize)>, usize) {
+    let mut owner = HashMap::new();
+    for (broker, pid) in pids.iter().enumerate() {
+        let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+            continue;
+        };
+        for fd in fds.flatten() {
+            let link = std::fs::read_link(fd.path()).unwrap_or_default();
+            if let Some(inode) = link
+                .to_string_lossy()
+                .strip_prefix("socket:[")
+                .and_then(|rest| rest.strip_suffix(']'))
+            {
+                owner.insert(inode.to_owned(), broker);
+            }
+        }
+    }
+    let port = |address: &str| {
+        address
+            .rsplit_once(':')
+            .and_then(|(_, port)| u16::from_str_radix(port, 16).ok())
+            .unwrap_or(0)
+    };
+    let table = std::fs::read_to_string("/proc/net/tcp").expect("/proc/net/tcp");
+    let (mut dialled, mut accepted) = (Vec::new(), 0);
+    for line in table.lines().skip(1) {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        // local address, remote address, state (01: established), ..., inode
+        let [_, local, remote, "01", _, _, _, _, _, inode, ..] = fields.as_slice() else {
+            continue;
+        };
+        if internal.contains(&port(local)) {
+            accepted += 1;
+        }
+        if let Some(to) = internal.iter().position(|&p| p == port(remote))
+            && let Some(&from) = owner.get(*inode)
+        {
+            dialled.push((from, to));
+        }
+    }
+    dialled.sort_unstable();
+    (dialled, accepted)
+}
+
+/// Waits until the brokers hold exactly one connection per pair, steadily for 3 s, and
+/// returns the connections.
+fn one_connection_per_pair(brokers: &[Broker], internal: &[u16]) -> Vec<(usize, usize)> {
+    let pids: Vec<u32> = brokers.iter().map(Broker::pid).collect();
+    let started = Instant::now();
+    let mut steady_since: Option<Instant> = None;
+    loop {
+        let (dialled, accepted) = internal_connections(internal, &pids);
+        let mut pairs = BTreeMap::new();
+        for &(from, to) in &dialled {
+            *pairs.entry((from.min(to), from.max(to))).or_insert(0) += 1;
+        }
+        let one_each = dialled.len() == 3
+            && accepted == 3
+            && pairs.len() == 3
+            && pairs.values().all(|&n| n == 1);
+        if !one_each {
+            steady_since = None;
+        } else if steady_since.get_or_insert_with(Instant::now).elapsed() >= Duration::from_secs(3)
+        {
+            return dialled;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the brokers do not settle on one connection per pair: dialled (from, to) \
+             {dialled:?}, {accepted} counted at the internal ports"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn three_broker_processes_hold_one_connection_per_pair_also_after_a_restart() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let internal: Vec<u16> = (0..3).map(|_| free_port()).collect();
+    let contact = internal
+        .iter()
+        .map(|p| format!("127.0.0.1:{p}"))
+        .collect::<Vec<_>>()
+        .join(",");
+    let args = |node: usize| -> Vec<String> {
+        [
+            "--node-id",
+            &node.to_string(),
+            "--cluster-size",
+            "3",
+            "--partitions",
+            "3",
+            "--replication-factor",
+            "3",
+            "--contact-points",
+            &contact,
+            "--internal-port",
+            &internal[node].to_string(),
+            "--secondary-storage",
+            "none",
+        ]
+        .map(String::from)
+        .to_vec()
+    };
+    let spawn = |node: usize, ports: Option<(u16, u16, u16)>| {
+        let args = args(node);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (grpc, rest, monitoring) =
+            ports.unwrap_or_else(|| (free_port(), free_port(), free_port()));
+        Broker::spawn(
+            &dir.path().join(format!("data-{node}")),
+            &args,
+            grpc,
+            rest,
+            monitoring,
+        )
+    };
+    let mut brokers: Vec<Broker> = (0..3).map(|node| spawn(node, None)).collect();
+    for broker in &mut brokers {
+        broker.wait_ready().expect("the broker is ready");
+    }
+    let before = one_connection_per_pair(&brokers, &internal);
+    println!("dialled (from, to): {before:?}");
+
+    // A broker killed and started again on its data and ports: its old connections go with
+    // its process, and its new start is reached over one connection per peer again.
+    let ports = (brokers[2].grpc, brokers[2].rest, brokers[2].monitoring);
+    brokers.pop();
+    let mut restarted = spawn(2, Some(ports));
+    restarted
+        .wait_ready()
+        .expect("the restarted broker is ready");
+    brokers.push(restarted);
+    let after = one_connection_per_pair(&brokers, &internal);
+    println!("after broker 2 restarted, dialled (from, to): {after:?}");
 }

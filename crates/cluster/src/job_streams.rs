@@ -5,18 +5,19 @@
 //! The broker registers the remote stream in its own [`JobStreams`] and sends what its
 //! partitions push as the call takes it. When the call ends (the gateway or its client went
 //! away, the connection broke), the jobs pushed and not yet sent go back to their partitions
-//! (`JOB YIELD`), so none waits out its timeout; a job the gateway receives and cannot hand to
+//! (`JOB YIELD`, written by the partition's leader, or sent to it when the replica here no
+//! longer leads), so none waits out its timeout; a job the gateway receives and cannot hand to
 //! its client, the gateway yields. Only a job in the connection's buffers when it breaks is
 //! left to its deadline, as with a local stream that closes while a push is under way.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use beeline_protocol::Record;
-use beeline_protocol::intent::JobIntent;
 use beeline_protocol::key;
 use beeline_protocol::protobuf::encode_to_vec;
-use beeline_protocol::value::JobRecord;
-use beeline_stream::{JobStream, JobStreamProperties, JobStreams, LocalRouter, PushedJob};
+use beeline_stream::{
+    JobStream, JobStreamProperties, JobStreams, LocalRouter, PushedJob, Undelivered,
+};
 use tonic::Status;
 
 use crate::transport::proto;
@@ -73,23 +74,37 @@ impl Drop for Registered {
         }
         let local = self.local.clone();
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            runtime.spawn(async move {
-                for job in unread {
-                    yield_job(&local, &job).await;
-                }
-            });
+            runtime.spawn(hand_back(local, unread));
         }
     }
 }
 
-/// Hands a pushed job nobody took back to its partition.
-pub async fn yield_job(local: &LocalRouter, job: &PushedJob) {
-    let Some(handle) = key::partition_of(job.key).and_then(|p| local.partition(p)) else {
-        return;
-    };
-    let command = Record::command(job.key, JobIntent::Yield, JobRecord::default());
-    if let Err(error) = handle.execute(command).await {
-        tracing::info!(job = job.key, %error, "failed to yield a job a remote stream did not take");
+/// Hands pushed jobs nobody took back to their partitions (pushed from here, so each has a
+/// replica here, which yields it wherever the partition is led now).
+async fn hand_back(local: Arc<LocalRouter>, jobs: Vec<PushedJob>) {
+    let mut by_partition: BTreeMap<u16, Vec<Undelivered>> = BTreeMap::new();
+    for job in jobs {
+        let Some(partition) = key::partition_of(job.key) else {
+            continue;
+        };
+        by_partition
+            .entry(partition)
+            .or_default()
+            .push(Undelivered {
+                key: job.key,
+                deadline: job.job.deadline,
+                after: 0,
+            });
+    }
+    for (partition, jobs) in by_partition {
+        match local.partition(partition) {
+            Some(handle) => handle.hand_back(jobs).await,
+            None => tracing::info!(
+                partition,
+                jobs = jobs.len(),
+                "no replica here to hand back jobs a remote stream did not take"
+            ),
+        }
     }
 }
 

@@ -42,7 +42,7 @@ pub mod topology;
 pub mod transport;
 pub mod types;
 
-pub use membership::{Membership, MembershipConfig};
+pub use membership::{HEARD_WITHIN, Membership, MembershipConfig, ReplicasHeard};
 pub use metrics::GroupMetrics;
 pub use replicated_log::{
     DEFAULT_ELECTION_TIMEOUT, DEFAULT_HEARTBEAT_INTERVAL, RaftJournal, RaftLog, RaftLogConfig,

@@ -56,6 +56,30 @@ impl Default for MembershipConfig {
     }
 }
 
+/// A peer heard from within this long is within reach: its session carries HTTP/2 pings every
+/// [`crate::transport::session::KEEPALIVE`] (1 s) besides its traffic.
+pub const HEARD_WITHIN: Duration = Duration::from_secs(2);
+
+/// What a broker heard lately from a partition's other replicas ([`Membership::replicas_heard`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReplicasHeard {
+    /// The other replicas heard from within [`HEARD_WITHIN`].
+    pub heard: usize,
+    /// The other replicas.
+    pub others: usize,
+    /// Whether this broker holds a replica.
+    pub local: bool,
+}
+
+impl ReplicasHeard {
+    /// Whether a leader here can reach a quorum of its group: a majority of the replicas,
+    /// itself included.
+    pub fn quorum(&self) -> bool {
+        let replicas = self.others + usize::from(self.local);
+        (self.heard + usize::from(self.local)) * 2 > replicas
+    }
+}
+
 struct Member {
     info: BrokerInfo,
     incarnation: u64,
@@ -82,6 +106,8 @@ pub struct Membership {
     config: MembershipConfig,
     peers: Peers,
     contact_points: Vec<String>,
+    /// Every partition's replicas, from the cluster's settings (as every broker places them).
+    placement: Vec<crate::placement::PartitionPlacement>,
     inner: Mutex<Inner>,
     /// Bumped on every change of the view (a broker came, went, or changed its info).
     changes: watch::Sender<u64>,
@@ -99,11 +125,18 @@ impl Membership {
         config: MembershipConfig,
     ) -> Arc<Self> {
         let incarnation = peers.incarnation();
+        let members: Vec<NodeId> = (0..u64::from(local.cluster_size)).collect();
+        let placement = crate::placement::round_robin(
+            &members,
+            local.partitions_count,
+            local.replication_factor,
+        );
         Arc::new(Self {
             incarnation,
             config,
             peers,
             contact_points,
+            placement,
             inner: Mutex::new(Inner {
                 local,
                 revision: 0,
@@ -177,6 +210,47 @@ impl Membership {
     /// Set when this broker's settings contradict the cluster's: it must not join.
     pub fn refused(&self) -> watch::Receiver<Option<SettingsError>> {
         self.refused.subscribe()
+    }
+
+    /// Whether broker `node` went quiet: a session with it exists, but nothing came over it for
+    /// [`HEARD_WITHIN`] (a live peer is heard from every second). A broker with no session yet
+    /// is not quiet: the next call dials it, and fails at once if nothing answers.
+    pub fn quiet(&self, node: NodeId) -> Option<Duration> {
+        self.peers
+            .silence(node)
+            .filter(|silence| *silence > HEARD_WITHIN)
+    }
+
+    /// How many of the other replicas of `partition_id` this broker heard from within
+    /// [`HEARD_WITHIN`], of how many there are, and whether it holds a replica itself (the
+    /// placement every broker computes from the cluster's settings).
+    pub fn replicas_heard(&self, partition_id: u32) -> ReplicasHeard {
+        let local = self.peers.local();
+        let mut reach = ReplicasHeard {
+            heard: 0,
+            others: 0,
+            local: false,
+        };
+        let replicas = self
+            .placement
+            .iter()
+            .find(|p| p.partition_id == partition_id)
+            .map_or(&[][..], |p| &p.replicas[..]);
+        for replica in replicas {
+            if replica.node == local {
+                reach.local = true;
+            } else {
+                reach.others += 1;
+                if self
+                    .peers
+                    .silence(replica.node)
+                    .is_some_and(|silence| silence <= HEARD_WITHIN)
+                {
+                    reach.heard += 1;
+                }
+            }
+        }
+        reach
     }
 
     /// The channel to live broker `node`.
@@ -475,11 +549,46 @@ impl Membership {
     }
 
     /// Pushes this broker's info to every target, every interval and at once on a change,
-    /// until dropped.
+    /// until dropped. Each target has a pusher of its own, so a peer that does not answer
+    /// (its push waits out its timeout) delays nothing the others learn.
     pub async fn run(self: Arc<Self>) {
+        let mut changes = self.changes.subscribe();
+        // Dropped with this future: every pusher ends with it.
+        let mut pushers = tokio::task::JoinSet::new();
+        let mut running: HashMap<String, tokio::task::AbortHandle> = HashMap::new();
+        loop {
+            changes.borrow_and_update();
+            let targets = self.targets();
+            running.retain(|address, pusher| {
+                let kept = targets.contains(address);
+                if !kept {
+                    pusher.abort();
+                }
+                kept
+            });
+            for address in targets {
+                if let std::collections::hash_map::Entry::Vacant(slot) = running.entry(address) {
+                    let pusher = pushers.spawn(self.clone().push_to(slot.key().clone()));
+                    slot.insert(pusher);
+                }
+            }
+            while pushers.try_join_next().is_some() {}
+            self.expire();
+            tokio::select! {
+                _ = tokio::time::sleep(self.config.interval) => {}
+                // A broker came or went: its target starts or stops at once.
+                _ = changes.changed() => {}
+            }
+        }
+    }
+
+    /// Pushes this broker's info to `address` every interval, and again as soon as it changes
+    /// (also while a push is on its way: the next one follows it at once).
+    async fn push_to(self: Arc<Self>, address: String) {
         let mut local_changes = self.local_changes.subscribe();
         loop {
-            self.gossip_round().await;
+            local_changes.borrow_and_update();
+            self.push(address.clone(), self.local_proto()).await;
             tokio::select! {
                 _ = tokio::time::sleep(self.config.interval) => {}
                 _ = local_changes.changed() => {}

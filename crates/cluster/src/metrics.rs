@@ -26,6 +26,10 @@ pub struct GroupMetrics {
     pub snapshots_installed: AtomicU64,
     /// From a leader's proposal of a batch to its commit by a quorum.
     pub commit_latency: Histogram,
+    /// AppendEntries requests this replica sent as leader (heartbeats included), and the
+    /// entries they carried: their ratio is the entries per request.
+    pub appends_sent: AtomicU64,
+    pub entries_sent: AtomicU64,
 }
 
 impl GroupMetrics {
@@ -77,6 +81,10 @@ pub struct GroupReport {
     /// While this replica leads: each follower's entries behind the leader's last (the
     /// leader's last log index minus the follower's matched index).
     pub lag: Vec<(NodeId, u64)>,
+    /// While this replica leads: entries in its log past the commit.
+    pub uncommitted: Option<u64>,
+    pub appends_sent: u64,
+    pub entries_sent: u64,
     pub snapshots_sent: u64,
     pub snapshot_sends_failed: u64,
     pub snapshots_installed: u64,
@@ -86,10 +94,14 @@ pub struct GroupReport {
 
 impl GroupReport {
     pub fn of(partition_id: u32, raft: &PartitionRaft, metrics: &GroupMetrics) -> Self {
-        let (lag, node) = {
+        let (lag, uncommitted, node) = {
             let now = raft.metrics();
             let now = now.borrow_watched();
             let last = now.last_log_index;
+            let uncommitted = (now.state == openraft::ServerState::Leader).then(|| {
+                let committed = now.local_committed.map_or(0, |c| c.index + 1);
+                last.map_or(0, |l| (l + 1).saturating_sub(committed))
+            });
             let lag = now
                 .replication
                 .as_ref()
@@ -103,12 +115,15 @@ impl GroupReport {
                         .collect::<Vec<_>>()
                 })
                 .unwrap_or_default();
-            (lag, now.id)
+            (lag, uncommitted, now.id)
         };
         let load = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
         Self {
             partition_id,
             lag: lag.into_iter().filter(|(n, _)| *n != node).collect(),
+            uncommitted,
+            appends_sent: load(&metrics.appends_sent),
+            entries_sent: load(&metrics.entries_sent),
             snapshots_sent: load(&metrics.snapshots_sent),
             snapshot_sends_failed: load(&metrics.snapshot_sends_failed),
             snapshots_installed: load(&metrics.snapshots_installed),
@@ -139,8 +154,33 @@ pub fn render(out: &mut String, reports: &[GroupReport]) {
             );
         }
     }
+    family(
+        out,
+        "beeline_raft_uncommitted_entries",
+        "gauge",
+        "Entries in the leader's log past the commit (reported by the leader only).",
+    );
+    for report in reports {
+        if let Some(uncommitted) = report.uncommitted {
+            let _ = writeln!(
+                out,
+                "beeline_raft_uncommitted_entries{{partition=\"{}\"}} {uncommitted}",
+                report.partition_id
+            );
+        }
+    }
     type Counter = (&'static str, &'static str, fn(&GroupReport) -> u64);
-    let counters: [Counter; 3] = [
+    let counters: [Counter; 5] = [
+        (
+            "beeline_raft_append_entries_sent_total",
+            "AppendEntries requests this broker sent as leader, heartbeats included.",
+            |r| r.appends_sent,
+        ),
+        (
+            "beeline_raft_entries_sent_total",
+            "Log entries the AppendEntries requests this broker sent as leader carried.",
+            |r| r.entries_sent,
+        ),
         (
             "beeline_raft_snapshots_sent_total",
             "Snapshots this broker sent whole to a replica that needed entries already purged.",
@@ -220,6 +260,9 @@ mod tests {
         let report = GroupReport {
             partition_id: 2,
             lag: vec![(1, 0), (2, 17)],
+            uncommitted: Some(5),
+            appends_sent: 4,
+            entries_sent: 9,
             snapshots_sent: 3,
             snapshot_sends_failed: 1,
             snapshots_installed: 0,
@@ -231,6 +274,9 @@ mod tests {
             "# TYPE beeline_raft_replication_lag_entries gauge",
             "beeline_raft_replication_lag_entries{partition=\"2\",follower=\"2\"} 17",
             "beeline_raft_snapshots_sent_total{partition=\"2\"} 3",
+            "beeline_raft_uncommitted_entries{partition=\"2\"} 5",
+            "beeline_raft_append_entries_sent_total{partition=\"2\"} 4",
+            "beeline_raft_entries_sent_total{partition=\"2\"} 9",
             "beeline_raft_snapshot_sends_failed_total{partition=\"2\"} 1",
             "beeline_raft_snapshots_installed_total{partition=\"2\"} 0",
             "beeline_raft_commit_latency_seconds_bucket{partition=\"2\",le=\"0.005\"} 1",

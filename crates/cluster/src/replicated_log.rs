@@ -534,6 +534,13 @@ async fn watch_roles(
             ServerState::Leader | ServerState::Follower | ServerState::Candidate => Role::Follower,
             ServerState::Learner | ServerState::Shutdown => Role::Inactive,
         };
+        if role == Role::Leader && roles.borrow().role != Role::Leader {
+            tracing::info!(
+                partition,
+                term,
+                "the term's blank entry is applied; the replica leads"
+            );
+        }
         let leader = if cut_off { None } else { leader };
         {
             let mut current = leading.lock().unwrap_or_else(|e| e.into_inner());

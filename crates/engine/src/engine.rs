@@ -416,6 +416,23 @@ impl Engine {
         Ok(self.state(store).meta().pinned_clock()?)
     }
 
+    /// The deadline of job `key` while it is activated (`None`: no such job, or not
+    /// activated): which activation a worker holds, to tell whether one handed back is still
+    /// the current one.
+    pub fn activation_deadline(
+        &self,
+        store: &dyn Store,
+        key: i64,
+    ) -> Result<Option<i64>, FatalError> {
+        let Some(job) = self.state(store).jobs().get(key)? else {
+            return Ok(None);
+        };
+        Ok(
+            (job.lifecycle()? == crate::state::values::JobLifecycle::Activated)
+                .then(|| job.record().deadline),
+        )
+    }
+
     /// Whether `record` changes the partition's clock (the time source must be read again).
     pub fn changes_clock(record: &Record) -> bool {
         record.is_event() && record.value_type() == beeline_protocol::ValueType::Clock

@@ -181,15 +181,30 @@ impl Dispatcher {
         let Some(membership) = &self.membership else {
             return Ok(local());
         };
+        // A leader gone quiet (its connection open, nothing heard for a while: cut off, or
+        // hung) takes nothing: a command sent there would wait out the request's time and
+        // end "maybe written". Certainly not written, the request looks again instead.
+        let remote = |node: NodeId, channel: Channel| match membership.quiet(node) {
+            Some(silence) => {
+                PartitionRoute::NoLeader(GatewayError::Refused(PartitionError::Unavailable {
+                    partition: partition_id,
+                    reason: format!(
+                        "its leader, broker {node}, has not been heard from for {} ms",
+                        silence.as_millis()
+                    ),
+                }))
+            }
+            None => PartitionRoute::Remote(node, channel),
+        };
         if let Some(node) = hint.filter(|node| *node != membership.local_id())
             && let Some(channel) = membership.channel(node)
         {
-            return Ok(PartitionRoute::Remote(node, channel));
+            return Ok(remote(node, channel));
         }
         Ok(match membership.leader(u32::from(partition_id)) {
             Some(leader) if leader.node != membership.local_id() => {
                 match membership.channel(leader.node) {
-                    Some(channel) => PartitionRoute::Remote(leader.node, channel),
+                    Some(channel) => remote(leader.node, channel),
                     None => local(),
                 }
             }
@@ -253,6 +268,9 @@ impl Dispatcher {
                     if remaining.is_zero() || self.is_stopping() {
                         return result;
                     }
+                    if let Some(cut_off) = self.cut_off(partition_id) {
+                        return Err(cut_off);
+                    }
                     tracing::debug!(partition = partition_id, %error, "leader unknown; looking again");
                     // A replica that does not lead names the leader it knows of: try it at
                     // once, before the topology says so.
@@ -279,6 +297,27 @@ impl Dispatcher {
         }
     }
 
+    /// Why this broker cannot find or reach a leader of `partition_id` however long it
+    /// waits, when it heard lately from none of the partition's other replicas (it is cut off
+    /// from them, or they are all down): the request ends at once as certainly not written
+    /// (UNAVAILABLE), so the client tries another broker.
+    fn cut_off(&self, partition_id: u16) -> Option<GatewayError> {
+        let membership = self.membership.as_ref()?;
+        let reach = membership.replicas_heard(u32::from(partition_id));
+        (reach.others > 0 && reach.heard == 0).then(|| {
+            GatewayError::Refused(PartitionError::Unavailable {
+                partition: partition_id,
+                reason: format!(
+                    "broker {} has heard from none of the {} other brokers holding it for {} ms: \
+                     it cannot reach a leader from here; another broker may",
+                    membership.local_id(),
+                    reach.others,
+                    beeline_cluster::HEARD_WITHIN.as_millis()
+                ),
+            })
+        })
+    }
+
     /// One attempt: to the leader the topology names now (or to `hint`).
     async fn execute_once(
         &self,
@@ -288,7 +327,24 @@ impl Dispatcher {
         hint: Option<NodeId>,
     ) -> Result<Record, GatewayError> {
         match self.route_with_hint(partition_id, hint)? {
-            PartitionRoute::Local(_) => {
+            PartitionRoute::Local(handle) => {
+                // A leader here that hears from too few of its replicas to commit anything
+                // takes nothing new: it will step down (check-quorum), and what it wrote by
+                // then would end "maybe written". Certainly not written, refused now.
+                if handle.role().role == beeline_stream::Role::Leader
+                    && let Some(membership) = &self.membership
+                    && !membership.replicas_heard(u32::from(partition_id)).quorum()
+                {
+                    return Err(GatewayError::Refused(PartitionError::Unavailable {
+                        partition: partition_id,
+                        reason: format!(
+                            "broker {} leads it but has heard from too few of its replicas \
+                             within {} ms to commit anything",
+                            membership.local_id(),
+                            beeline_cluster::HEARD_WITHIN.as_millis()
+                        ),
+                    }));
+                }
                 self.execute_here(partition_id, command.clone(), timeout)
                     .await
             }

@@ -175,7 +175,13 @@ pub(crate) async fn hand_back(
             continue;
         };
         let command = if prefer_yield && d.supports(JobIntent::Yield) {
-            Record::command(job_key, JobIntent::Yield, JobRecord::default())
+            // Names the activation: a yield that arrives after the job was activated again
+            // (a retry through a leader change) is refused, not taken from the new holder.
+            let activation = JobRecord {
+                deadline: job.deadline,
+                ..JobRecord::default()
+            };
+            Record::command(job_key, JobIntent::Yield, activation)
         } else if d.supports(JobIntent::Fail) {
             Record::command(
                 job_key,

@@ -7,6 +7,7 @@ use tokio::sync::{broadcast, mpsc, oneshot, watch};
 
 use crate::error::PartitionError;
 use crate::exporters::ExporterPositions;
+use crate::handback::Undelivered;
 use crate::metrics::PartitionMetrics;
 use crate::reader::LogStreamReader;
 
@@ -32,6 +33,11 @@ pub(crate) enum Control {
     Halt(oneshot::Sender<()>),
     /// A replica's leadership ended: stop processing (see `crate::replica`).
     StepDown(String),
+    /// Activated jobs their workers never got, to yield (see `crate::handback`).
+    HandBack(Vec<Undelivered>),
+    /// Side effects of what is committed from now on wait while true: a test's fault, as a
+    /// leader whose quorum's acknowledgements are lost commits without learning it.
+    HoldSideEffects(bool),
 }
 
 #[derive(Clone)]
@@ -165,6 +171,28 @@ impl PartitionHandle {
     /// A reader over the committed records, from the oldest kept.
     pub async fn reader(&self) -> Result<LogStreamReader, PartitionError> {
         self.control(Control::Reader).await
+    }
+
+    /// Hands back jobs activated for a worker that never got them (a job stream that closed
+    /// with them unread): the partition yields them, wherever it is led by then (see
+    /// `crate::handback`).
+    pub async fn hand_back(&self, jobs: Vec<Undelivered>) {
+        if jobs.is_empty() {
+            return;
+        }
+        if self.control.send(Control::HandBack(jobs)).await.is_err() {
+            tracing::info!(
+                partition = self.partition_id,
+                "the partition is stopped; handed-back jobs wait for their time-out"
+            );
+        }
+    }
+
+    /// While `hold`, the answers, pushes and sends of batches committed from now on wait, as
+    /// on a leader whose quorum's acknowledgements are lost (tests of what a leader that steps
+    /// down leaves undone). Releasing runs them.
+    pub async fn hold_side_effects(&self, hold: bool) {
+        let _ = self.control.send(Control::HoldSideEffects(hold)).await;
     }
 
     /// Stops the partition after answering or failing what is in flight.

@@ -8,8 +8,6 @@ use std::time::{Duration, Instant};
 use beeline_engine::{Engine, ProcessingResult, Push, Response};
 use beeline_log::{CommitIndex, Flusher, Journal, JournalReader};
 use beeline_protocol::codec::{self, encode_batch};
-use beeline_protocol::intent::JobIntent;
-use beeline_protocol::value::JobRecord;
 use beeline_protocol::{Record, RejectionType};
 use beeline_state::Store;
 use beeline_state::snapshot::SnapshotStore;
@@ -20,6 +18,7 @@ use crate::clock::Clock;
 use crate::config::{FlushPolicy, PartitionConfig};
 use crate::error::PartitionError;
 use crate::exporters::ExporterPositions;
+use crate::handback::{Undelivered, yield_command};
 use crate::handle::{CommandRequest, Control, PartitionStatus};
 use crate::metrics::PartitionMetrics;
 use crate::reader::LogStreamReader;
@@ -77,8 +76,12 @@ pub(crate) struct StreamProcessor<J: Journal> {
     next_due_stale: bool,
     /// A request that did not fit the last command entry; it opens the next one.
     held_back: Option<CommandRequest>,
-    /// Pushed jobs whose stream closed before they could be handed over: they are yielded.
-    unpushed: Vec<i64>,
+    /// Activated jobs their workers never got (a stream closed before the push, or handed
+    /// back): they are yielded (see `crate::handback`).
+    unpushed: Vec<Undelivered>,
+    /// While set, side effects of entries committed past this index wait (`Control::
+    /// HoldSideEffects`): a leader that does not learn of its commits.
+    effects_held_at: Option<u64>,
     /// Due commands the scheduler wrote, by (key, intent), with when.
     recently_scheduled: HashMap<(i64, beeline_protocol::Intent), i64>,
     /// When everything due was written recently (and is waiting out its retry delay), the
@@ -126,6 +129,9 @@ pub(crate) struct Finished {
     pub commands: mpsc::Receiver<CommandRequest>,
     pub control: mpsc::Receiver<Control>,
     pub stop: Stop,
+    /// Jobs activated for a push that never happened, and those owed a yield: the replica
+    /// hands them back to the partition's leader (see `crate::handback`).
+    pub undelivered: Vec<Undelivered>,
 }
 
 /// What recovery hands over to the processing loop.
@@ -146,6 +152,8 @@ pub(crate) struct Recovered<J> {
     pub replica: bool,
     /// Bytes of log entries past the state's snapshot (see `Replayer::bytes`).
     pub log_since_snapshot: u64,
+    /// Jobs to yield at once (a replica's, handed back while it followed).
+    pub undelivered: Vec<Undelivered>,
 }
 
 impl<J: Journal> StreamProcessor<J>
@@ -182,7 +190,8 @@ where
             commit,
             encode_buffer: Vec::new(),
             held_back: None,
-            unpushed: Vec::new(),
+            unpushed: recovered.undelivered,
+            effects_held_at: None,
             next_due: None,
             next_due_stale: true,
             recently_scheduled: HashMap::new(),
@@ -295,9 +304,19 @@ where
                 unavailable()
             }
         };
+        // Pushes not made: their activations may still be committed by the next leader.
+        let mut undelivered = std::mem::take(&mut self.unpushed);
         for pending in self.after_commit.drain(..) {
-            if let SideEffect::Respond(responder, _) = pending.effect {
-                let _ = responder.send(Err(written()));
+            match pending.effect {
+                SideEffect::Respond(responder, _) => {
+                    let _ = responder.send(Err(written()));
+                }
+                SideEffect::Push(push) => undelivered.push(Undelivered {
+                    key: push.key,
+                    deadline: push.job.deadline,
+                    after: pending.index,
+                }),
+                _ => {}
             }
         }
         for (_, responder) in self.waiting.drain().chain(self.awaiting.drain()) {
@@ -318,6 +337,7 @@ where
                 commands,
                 control,
                 stop,
+                undelivered,
             });
         }
         commands.close();
@@ -497,6 +517,19 @@ where
                 Ok(())
             }
             Control::StepDown(_) => Ok(()),
+            Control::HandBack(jobs) => {
+                self.unpushed.extend(jobs);
+                Ok(())
+            }
+            Control::HoldSideEffects(hold) => {
+                if hold {
+                    self.effects_held_at.get_or_insert(self.commit.get());
+                } else {
+                    self.effects_held_at = None;
+                    self.commit_up_to(self.commit.get());
+                }
+                Ok(())
+            }
         }
     }
 
@@ -603,22 +636,18 @@ where
         Ok(())
     }
 
-    /// Writes a `JOB YIELD` for each job that was activated for a stream that closed before
-    /// the job could be pushed, so that the job is activatable again at once.
+    /// Writes a `JOB YIELD` for each activated job its worker never got (a stream that closed
+    /// before the push, or handed back), so that the job is activatable again at once.
     fn yield_unpushed(&mut self) -> Result<(), String> {
         if self.unpushed.is_empty() {
             return Ok(());
         }
         let now = self.now();
+        let partition = self.config.partition_id;
         let mut commands: Vec<Record> = self
             .unpushed
             .drain(..)
-            .map(|key| {
-                let mut command = Record::command(key, JobIntent::Yield, JobRecord::default());
-                command.timestamp = now;
-                command.partition_id = self.config.partition_id;
-                command
-            })
+            .map(|job| yield_command(partition, &job, now))
             .collect();
         self.append(&mut commands)?;
         self.queue.extend(commands);
@@ -804,7 +833,10 @@ where
     /// Advances the commit index and runs what waited for it.
     fn commit_up_to(&mut self, durable: u64) {
         self.commit.advance(durable);
-        let committed = self.commit.get();
+        let committed = self
+            .commit
+            .get()
+            .min(self.effects_held_at.unwrap_or(u64::MAX));
         while self
             .after_commit
             .front()
@@ -826,10 +858,15 @@ where
                     let _ = respond.send(Ok(()));
                 }
                 SideEffect::Push(Push { slot, key, job }) => {
+                    let deadline = job.deadline;
                     if slot.push(key, job) {
                         PartitionMetrics::add(&self.metrics.jobs_pushed, 1);
                     } else {
-                        self.unpushed.push(key);
+                        self.unpushed.push(Undelivered {
+                            key,
+                            deadline,
+                            after: 0,
+                        });
                     }
                 }
             }

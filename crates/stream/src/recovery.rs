@@ -227,6 +227,7 @@ impl Partition {
             exporters: exporters.clone(),
             replica: false,
             log_since_snapshot: replayed.bytes,
+            undelivered: Vec::new(),
         });
         tokio::spawn(processor.run(commands_rx, control_rx));
         Ok(PartitionHandle {

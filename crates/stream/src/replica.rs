@@ -26,7 +26,7 @@
 //! - The inbox, control channel, metrics and role watch outlive every term, so the handle the
 //!   gateway holds stays valid across leadership changes.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use beeline_engine::Engine;
 use beeline_log::Journal;
@@ -38,6 +38,7 @@ use crate::clock::Clock;
 use crate::config::{FlushPolicy, PartitionConfig};
 use crate::error::{OpenError, PartitionError};
 use crate::exporters::ExporterPositions;
+use crate::handback::Yields;
 use crate::handle::{CommandRequest, Control, PartitionHandle, PartitionStatus};
 use crate::metrics::PartitionMetrics;
 use crate::processor::{Recovered, Stop, StreamProcessor, first_needed};
@@ -103,6 +104,7 @@ impl Partition {
             role: role_tx,
             status: status_tx,
             step_down: control_tx.clone(),
+            yields: Mutex::default(),
         };
         tokio::spawn(replica.run(follower, installed, commands_rx, control_rx));
         Ok(PartitionHandle {
@@ -204,6 +206,10 @@ struct Replica<L: ReplicatedLog> {
     status: watch::Sender<PartitionStatus>,
     /// The control channel's sending side, to stop a leading processor.
     step_down: mpsc::Sender<Control>,
+    /// Yields owed to the leader for jobs a processor of this replica activated and never
+    /// pushed, or that were handed back while it followed (see `crate::handback`). Only the
+    /// replica's task uses it.
+    yields: Mutex<Yields>,
 }
 
 impl<L: ReplicatedLog> Replica<L> {
@@ -309,6 +315,9 @@ impl<L: ReplicatedLog> Replica<L> {
                 exporters: self.exporters.clone(),
                 replica: true,
                 log_since_snapshot,
+                // Everything before this term is committed: the processor yields what is
+                // still activated with these deadlines, and its yield refuses the rest.
+                undelivered: self.yields().take(),
             });
             self.role.send_replace(lead);
             PartitionMetrics::add(&self.metrics.elections, 1);
@@ -338,6 +347,14 @@ impl<L: ReplicatedLog> Replica<L> {
             };
             commands = finished.commands;
             control = finished.control;
+            if !finished.undelivered.is_empty() {
+                tracing::info!(
+                    partition,
+                    jobs = finished.undelivered.len(),
+                    "stepped down holding pushes not made; their jobs go back to the next leader"
+                );
+            }
+            self.yields().add(finished.undelivered);
             self.role.send_replace(RoleState {
                 role: Role::Follower,
                 ..*roles.borrow()
@@ -390,7 +407,7 @@ impl<L: ReplicatedLog> Replica<L> {
         let mut commits = commit_index.subscribe();
         // A commit between the state's restore and this subscription wakes nothing: replayed
         // now, and the position shown is the state's (a rebuilt state's too).
-        self.catch_up(follower)?;
+        let mut replayed = self.catch_up(follower)?;
         let mut snapshot_timer = self.config.snapshot_period.map(|period| {
             let mut interval =
                 tokio::time::interval_at(tokio::time::Instant::now() + period, period);
@@ -423,6 +440,7 @@ impl<L: ReplicatedLog> Replica<L> {
                 *role = now;
                 changed
             });
+            let resend = self.send_yields(follower, replayed)?;
             tokio::select! {
                 biased;
                 Ok(()) = installed.changed() => return Ok(Next::Restore),
@@ -453,14 +471,15 @@ impl<L: ReplicatedLog> Replica<L> {
                         );
                         let _ = respond.send(reader);
                     }
-                    Some(Control::StepDown(_)) => {}
+                    Some(Control::StepDown(_)) | Some(Control::HoldSideEffects(_)) => {}
+                    Some(Control::HandBack(jobs)) => self.yields().add(jobs),
                     None => return Ok(Next::Stop(None)),
                 },
                 changed = roles.changed(), if roles_open => {
                     roles_open = changed.is_ok();
                 }
                 _ = commits.changed() => {
-                    self.catch_up(follower)?;
+                    replayed = self.catch_up(follower)?;
                     if self
                         .config
                         .snapshot_log_size
@@ -481,6 +500,7 @@ impl<L: ReplicatedLog> Replica<L> {
                         tracing::warn!(partition, %reason, "snapshot failed");
                     }
                 }
+                () = sleep_until(resend) => {}
                 request = commands.recv() => match request {
                     Some(request) => {
                         let _ = request.respond.send(Err(PartitionError::NotLeader {
@@ -494,8 +514,35 @@ impl<L: ReplicatedLog> Replica<L> {
         }
     }
 
-    /// Replays what was committed since the last call.
-    fn catch_up(&self, follower: &mut Follower<L>) -> Result<(), String> {
+    fn yields(&self) -> std::sync::MutexGuard<'_, Yields> {
+        self.yields.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Sends the leader the yields that are due (see `crate::handback`); returns when to look
+    /// again.
+    fn send_yields(
+        &self,
+        follower: &Follower<L>,
+        replayed: u64,
+    ) -> Result<Option<tokio::time::Instant>, String> {
+        let mut yields = self.yields();
+        if yields.is_empty() {
+            return Ok(None);
+        }
+        yields.send(
+            &follower.engine,
+            follower.store.as_ref(),
+            replayed,
+            self.clock.now_ms(),
+            self.router.as_deref(),
+        )?;
+        Ok(yields.next_resend())
+    }
+
+    /// Replays what was committed since the last call; returns the commit index read before,
+    /// which the state now holds everything up to.
+    fn catch_up(&self, follower: &mut Follower<L>) -> Result<u64, String> {
+        let commit = self.log.commit_index().get();
         follower
             .replayer
             .catch_up(&follower.engine, follower.store.as_ref())?;
@@ -503,7 +550,7 @@ impl<L: ReplicatedLog> Replica<L> {
             follower.replayer.next_position - 1,
             std::sync::atomic::Ordering::Relaxed,
         );
-        Ok(())
+        Ok(commit)
     }
 
     /// A follower's snapshot of what it replayed (everything in it is committed). A failed
@@ -601,6 +648,13 @@ impl<L: ReplicatedLog> Replica<L> {
                 },
             }
         }
+    }
+}
+
+async fn sleep_until(at: Option<tokio::time::Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
     }
 }
 

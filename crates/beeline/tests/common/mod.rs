@@ -77,10 +77,14 @@ impl Broker {
     }
 
     fn try_start(data: &Path, args: &[&str]) -> Result<Self, String> {
-        let grpc = free_port();
-        let rest = free_port();
-        let monitoring = free_port();
-        let mut stderr = tempfile::tempfile().expect("a file for the broker's output");
+        let mut broker = Self::spawn(data, args, free_port(), free_port(), free_port());
+        broker.wait_ready().map(|()| broker)
+    }
+
+    /// Starts `beeline broker` on `data` with `args` added, on these ports, without waiting for
+    /// it (brokers of one cluster are ready only once a quorum of them runs).
+    pub fn spawn(data: &Path, args: &[&str], grpc: u16, rest: u16, monitoring: u16) -> Self {
+        let stderr = tempfile::tempfile().expect("a file for the broker's output");
         let child = Command::new(env!("CARGO_BIN_EXE_beeline"))
             .args(["broker", "--host", "127.0.0.1"])
             .args(args)
@@ -93,20 +97,23 @@ impl Broker {
             .stderr(stderr.try_clone().expect("the output file"))
             .spawn()
             .expect("the beeline binary starts");
-        let mut broker = Self {
+        Self {
             child,
             grpc,
             rest,
             monitoring,
-            stderr: stderr.try_clone().expect("the output file"),
-        };
+            stderr,
+        }
+    }
+
+    /// Waits until the broker is ready; an exit, or no readiness within 60 s, is an error
+    /// with what the broker printed.
+    pub fn wait_ready(&mut self) -> Result<(), String> {
         let started = Instant::now();
-        while get(monitoring, "/ready").is_none_or(|(status, _)| !status.contains(" 20")) {
-            let exited = broker.child.try_wait().expect("the broker's status");
+        while get(self.monitoring, "/ready").is_none_or(|(status, _)| !status.contains(" 20")) {
+            let exited = self.child.try_wait().expect("the broker's status");
             if exited.is_some() || started.elapsed() > Duration::from_secs(60) {
-                let mut output = String::new();
-                let _ = stderr.seek(SeekFrom::Start(0));
-                let _ = stderr.read_to_string(&mut output);
+                let output = self.output();
                 return Err(match exited {
                     Some(status) => format!("exited ({status}):\n{output}"),
                     None => format!("not ready after 60 s:\n{output}"),
@@ -114,7 +121,7 @@ impl Broker {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        Ok(broker)
+        Ok(())
     }
 
     /// Its gRPC gateway, as `beeline bench --gateway` takes it.

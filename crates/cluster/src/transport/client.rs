@@ -1,12 +1,18 @@
 //! The sending side: a partition group's `RaftNetworkV2` over the broker's shared channels.
 
+use std::collections::VecDeque;
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures_util::{Stream, StreamExt as _};
+use openraft::base::{BoxFuture, BoxStream};
 
 use openraft::error::{NetworkError, RPCError, ReplicationClosed, StreamingError, Unreachable};
 use openraft::network::{RPCOption, RaftNetworkFactory, v2::RaftNetworkV2};
 use openraft::raft::{
-    AppendEntriesRequest, AppendEntriesResponse, SnapshotResponse, VoteRequest, VoteResponse,
+    AppendEntriesRequest, AppendEntriesResponse, SnapshotResponse, StreamAppendResult, VoteRequest,
+    VoteResponse,
 };
 use tonic::transport::Channel;
 
@@ -91,18 +97,47 @@ impl GroupNetwork {
     }
 
     fn failed(&self, status: tonic::Status) -> RPCError<TypeConfig> {
-        let error = TransportError(format!(
-            "broker {} (partition {}): {}",
-            self.target,
-            self.partition_id,
-            status.message()
-        ));
-        match status.code() {
-            tonic::Code::Unavailable | tonic::Code::Unknown => {
-                RPCError::Unreachable(Unreachable::new(&error))
-            }
-            _ => RPCError::Network(NetworkError::new(&error)),
+        failed(self.target, self.partition_id, status)
+    }
+}
+
+fn failed(target: NodeId, partition_id: u32, status: tonic::Status) -> RPCError<TypeConfig> {
+    let error = TransportError(format!(
+        "broker {target} (partition {partition_id}): {}",
+        status.message()
+    ));
+    match status.code() {
+        tonic::Code::Unavailable | tonic::Code::Unknown => {
+            RPCError::Unreachable(Unreachable::new(&error))
         }
+        _ => RPCError::Network(NetworkError::new(&error)),
+    }
+}
+
+/// AppendEntries a group sends one follower without waiting for their answers (see
+/// [`GroupNetwork::stream_append`]).
+pub const APPENDS_IN_FLIGHT: usize = 4;
+
+/// What a pipelined replication stream has sent and not had answered: the window's permits
+/// and when each unanswered request was sent, oldest first.
+struct Unanswered {
+    window: Arc<tokio::sync::Semaphore>,
+    sent: Mutex<VecDeque<Instant>>,
+}
+
+impl Unanswered {
+    fn sent_at(&self) -> std::sync::MutexGuard<'_, VecDeque<Instant>> {
+        self.sent.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether the oldest unanswered request was sent longer than `ttl` ago.
+    fn overdue(&self, ttl: Duration) -> bool {
+        self.sent_at().front().is_some_and(|at| at.elapsed() > ttl)
+    }
+
+    fn answered(&self) {
+        self.sent_at().pop_front();
+        self.window.add_permits(1);
     }
 }
 
@@ -146,12 +181,110 @@ impl RaftNetworkV2<TypeConfig> for GroupNetwork {
     ) -> Result<AppendEntriesResponse<TypeConfig>, RPCError<TypeConfig>> {
         let mut request = convert::append_to(self.partition_id, &rpc).map_err(malformed)?;
         request.to_node = self.target;
+        GroupMetrics::add(&self.metrics.appends_sent, 1);
+        GroupMetrics::add(&self.metrics.entries_sent, rpc.entries.len() as u64);
         let response = self
             .client()?
             .append_entries(with_deadline(request, &option))
             .await
             .map_err(|status| self.failed(status))?;
         convert::append_response_from(response.into_inner()).map_err(malformed)
+    }
+
+    /// Pipelined replication: the group's requests to this follower go out on one
+    /// `StreamAppend` call, up to [`APPENDS_IN_FLIGHT`] of them unanswered at once; the
+    /// follower appends them in the order sent and answers in that order. A next request is
+    /// only taken from openraft once the window has room, so entries proposed meanwhile go
+    /// together in it. An answer overdue by the call's deadline (`option.hard_ttl()`, as one
+    /// `AppendEntries` call has) fails the stream.
+    fn stream_append<'s, S>(
+        &'s mut self,
+        input: S,
+        option: RPCOption,
+    ) -> BoxFuture<
+        's,
+        Result<
+            BoxStream<'s, Result<StreamAppendResult<TypeConfig>, RPCError<TypeConfig>>>,
+            RPCError<TypeConfig>,
+        >,
+    >
+    where
+        S: Stream<Item = AppendEntriesRequest<TypeConfig>> + Send + Unpin + 'static,
+    {
+        Box::pin(async move {
+            let mut client = self.client()?;
+            let (partition_id, target) = (self.partition_id, self.target);
+            let unanswered = Arc::new(Unanswered {
+                window: Arc::new(tokio::sync::Semaphore::new(APPENDS_IN_FLIGHT)),
+                sent: Mutex::default(),
+            });
+            let requests = {
+                let unanswered = unanswered.clone();
+                let metrics = self.metrics.clone();
+                futures_util::stream::unfold(input, move |mut input| {
+                    let unanswered = unanswered.clone();
+                    let metrics = metrics.clone();
+                    async move {
+                        // Given back when its answer arrives.
+                        unanswered
+                            .window
+                            .clone()
+                            .acquire_owned()
+                            .await
+                            .ok()?
+                            .forget();
+                        let rpc = input.next().await?;
+                        let mut request = match convert::append_to(partition_id, &rpc) {
+                            Ok(request) => request,
+                            Err(error) => {
+                                tracing::warn!(partition = partition_id, to = target, %error, "an AppendEntries cannot be sent");
+                                return None;
+                            }
+                        };
+                        request.to_node = target;
+                        GroupMetrics::add(&metrics.appends_sent, 1);
+                        GroupMetrics::add(&metrics.entries_sent, rpc.entries.len() as u64);
+                        unanswered.sent_at().push_back(Instant::now());
+                        Some((request, input))
+                    }
+                })
+            };
+            let answers = client
+                .stream_append(requests)
+                .await
+                .map_err(|status| failed(target, partition_id, status))?
+                .into_inner();
+            let ttl = option.hard_ttl();
+            let check = tokio::time::interval(ttl / 4);
+            let answers = futures_util::stream::unfold(
+                Some((answers, unanswered, check)),
+                move |state| async move {
+                    let (mut answers, unanswered, mut check) = state?;
+                    let answer = loop {
+                        tokio::select! {
+                            answer = answers.message() => break answer,
+                            _ = check.tick() => if unanswered.overdue(ttl) {
+                                let status = tonic::Status::unavailable(format!(
+                                    "no answer to an AppendEntries within {ttl:?}"
+                                ));
+                                return Some((Err(failed(target, partition_id, status)), None));
+                            },
+                        }
+                    };
+                    let result = match answer {
+                        Ok(Some(answer)) => {
+                            unanswered.answered();
+                            convert::stream_result_from(answer).map_err(malformed)
+                        }
+                        Ok(None) => return None,
+                        Err(status) => Err(failed(target, partition_id, status)),
+                    };
+                    let go_on = matches!(result, Ok(Ok(_)));
+                    Some((result, go_on.then_some((answers, unanswered, check))))
+                },
+            );
+            Ok(answers.boxed())
+        })
     }
 
     async fn vote(

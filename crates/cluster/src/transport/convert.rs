@@ -2,7 +2,10 @@
 
 use beeline_log::EntryKind;
 use openraft::entry::RaftEntry;
-use openraft::raft::{AppendEntriesRequest, AppendEntriesResponse, VoteRequest, VoteResponse};
+use openraft::raft::{
+    AppendEntriesRequest, AppendEntriesResponse, StreamAppendError, StreamAppendResult,
+    VoteRequest, VoteResponse,
+};
 
 use super::proto;
 use crate::types::{
@@ -142,6 +145,39 @@ pub fn append_response_from(
     )
 }
 
+pub fn stream_result_to(result: &StreamAppendResult<TypeConfig>) -> proto::StreamAppendResponse {
+    use proto::stream_append_response::Result as R;
+    let result = match result {
+        Ok(Some(matching)) => R::Matching(proto::LogId {
+            term: term_of(matching),
+            index: matching.index,
+        }),
+        Ok(None) => R::MatchingNone(proto::Empty {}),
+        Err(StreamAppendError::Conflict(at)) => R::Conflict(proto::LogId {
+            term: term_of(at),
+            index: at.index,
+        }),
+        Err(StreamAppendError::HigherVote(vote)) => R::HigherVote(vote_to(vote)),
+    };
+    proto::StreamAppendResponse {
+        result: Some(result),
+    }
+}
+
+pub fn stream_result_from(
+    response: proto::StreamAppendResponse,
+) -> Result<StreamAppendResult<TypeConfig>, Malformed> {
+    use proto::stream_append_response::Result as R;
+    Ok(
+        match response.result.ok_or_else(|| missing("the result"))? {
+            R::Matching(id) => Ok(Some(log_id(id.term, id.index))),
+            R::MatchingNone(_) => Ok(None),
+            R::Conflict(id) => Err(StreamAppendError::Conflict(log_id(id.term, id.index))),
+            R::HigherVote(vote) => Err(StreamAppendError::HigherVote(vote_from(Some(vote))?)),
+        },
+    )
+}
+
 pub fn vote_request_to(partition_id: u32, rpc: &VoteRequest<TypeConfig>) -> proto::VoteRequest {
     proto::VoteRequest {
         partition_id,
@@ -241,5 +277,15 @@ mod tests {
         }
         let malformed = append_response_from(proto::AppendEntriesResponse { result: None });
         assert!(malformed.is_err());
+        for result in [
+            Ok(Some(log_id(3, 12))),
+            Ok(None),
+            Err(StreamAppendError::Conflict(log_id(2, 9))),
+            Err(StreamAppendError::HigherVote(Vote::new_committed(4, 2))),
+        ] {
+            let back = stream_result_from(stream_result_to(&result)).expect("decode");
+            assert_eq!(back, result);
+        }
+        assert!(stream_result_from(proto::StreamAppendResponse { result: None }).is_err());
     }
 }

@@ -112,6 +112,11 @@ impl Peers {
         Ok(channel)
     }
 
+    /// How long nothing was heard from broker `node` on the session with it, if there is one.
+    pub fn silence(&self, node: NodeId) -> Option<Duration> {
+        self.inner.sessions.silence(node)
+    }
+
     /// Broker `node` is (now) reached at `addr`.
     pub fn set_address(&self, node: NodeId, addr: String) {
         lock(&self.inner.addresses).insert(node, addr);

@@ -270,6 +270,84 @@ impl InternalServer {
 
 type JobStream = Pin<Box<dyn tokio_stream::Stream<Item = Result<proto::PushedJob, Status>> + Send>>;
 
+type AppendAnswers =
+    Pin<Box<dyn tokio_stream::Stream<Item = Result<proto::StreamAppendResponse, Status>> + Send>>;
+
+/// Answers a `StreamAppend`: hands its requests, in order, to the group the first one names,
+/// which appends them pipelined (openraft's `Raft::stream_append`) and answers each in turn.
+/// A request for another group or broker, a malformed one or a broken stream ends the
+/// requests; the answers then end with that error after the ones already due.
+fn answer_appends(
+    groups: Groups,
+    requests: tonic::Streaming<proto::AppendEntriesRequest>,
+) -> AppendAnswers {
+    use futures_util::StreamExt as _;
+    let failed: Arc<std::sync::Mutex<Option<Status>>> = Arc::default();
+    let fail = |failed: &Arc<std::sync::Mutex<Option<Status>>>, status| {
+        *failed.lock().unwrap_or_else(|e| e.into_inner()) = Some(status);
+    };
+    let answers = {
+        let failed = failed.clone();
+        async move {
+            let mut requests = requests;
+            let first = match requests.message().await {
+                Ok(Some(first)) => first,
+                Ok(None) => return futures_util::stream::empty().boxed(),
+                Err(status) => return futures_util::stream::once(async { Err(status) }).boxed(),
+            };
+            let (partition_id, to_node) = (first.partition_id, first.to_node);
+            let raft = match groups
+                .check_addressee(to_node)
+                .and_then(|()| groups.get(partition_id))
+            {
+                Ok(raft) => raft,
+                Err(status) => return futures_util::stream::once(async { Err(status) }).boxed(),
+            };
+            let check = move |request: proto::AppendEntriesRequest| {
+                if (request.partition_id, request.to_node) != (partition_id, to_node) {
+                    return Err(Status::invalid_argument(format!(
+                        "a StreamAppend carries one partition to one broker: partition {} for                          broker {} after partition {partition_id} for broker {to_node}",
+                        request.partition_id, request.to_node
+                    )));
+                }
+                convert::append_from(request).map_err(malformed)
+            };
+            let first = match check(first) {
+                Ok(first) => first,
+                Err(status) => return futures_util::stream::once(async { Err(status) }).boxed(),
+            };
+            let rest =
+                futures_util::stream::unfold(Some((requests, failed)), move |state| async move {
+                    let (mut requests, failed) = state?;
+                    let request = match requests.message().await {
+                        Ok(Some(request)) => check(request),
+                        Ok(None) => return None,
+                        Err(status) => Err(status),
+                    };
+                    match request {
+                        Ok(rpc) => Some((rpc, Some((requests, failed)))),
+                        Err(status) => {
+                            fail(&failed, status);
+                            None
+                        }
+                    }
+                });
+            let input = futures_util::stream::once(async { first }).chain(rest);
+            raft.stream_append(input)
+                .map(|answer| match answer {
+                    Ok(result) => Ok(convert::stream_result_to(&result)),
+                    Err(fatal) => Err(raft_failed(fatal)),
+                })
+                .boxed()
+        }
+    };
+    let last = futures_util::stream::once(async move {
+        failed.lock().unwrap_or_else(|e| e.into_inner()).take()
+    })
+    .filter_map(|failure| async move { failure.map(Err) });
+    Box::pin(futures_util::stream::once(answers).flatten().chain(last))
+}
+
 fn malformed(e: convert::Malformed) -> Status {
     Status::invalid_argument(e.to_string())
 }
@@ -281,6 +359,7 @@ fn raft_failed(e: impl std::fmt::Display) -> Status {
 #[tonic::async_trait]
 impl Internal for InternalServer {
     type OpenJobStreamStream = JobStream;
+    type StreamAppendStream = AppendAnswers;
 
     async fn gossip(
         &self,
@@ -342,6 +421,16 @@ impl Internal for InternalServer {
         let rpc = convert::append_from(request).map_err(malformed)?;
         let response = raft.append_entries(rpc).await.map_err(raft_failed)?;
         Ok(Response::new(convert::append_response_to(&response)))
+    }
+
+    async fn stream_append(
+        &self,
+        request: Request<tonic::Streaming<proto::AppendEntriesRequest>>,
+    ) -> Result<Response<AppendAnswers>, Status> {
+        Ok(Response::new(answer_appends(
+            self.groups.clone(),
+            request.into_inner(),
+        )))
     }
 
     async fn vote(

@@ -170,9 +170,19 @@ struct Session {
     dialled_by: NodeId,
     opens: mpsc::Sender<Opened>,
     closed: CancellationToken,
+    started: Instant,
+    /// Milliseconds from `started` to the last read of at least one byte.
+    last_read: Arc<AtomicU64>,
 }
 
 impl Session {
+    /// How long nothing was read from the peer.
+    fn silence(&self) -> Duration {
+        self.started.elapsed().saturating_sub(Duration::from_millis(
+            self.last_read.load(Ordering::Relaxed),
+        ))
+    }
+
     async fn open(&self) -> Result<Substream, String> {
         let (opened, stream) = oneshot::channel();
         self.opens
@@ -247,6 +257,17 @@ impl Sessions {
         Some(session.open().await)
     }
 
+    /// How long nothing was read on the session with `peer`, if there is one: a live peer is
+    /// heard from at least every [`KEEPALIVE`].
+    pub fn silence(&self, peer: NodeId) -> Option<Duration> {
+        self.live
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&peer)
+            .filter(|s| !s.closed.is_cancelled())
+            .map(Session::silence)
+    }
+
     /// Dials `addr`, exchanges hellos and keeps the session (or the one already kept with
     /// that peer): returns who answered, if anyone did, and a substream on the kept session.
     pub async fn dial(
@@ -313,6 +334,8 @@ impl Sessions {
     fn start(self: &Arc<Self>, socket: TcpStream, peer: Hello, origin: Origin) -> Session {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (opens, opens_rx) = mpsc::channel(16);
+        let last_read = Arc::new(AtomicU64::new(0));
+        let started = Instant::now();
         let session = Session {
             id,
             peer,
@@ -322,9 +345,9 @@ impl Sessions {
             },
             opens,
             closed: self.stopped.child_token(),
+            started,
+            last_read: last_read.clone(),
         };
-        let last_read = Arc::new(AtomicU64::new(0));
-        let started = Instant::now();
         let watched = Watched {
             socket,
             started,

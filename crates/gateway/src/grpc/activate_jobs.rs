@@ -194,7 +194,7 @@ pub(super) async fn handle_stream(
         },
     )?;
     Ok(Box::pin(
-        ReceiverStream::new(jobs).map(|job| job.map(activated_job).map_err(status)),
+        jobs.map(|job| job.map(activated_job).map_err(status)),
     ))
 }
 

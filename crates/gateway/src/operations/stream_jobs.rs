@@ -37,8 +37,43 @@ use crate::jobs::{self, ActivatedJob, JobSink, Pass, Wake};
 use crate::tenancy;
 use crate::validate;
 
-/// What the client reads: jobs, then, if the stream ends on the gateway's side, why.
-pub type Jobs = mpsc::Receiver<Result<ActivatedJob, GatewayError>>;
+/// What the client reads: jobs, then, if the stream ends on the gateway's side, why. Dropped
+/// (the client went away), it hands the jobs it still buffers back to their partitions: they
+/// were never sent.
+pub struct Jobs {
+    rx: mpsc::Receiver<Result<ActivatedJob, GatewayError>>,
+    d: Arc<Dispatcher>,
+}
+
+impl tokio_stream::Stream for Jobs {
+    type Item = Result<ActivatedJob, GatewayError>;
+
+    fn poll_next(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Self::Item>> {
+        self.rx.poll_recv(cx)
+    }
+}
+
+impl Drop for Jobs {
+    fn drop(&mut self) {
+        self.rx.close();
+        let mut unsent = Vec::new();
+        while let Ok(item) = self.rx.try_recv() {
+            if let Ok(job) = item {
+                unsent.push(job);
+            }
+        }
+        if unsent.is_empty() {
+            return;
+        }
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let d = self.d.clone();
+            runtime.spawn(async move { jobs::hand_back(&d, unsent, jobs::NOT_SENT, true).await });
+        }
+    }
+}
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct StreamJobs {
@@ -121,8 +156,8 @@ pub fn open(d: Arc<Dispatcher>, request: StreamJobs) -> Result<Jobs, GatewayErro
         local: pushed,
         remote,
     };
-    tokio::spawn(serve(d, batch, pushed, tx).instrument(tracing::Span::current()));
-    Ok(rx)
+    tokio::spawn(serve(d.clone(), batch, pushed, tx).instrument(tracing::Span::current()));
+    Ok(Jobs { rx, d })
 }
 
 /// Jobs pushed to the stream: by this broker's partitions, and by the other brokers'.

@@ -484,6 +484,87 @@ async fn a_broker_whose_settings_contradict_the_cluster_does_not_join() {
     assert_eq!(cluster.broker(0).membership.view().brokers.len(), 3);
 }
 
+/// A broker that takes connections and never answers (a frozen process: the kernel accepts,
+/// nothing reads) holds the push to it until its hello times out; the other brokers hear of a
+/// change at once all the same, not when that push gives up.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hung_broker_delays_nothing_the_others_learn_by_gossip() {
+    // Pushes every 5 s: only a change is pushed in between.
+    let slow = MembershipConfig {
+        interval: Duration::from_secs(5),
+        failure_timeout: Duration::from_secs(60),
+        ..MembershipConfig::default()
+    };
+    let hung = std::net::TcpListener::bind("127.0.0.1:0").expect("the hung broker's port");
+    let hung = hung.local_addr().expect("address");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("an internal port");
+    let internal = [
+        "127.0.0.1:1".parse().expect("address"),
+        listener.local_addr().expect("address"),
+    ];
+    let grpc = "127.0.0.1:2".parse().expect("address");
+    let peer = Membership::new(
+        info(&settings(1, &internal), grpc),
+        Vec::new(),
+        Peers::new(1),
+        slow,
+    );
+    let services = Arc::new(BrokerServices {
+        membership: peer.clone(),
+        router: ClusterRouter::new(LocalRouter::new(), peer.clone()),
+        job_streams: JobStreams::new(),
+        executor: std::sync::OnceLock::new(),
+    });
+    let service = InternalServer::broker(Groups::default(), services);
+    let served = tokio::spawn(beeline_cluster::transport::serve(
+        listener,
+        service,
+        peer.peers().clone(),
+        std::future::pending(),
+    ));
+    let pusher = Membership::new(
+        info(&settings(0, &internal), grpc),
+        vec![hung.to_string(), internal[1].to_string()],
+        Peers::new(0),
+        slow,
+    );
+    let gossip = tokio::spawn(pusher.clone().run());
+    // What broker 1 knows of broker 0: whether it knows it, and the terms it leads in.
+    let heard = || {
+        let view = peer.view();
+        let broker = view.brokers.iter().find(|b| b.node_id == 0)?;
+        Some(broker.partitions.iter().map(|p| p.term).collect::<Vec<_>>())
+    };
+    for _ in 0..250 {
+        if heard().is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(heard(), Some(Vec::new()), "broker 1 hears of broker 0");
+    // The first push to the hung broker waits for its hello (2 s) meanwhile.
+    let changed = std::time::Instant::now();
+    pusher.set_partitions(vec![PartitionState {
+        partition_id: 1,
+        role: Role::Leader,
+        term: 7,
+        health: Health::Healthy,
+    }]);
+    while heard() != Some(vec![7]) && changed.elapsed() < Duration::from_secs(5) {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let took = changed.elapsed();
+    assert_eq!(heard(), Some(vec![7]), "broker 1 hears of the change");
+    assert!(
+        took < Duration::from_millis(1000),
+        "the change reached broker 1 in {took:?}, not when the push to the hung broker gave up"
+    );
+    gossip.abort();
+    served.abort();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn any_broker_serves_every_partition_and_partitions_talk_across_brokers() {
     let cluster = TestCluster::start().await;

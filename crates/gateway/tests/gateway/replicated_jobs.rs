@@ -13,9 +13,10 @@ use std::time::{Duration, Instant};
 use beeline_gateway::proto::gateway_client::GatewayClient;
 use beeline_gateway::proto::*;
 use beeline_gateway::routing::message_partition;
-use beeline_protocol::intent::JobBatchIntent;
+use beeline_protocol::intent::{JobBatchIntent, JobIntent, ProcessInstanceCreationIntent};
 use beeline_protocol::key;
-use beeline_protocol::value::JobBatchRecord;
+use beeline_protocol::value::{JobBatchRecord, ProcessInstanceCreationRecord};
+use beeline_protocol::{Intent, Record};
 use beeline_stream::testkit::bpmn::ProcessBuilder;
 use tonic::transport::Channel;
 
@@ -24,6 +25,13 @@ use super::{create, resource};
 
 const FIVE: Shape = Shape {
     brokers: 5,
+    partitions: 3,
+    factor: 3,
+};
+
+/// Three brokers with a replica of each of three partitions.
+const THREE: Shape = Shape {
+    brokers: 3,
     partitions: 3,
     factor: 3,
 };
@@ -669,5 +677,146 @@ async fn through_a_leader_failover_no_job_is_lost_or_held_by_two_workers() {
         "{} instances, {} jobs handed out, {again} handed again after their hold ended",
         instances.len(),
         held.len()
+    );
+}
+
+/// Each job activation in `records`: (job key, instance, deadline).
+fn activations(records: &[Record]) -> Vec<(i64, i64, i64)> {
+    records
+        .iter()
+        .filter(|r| r.intent == JobBatchIntent::Activated.into())
+        .filter_map(|r| r.value_as::<JobBatchRecord>())
+        .flat_map(|batch| {
+            batch
+                .job_keys
+                .iter()
+                .zip(&batch.jobs)
+                .map(|(key, job)| (*key, job.process_instance_key, job.deadline))
+        })
+        .collect()
+}
+
+fn count(records: &[Record], key: i64, intent: impl Into<Intent>) -> usize {
+    let intent = intent.into();
+    records
+        .iter()
+        .filter(|r| r.key == key && r.intent == intent && r.is_event())
+        .count()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_activated_for_a_push_by_a_leader_that_steps_down_before_pushing_goes_to_the_next_leader_at_once()
+ {
+    let cluster = TestCluster::start(THREE, gateway_config()).await;
+    let partition = 1;
+    let leader = cluster.leader_of(partition).expect("a leader");
+    let worker = (leader + 1) % THREE.brokers as usize;
+    let follower = (leader + 2) % THREE.brokers as usize;
+    eprintln!(
+        "partition {partition} led by broker {leader}; the worker streams through broker {worker}"
+    );
+    let mut client = cluster.client(worker).await;
+    deploy(&mut client, "pushed", &work("pushed", "pushed")).await;
+    // Held far longer than the test runs: only a yield can bring a job back in time.
+    const HELD: i64 = 60_000;
+    let mut stream = open_stream(&mut client, "pushed", "streamer", HELD).await;
+    await_registered(&cluster).await;
+    // Pushed from the partition's leader to the worker's broker, as usual.
+    let (instance, _) = create_on(&mut client, "pushed", partition).await;
+    let first = await_job(&mut stream, instance).await;
+    complete(&mut client, first.key).await;
+
+    // The leader commits a job's activation for the stream without learning of the commit
+    // (its side effects held, as when its quorum's acknowledgements are lost), so it never
+    // pushes it.
+    let handle = cluster
+        .broker(leader)
+        .local
+        .partition(partition)
+        .expect("the leader's replica");
+    let before = activations(&cluster.records_on(follower, partition).await).len();
+    handle.hold_side_effects(true).await;
+    let creation = Record::command(
+        -1,
+        ProcessInstanceCreationIntent::Create,
+        ProcessInstanceCreationRecord {
+            bpmn_process_id: "pushed".into(),
+            version: -1,
+            variables: b"{}".to_vec(),
+            ..ProcessInstanceCreationRecord::default()
+        },
+    );
+    let _unanswered = handle
+        .submit(creation)
+        .expect("the leader takes the command");
+    let mut activation = None;
+    for _ in 0..400 {
+        let committed = activations(&cluster.records_on(follower, partition).await);
+        if committed.len() > before {
+            activation = committed.last().copied();
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    let (job, instance, deadline) = activation.expect("the activation is committed");
+    assert!(
+        tokio::time::timeout(Duration::from_millis(500), stream.message())
+            .await
+            .is_err(),
+        "nothing is pushed while the leader holds its side effects"
+    );
+
+    // The leader's heartbeats stop: the others elect a new leader, and the old one steps down
+    // holding the push it never made.
+    let stepped_down = Instant::now();
+    let group = cluster.broker(leader).groups[&partition].clone();
+    group.raft().runtime_config().heartbeat(false);
+    let mut next = None;
+    for _ in 0..600 {
+        if let Some(now) = cluster.leader_of(partition).filter(|n| *n != leader) {
+            next = Some(now);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let next = next.expect("another broker leads the partition");
+    let elected = stepped_down.elapsed();
+    group.raft().runtime_config().heartbeat(true);
+
+    // The job is yielded to the new leader and reaches the worker again, far within its hold.
+    let again = await_job(&mut stream, instance).await;
+    let back = stepped_down.elapsed();
+    eprintln!(
+        "broker {next} leads after {} ms; the job is with the worker again after {} ms (held {HELD} ms)",
+        elected.as_millis(),
+        back.as_millis()
+    );
+    assert_eq!(again.key, job);
+    assert!(again.deadline > deadline, "activated again: {again:?}");
+    assert!(
+        back < Duration::from_secs(10),
+        "the job came back after {back:?}, not at once"
+    );
+    complete(&mut client, job).await;
+
+    cluster
+        .await_records(partition, "the instance completes", |records| {
+            completed(records, instance)
+        })
+        .await;
+    let records = cluster.records(partition).await;
+    assert_eq!(count(&records, job, JobIntent::Yielded), 1, "yielded once");
+    assert_eq!(
+        count(&records, job, JobIntent::Completed),
+        1,
+        "completed once"
+    );
+    let activated = activations(&records)
+        .into_iter()
+        .filter(|(key, ..)| *key == job)
+        .count();
+    assert_eq!(
+        activated, 2,
+        "activated for the push, then again after the yield"
     );
 }

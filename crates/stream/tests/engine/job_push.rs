@@ -9,12 +9,14 @@ use beeline_protocol::intent::{
     ProcessInstanceIntent as PI,
 };
 use beeline_protocol::value::{
-    DeploymentRecord, DeploymentResource, JobBatchRecord, ProcessInstanceCreationRecord,
+    DeploymentRecord, DeploymentResource, JobBatchRecord, JobRecord, ProcessInstanceCreationRecord,
 };
-use beeline_protocol::{Intent, Record};
+use beeline_protocol::{Intent, Record, RecordType, RejectionType};
 use beeline_stream::testkit::bpmn::ProcessBuilder;
 use beeline_stream::testkit::{Harness, PendingAnswer, START_TIME};
-use beeline_stream::{FlushPolicy, JobStream, JobStreamProperties, JobStreams, PushedJob};
+use beeline_stream::{
+    FlushPolicy, JobStream, JobStreamProperties, JobStreams, PushedJob, Undelivered,
+};
 
 use crate::json;
 
@@ -229,4 +231,73 @@ fn replay_restores_a_pushed_job_as_activated() {
     );
     let completed = harness.complete_job(pushed.key, "{}").unwrap();
     assert_eq!(completed.intent, Intent::from(JobIntent::Completed));
+}
+
+#[test]
+fn a_yield_hands_back_only_the_activation_it_names() {
+    let streams = JobStreams::new();
+    let mut stream = streams.open(properties("work", &[]), 4);
+    let harness = Harness::with_config(1, |config| config.job_streams = Some(streams.clone()));
+    deploy_one_task(&harness);
+    harness.create_instance("p", "{}");
+    let pushed = receive(&harness, &mut stream);
+    drop(stream);
+    let deadline = pushed.job.deadline;
+    assert!(deadline > 0);
+
+    // A yield for an earlier activation (sent late, or twice) leaves the job to its holder.
+    let stale = harness
+        .execute(Record::command(
+            pushed.key,
+            JobIntent::Yield,
+            JobRecord {
+                deadline: deadline - 1,
+                ..Default::default()
+            },
+        ))
+        .expect("answered");
+    assert_eq!(stale.record_type, RecordType::CommandRejection);
+    assert_eq!(stale.rejection_type, RejectionType::InvalidState);
+    assert!(
+        harness.activate_jobs("work", 5).is_empty(),
+        "still activated for the stream"
+    );
+
+    // Handed back through the partition's handle, as a stream's reader does: yielded.
+    let handle = harness.partition(1).clone();
+    let undelivered = Undelivered {
+        key: pushed.key,
+        deadline,
+        after: 0,
+    };
+    harness.block_on(handle.hand_back(vec![undelivered, undelivered]));
+    let mut yielded = Vec::new();
+    for _ in 0..200 {
+        yielded = harness
+            .records()
+            .with_intent(JobIntent::Yielded)
+            .list()
+            .to_vec();
+        if !yielded.is_empty() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(yielded.len(), 1, "yielded once: {yielded:?}");
+    let again = harness.activate_jobs("work", 5);
+    assert_eq!(again.len(), 1);
+    assert_eq!(again[0].0, pushed.key);
+    assert_eq!(again[0].1.retries, 3, "a yield costs no retry");
+    // The same hand-back arriving once more does not take the job from its new holder.
+    let late = harness
+        .execute(Record::command(
+            pushed.key,
+            JobIntent::Yield,
+            JobRecord {
+                deadline,
+                ..Default::default()
+            },
+        ))
+        .expect("answered");
+    assert_eq!(late.record_type, RecordType::CommandRejection);
 }
