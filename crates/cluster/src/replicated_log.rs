@@ -885,37 +885,45 @@ pub struct RaftFlusher {
     term: u64,
 }
 
-impl Flusher for RaftFlusher {
-    /// Blocks until the commit index covers what was appended when the flusher was made
-    /// (call it off the runtime's worker threads, as the processor does); fails once the term
-    /// is over.
-    fn flush(&self) -> beeline_log::Result<u64> {
-        let target = self.target;
+impl RaftFlusher {
+    /// Until the commit index covers the target; fails once the term is over.
+    async fn committed(self) -> beeline_log::Result<u64> {
         let mut commits = self.commit.subscribe();
         let mut ended = self.over.wake.subscribe();
         let over =
             || beeline_log::Error::Failed(format!("the leadership of term {} is over", self.term));
-        let wait = async {
-            loop {
-                if self.over.is_over() {
-                    return Err(over());
-                }
-                let committed = *commits.borrow_and_update();
-                if committed >= target {
-                    return Ok(committed.max(self.commit.get()));
-                }
-                tokio::select! {
-                    changed = commits.changed() => if changed.is_err() { return Err(over()) },
-                    _ = ended.changed() => {}
-                }
+        loop {
+            if self.over.is_over() {
+                return Err(over());
             }
-        };
+            let committed = *commits.borrow_and_update();
+            if committed >= self.target {
+                return Ok(committed.max(self.commit.get()));
+            }
+            tokio::select! {
+                changed = commits.changed() => if changed.is_err() { return Err(over()) },
+                _ = ended.changed() => {}
+            }
+        }
+    }
+}
+
+impl Flusher for RaftFlusher {
+    /// Blocks until the commit index covers what was appended when the flusher was made
+    /// (call it off the runtime's worker threads); fails once the term is over. The processor
+    /// awaits [`wait`](Flusher::wait) instead.
+    fn flush(&self) -> beeline_log::Result<u64> {
         match tokio::runtime::Handle::try_current() {
-            Ok(handle) => handle.block_on(wait),
+            Ok(handle) => handle.block_on(self.clone().committed()),
             Err(_) => Err(beeline_log::Error::Failed(
                 "waiting for the group's commit needs the runtime".into(),
             )),
         }
+    }
+
+    /// The wait for the group's commit, on the caller's task.
+    fn wait(&self) -> Option<beeline_log::FlushWait> {
+        Some(Box::pin(self.clone().committed()))
     }
 }
 

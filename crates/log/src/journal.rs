@@ -175,7 +175,18 @@ impl Drop for Compaction {
 pub trait Flusher: Clone + Send + Sync + 'static {
     /// Syncs every entry written before the call; returns the highest durable index.
     fn flush(&self) -> Result<u64>;
+
+    /// [`flush`](Flusher::flush) as a future, for a flusher that only waits (a replicated
+    /// journal waits for its group's commit, which other tasks bring about): its caller awaits
+    /// it on its own task instead of handing a blocking call to a thread. `None`: the flush
+    /// blocks (a file journal's sync); call `flush` where blocking is allowed.
+    fn wait(&self) -> Option<FlushWait> {
+        None
+    }
 }
+
+/// A flush that is only a wait (see [`Flusher::wait`]).
+pub type FlushWait = std::pin::Pin<Box<dyn std::future::Future<Output = Result<u64>> + Send>>;
 
 /// A cursor over committed entries.
 pub trait JournalReader: Send + 'static {

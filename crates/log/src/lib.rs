@@ -26,5 +26,7 @@ mod mem;
 
 pub use error::{Error, Result};
 pub use file::{FileJournal, FileJournalConfig, FileReader, FileReaders, Recovery, RecoveryReport};
-pub use journal::{CommitIndex, Compaction, Entry, EntryKind, Flusher, Journal, JournalReader};
+pub use journal::{
+    CommitIndex, Compaction, Entry, EntryKind, FlushWait, Flusher, Journal, JournalReader,
+};
 pub use mem::MemJournal;

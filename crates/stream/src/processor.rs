@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use beeline_engine::{Engine, ProcessingResult, Push, Response};
-use beeline_log::{CommitIndex, Flusher, Journal, JournalReader};
+use beeline_log::{CommitIndex, FlushWait, Flusher, Journal, JournalReader};
 use beeline_protocol::codec::{self, encode_batch};
 use beeline_protocol::{Record, RejectionType};
 use beeline_state::Store;
@@ -63,7 +63,9 @@ pub(crate) struct StreamProcessor<J: Journal> {
     after_commit: VecDeque<AfterCommit>,
     /// Journal index of the newest entry written.
     last_written: u64,
-    flushing: Option<JoinHandle<Result<u64, beeline_log::Error>>>,
+    /// The flush under way: a sync on a blocking thread, or a replica's wait for its group's
+    /// commit on this task.
+    flushing: Option<FlushWait>,
     /// Deleting the log segments the last snapshot made obsolete, off the loop: freeing
     /// gigabytes of files can take the file system a second.
     compacting: Option<JoinHandle<()>>,
@@ -817,9 +819,22 @@ where
         let flusher = self.journal.flusher();
         let metrics = self.metrics.clone();
         PartitionMetrics::add(&self.metrics.flushes, 1);
-        self.flushing = Some(tokio::task::spawn_blocking(move || {
-            let started = Instant::now();
-            let flushed = flusher.flush();
+        let started = Instant::now();
+        let flush: FlushWait = match flusher.wait() {
+            Some(wait) => wait,
+            None => {
+                let sync = tokio::task::spawn_blocking(move || flusher.flush());
+                Box::pin(async move {
+                    sync.await.unwrap_or_else(|e| {
+                        Err(beeline_log::Error::Failed(format!(
+                            "log sync task failed: {e}"
+                        )))
+                    })
+                })
+            }
+        };
+        self.flushing = Some(Box::pin(async move {
+            let flushed = flush.await;
             metrics.flush_latency.observe(started.elapsed());
             flushed
         }));
@@ -1123,15 +1138,9 @@ pub(crate) fn first_needed<R: JournalReader>(
     }
 }
 
-async fn wait_flush(
-    flushing: &mut Option<JoinHandle<Result<u64, beeline_log::Error>>>,
-) -> Result<u64, String> {
+async fn wait_flush(flushing: &mut Option<FlushWait>) -> Result<u64, String> {
     match flushing {
-        Some(handle) => match handle.await {
-            Ok(Ok(durable)) => Ok(durable),
-            Ok(Err(e)) => Err(format!("cannot sync the log: {e}")),
-            Err(e) => Err(format!("log sync task failed: {e}")),
-        },
+        Some(flush) => flush.await.map_err(|e| format!("cannot sync the log: {e}")),
         None => std::future::pending().await,
     }
 }
