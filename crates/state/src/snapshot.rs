@@ -76,6 +76,16 @@ impl SnapshotStore {
         })
     }
 
+    /// The directory as it is, to look at while its owner may be writing a snapshot into it
+    /// (tests, tools): unlike [`open`](Self::open), which its owner calls, it removes nothing.
+    pub fn look(dir: impl AsRef<Path>) -> Self {
+        Self {
+            dir: dir.as_ref().to_path_buf(),
+            retain: 1,
+            state_format: Some(STATE_FORMAT_VERSION),
+        }
+    }
+
     /// The state format version new manifests name: this build's, or none (as manifests
     /// written before the version was recorded), for tests that build an older snapshot.
     pub fn naming_state_format(mut self, version: Option<u32>) -> Self {

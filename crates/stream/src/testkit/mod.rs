@@ -335,8 +335,8 @@ impl Harness {
 
     /// The position of the partition's latest snapshot, without taking one.
     pub fn latest_snapshot(&self, partition: u16) -> Option<i64> {
-        SnapshotStore::open(&self.member(partition).snapshot_dir, 2)
-            .and_then(|store| store.latest())
+        SnapshotStore::look(&self.member(partition).snapshot_dir)
+            .latest()
             .expect("snapshot store")
             .map(|snapshot| snapshot.position)
     }

@@ -201,7 +201,7 @@ fn a_version_1_state_is_converted_at_open_and_the_partition_goes_on() {
 
     // The next snapshot is of today's format; opening it again converts nothing.
     harness.snapshot(1).unwrap();
-    let snapshots = SnapshotStore::open(harness.snapshot_dir(1), 2).unwrap();
+    let snapshots = SnapshotStore::look(harness.snapshot_dir(1));
     let latest = snapshots.latest().unwrap().unwrap();
     assert_eq!(
         SnapshotStore::state_format(&latest).unwrap(),
