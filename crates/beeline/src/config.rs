@@ -317,6 +317,13 @@ impl BrokerConfig {
         self.memory_limit / 2
     }
 
+    /// What the broker's Raft groups keep of their latest entries to replicate them from
+    /// memory: a sixty-fourth of the memory limit, out of the half that is not the state's,
+    /// shared by the broker's replicas.
+    pub fn recent_entries_memory(&self) -> u64 {
+        self.memory_limit / 64
+    }
+
     /// The embedded secondary storage's share of the memory limit (its page caches and
     /// SQLite's heap): an eighth, out of the half that is not the state's.
     pub fn secondary_storage_memory(&self) -> u64 {

@@ -221,6 +221,7 @@ pub async fn run(config: BrokerConfig) -> Result<(), NodeError> {
                 timing,
                 groups,
                 broker.membership.peers().clone(),
+                config.recent_entries_memory(),
             )
             .map_err(NodeError::Cluster)?;
             Some(Arc::new(replication))

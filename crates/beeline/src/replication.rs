@@ -20,24 +20,36 @@ pub struct Replication {
     pub groups: Groups,
     pub peers: Peers,
     pub flusher: NodeFlusher,
+    /// What each local replica keeps of its latest entries for replication
+    /// (`RaftLogConfig::recent_entries`): the broker's share, split between its replicas.
+    pub recent_entries: usize,
 }
 
 impl Replication {
-    /// Starts the broker's flusher (on the current runtime).
+    /// Starts the broker's flusher (on the current runtime). The broker's replicas keep
+    /// `recent_entries` bytes of their latest entries between them.
     pub fn new(
         settings: ClusterSettings,
         timing: RaftTiming,
         groups: Groups,
         peers: Peers,
+        recent_entries: u64,
     ) -> Result<Self, String> {
         let flusher =
             NodeFlusher::start().map_err(|e| format!("cannot start the journal flusher: {e}"))?;
+        let replicas = settings
+            .placement()
+            .iter()
+            .filter(|p| p.has_replica(settings.node_id))
+            .count()
+            .max(1);
         Ok(Self {
             settings,
             timing,
             groups,
             peers,
             flusher,
+            recent_entries: usize::try_from(recent_entries / replicas as u64).unwrap_or(usize::MAX),
         })
     }
 
@@ -83,6 +95,7 @@ impl Replication {
                 kept_after_snapshot: RaftLogConfig::KEPT_AFTER_SNAPSHOT,
                 guard_rejoin: true,
                 flusher: self.flusher.clone(),
+                recent_entries: self.recent_entries,
             },
             &dir,
             self.peers.clone(),

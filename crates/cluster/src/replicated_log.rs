@@ -117,12 +117,19 @@ pub struct RaftLogConfig {
     pub guard_rejoin: bool,
     /// The broker's flusher, shared by all its groups: it makes the journal's appends durable.
     pub flusher: NodeFlusher,
+    /// Bytes of the latest entries appended kept in memory, so that replication and
+    /// openraft's apply do not read them back from the journal
+    /// ([`RaftLogConfig::RECENT_ENTRIES`]; the broker sizes it from its memory limit).
+    pub recent_entries: usize,
 }
 
 impl RaftLogConfig {
     /// The default of [`kept_after_snapshot`](Self::kept_after_snapshot): about a second of
     /// batches at full load, far less than a snapshot's worth of state.
     pub const KEPT_AFTER_SNAPSHOT: u64 = 1000;
+
+    /// The default of [`recent_entries`](Self::recent_entries).
+    pub const RECENT_ENTRIES: usize = JournalLogStore::<FileJournal>::RECENT_ENTRIES;
 }
 
 /// How a group keeps its leader: heartbeats, and the range of time a follower waits for one
@@ -337,9 +344,14 @@ impl RaftLog {
             )),
             false => None,
         };
-        let store =
-            JournalLogStore::open(journal, &dir.join("raft"), floor.clone(), &config.flusher)
-                .map_err(|e| failed("Raft records", &e))?;
+        let store = JournalLogStore::open_keeping(
+            journal,
+            &dir.join("raft"),
+            floor.clone(),
+            &config.flusher,
+            config.recent_entries,
+        )
+        .map_err(|e| failed("Raft records", &e))?;
         let metrics = Arc::new(GroupMetrics::default());
         let network = network(metrics.clone());
         let elect = rejoin.as_ref().is_none_or(|guard| guard.votes());

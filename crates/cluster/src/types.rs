@@ -6,6 +6,7 @@
 //! kind; a normal entry's data is the batch of records with its asqn, as a single node writes
 //! it; a membership entry's data is the membership as JSON.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::io;
 
@@ -69,13 +70,24 @@ pub fn term_of(log_id: &LogId) -> u64 {
 
 /// A Raft entry as the journal stores it: term, kind, asqn (normal entries only) and data.
 pub(crate) fn to_journal(entry: &Entry) -> io::Result<(u64, EntryKind, u64, Vec<u8>)> {
+    let (term, kind, asqn, data) = journal_parts(entry)?;
+    Ok((term, kind, asqn, data.into_owned()))
+}
+
+/// [`to_journal`] with a normal entry's batch borrowed, for writing it.
+pub(crate) fn journal_parts(entry: &Entry) -> io::Result<(u64, EntryKind, u64, Cow<'_, [u8]>)> {
     let term = term_of(&entry.log_id());
     Ok(match &entry.payload {
-        EntryPayload::Blank => (term, EntryKind::Blank, 0, Vec::new()),
-        EntryPayload::Normal(batch) => (term, EntryKind::Normal, batch.asqn, batch.data.clone()),
+        EntryPayload::Blank => (term, EntryKind::Blank, 0, Cow::Borrowed(&[])),
+        EntryPayload::Normal(batch) => (
+            term,
+            EntryKind::Normal,
+            batch.asqn,
+            Cow::Borrowed(&batch.data),
+        ),
         EntryPayload::Membership(membership) => {
             let data = serde_json::to_vec(membership).map_err(io::Error::other)?;
-            (term, EntryKind::Membership, 0, data)
+            (term, EntryKind::Membership, 0, Cow::Owned(data))
         }
     })
 }

@@ -156,6 +156,7 @@ async fn open(node: u64, dir: &Path, net: &SimNet, groups: &Groups, seen: &Share
             // The simulated network carries no probes: the disk-loss guard is not simulated.
             guard_rejoin: false,
             flusher: NodeFlusher::start().expect("flusher"),
+            recent_entries: RaftLogConfig::RECENT_ENTRIES,
         },
         dir,
         |_| net.factory(node, PARTITION),

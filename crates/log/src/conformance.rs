@@ -31,6 +31,7 @@ pub fn run<J: Journal>(mut new_journal: impl FnMut() -> J) {
     log_reader_sees_uncommitted_entries(new_journal());
     truncation_restores_the_last_term_and_asqn(new_journal());
     reset_continues_at_a_later_index(new_journal());
+    readers_left_behind_read_on_from_the_first_entry_held(new_journal());
 }
 
 fn data(index: u64, len: usize) -> Vec<u8> {
@@ -437,5 +438,69 @@ fn reset_continues_at_a_later_index<J: Journal>(mut journal: J) {
     assert_eq!(
         from_start.next_entry().expect("entry").expect("read").index,
         101
+    );
+}
+
+/// A reader whose next entry was compacted away or dropped by a reset goes on at the first
+/// entry held, and sees it as soon as it is committed (or, a log reader, appended): a
+/// follower's commit comes from its leader, with no flush of its own before it, and its
+/// replay must not stop short of what is committed.
+fn readers_left_behind_read_on_from_the_first_entry_held<J: Journal>(mut journal: J) {
+    let mut committed = journal.reader();
+    let mut all = journal.log_reader();
+    // Compacted up to the newest entry after every append: whichever segments a journal
+    // has, the reader's next entry goes away.
+    for i in 0..200 {
+        append_n(&mut journal, 1 + i * 10, 1, 1000);
+        if i == 0 {
+            // Both readers inside the first segment when it goes.
+            journal.commit_index().advance(1);
+            assert_eq!(
+                committed.next_entry().expect("entry").expect("read").index,
+                1
+            );
+            assert_eq!(all.next_entry().expect("entry").expect("read").index, 1);
+        }
+        journal
+            .compact(journal.last_index())
+            .expect("compact")
+            .finish()
+            .expect("delete");
+    }
+    let indexes = |entries: Vec<Entry>| entries.iter().map(|e| e.index).collect::<Vec<_>>();
+    let held: Vec<u64> = (journal.first_index().max(2)..=journal.last_index()).collect();
+    assert_eq!(
+        indexes(read_all(&mut all)),
+        held,
+        "a log reader behind the first entry held reads on from it"
+    );
+    journal.commit_index().advance(journal.last_index());
+    assert_eq!(
+        indexes(read_all(&mut committed)),
+        held,
+        "a reader behind the first entry held reads on from it once it is committed"
+    );
+    let mut committed = journal.reader();
+    let mut all = journal.log_reader();
+    let next = journal.last_index() + 50;
+    journal.reset(next).expect("reset");
+    journal
+        .append_entry(3, EntryKind::Blank, 0, b"")
+        .expect("append");
+    for i in 0..2 {
+        journal
+            .append_entry(3, EntryKind::Normal, 100_000 + i, &data(next + 1 + i, 100))
+            .expect("append");
+    }
+    assert_eq!(
+        indexes(read_all(&mut all)),
+        vec![next, next + 1, next + 2],
+        "a log reader from before a reset reads what follows it"
+    );
+    journal.commit_index().advance(next + 2);
+    assert_eq!(
+        indexes(read_all(&mut committed)),
+        vec![next, next + 1, next + 2],
+        "a reader from before a reset reads what follows it once it is committed"
     );
 }

@@ -16,11 +16,14 @@
 //!   partition keeps at its snapshot and its slowest exporter (design.md: the log is compacted
 //!   below min(snapshot position, slowest exporter position)), so exporters keep what they
 //!   still need even after Raft has purged it.
-//! - **Reads** for replication go through the journal's log reader, which sees entries
+//! - **Reads** for replication (and for openraft's apply, which reads every committed entry
+//!   back) are served from the entries appended last, kept in memory up to a bound
+//!   ([`recent`]); older ones go through the journal's log reader, which sees entries
 //!   appended but neither flushed nor committed.
 
 mod flusher;
 mod meta;
+mod recent;
 
 use std::fmt::Debug;
 use std::io;
@@ -37,8 +40,9 @@ use openraft::storage::{IOFlushed, RaftLogStorage};
 use openraft::{LogState, RaftLogReader};
 
 use flusher::JournalFlush;
+use recent::RecentEntries;
 
-use crate::types::{Entry, LogId, TypeConfig, Vote, from_journal, log_id, to_journal};
+use crate::types::{Entry, LogId, TypeConfig, Vote, from_journal, journal_parts, log_id};
 
 /// The journal index below which segment files may be freed, kept by the partition at
 /// min(snapshot, slowest exporter). `u64::MAX`: nothing holds compaction back.
@@ -60,10 +64,11 @@ impl CompactionFloor {
 }
 
 /// What the store and its readers share.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Shared {
     vote: Mutex<Option<Vote>>,
     purged: Mutex<Option<LogId>>,
+    recent: RecentEntries,
 }
 
 impl Shared {
@@ -89,13 +94,30 @@ impl<J: Journal + Sync> JournalLogStore<J>
 where
     J::Reader: Sync,
 {
+    /// The bound on the entries kept for replication of [`open`](Self::open): what a group
+    /// appends in a few milliseconds at full load.
+    pub const RECENT_ENTRIES: usize = 1 << 20;
+
     /// Wraps `journal` (opened with `commit_recovered: false` for a file journal), with its Raft
-    /// records in `meta_dir`; `flusher` makes its appends durable.
+    /// records in `meta_dir`; `flusher` makes its appends durable. Keeps up to
+    /// [`RECENT_ENTRIES`](Self::RECENT_ENTRIES) bytes of the latest entries for replication.
     pub fn open(
+        journal: J,
+        meta_dir: &Path,
+        floor: CompactionFloor,
+        flusher: &NodeFlusher,
+    ) -> io::Result<Self> {
+        Self::open_keeping(journal, meta_dir, floor, flusher, Self::RECENT_ENTRIES)
+    }
+
+    /// [`open`](Self::open), keeping up to `recent` bytes of the latest entries appended in
+    /// memory to replicate (and apply) them from; 0 reads every entry from the journal.
+    pub fn open_keeping(
         mut journal: J,
         meta_dir: &Path,
         floor: CompactionFloor,
         flusher: &NodeFlusher,
+        recent: usize,
     ) -> io::Result<Self> {
         let meta = MetaDir::new(meta_dir)?;
         let vote = meta.read_vote()?;
@@ -130,6 +152,7 @@ where
             shared: Arc::new(Shared {
                 vote: Mutex::new(vote),
                 purged: Mutex::new(purged),
+                recent: RecentEntries::new(recent),
             }),
             flush,
             floor,
@@ -233,12 +256,14 @@ where
                         ),
                     ));
                 }
+                self.shared.recent.clear();
                 self.journal.reset(index).map_err(io::Error::other)?;
             }
-            let (term, kind, asqn, data) = to_journal(&entry)?;
+            let (term, kind, asqn, data) = journal_parts(&entry)?;
             self.journal
                 .append_entry(term, kind, asqn, &data)
                 .map_err(io::Error::other)?;
+            self.shared.recent.push(entry);
         }
         self.flush.append(callback)
     }
@@ -249,6 +274,10 @@ where
         if keep >= self.journal.last_index() {
             return Ok(());
         }
+        // Before the journal: a reader never finds kept what the journal no longer holds.
+        self.shared
+            .recent
+            .truncate_after(last_log_id.map(|id| id.index));
         let first = self.journal.first_index();
         if keep + 1 < first {
             // Everything held goes (the journal keeps its starting index).
@@ -269,9 +298,11 @@ where
         }
         self.meta.save_purged(&log_id)?;
         *self.shared.purged.lock().unwrap_or_else(|e| e.into_inner()) = Some(log_id);
+        self.shared.recent.purge(log_id.index);
         let next = log_id.index + 2;
         if self.journal.last_index() < next - 1 {
             // The purge passes the log's end (a snapshot from the leader): continue after it.
+            self.shared.recent.clear();
             return self.journal.reset(next).map_err(io::Error::other);
         }
         let compaction = self
@@ -316,6 +347,9 @@ impl<R: JournalReader + Sync> RaftLogReader<TypeConfig> for JournalLogReader<R> 
         let mut entries = Vec::new();
         if start >= end {
             return Ok(entries);
+        }
+        if let Some(kept) = self.shared.recent.range(start, end) {
+            return Ok(kept);
         }
         self.reader.seek(start + 1).map_err(io::Error::other)?;
         while let Some(entry) = self.reader.next_entry() {

@@ -13,6 +13,7 @@ mod peers;
 mod server;
 pub mod session;
 pub mod snapshot;
+mod wire;
 
 pub use client::{GroupNetwork, GroupNetworkFactory};
 pub use peers::Peers;

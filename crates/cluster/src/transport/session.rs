@@ -24,7 +24,9 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::compat::{Compat, FuturesAsyncReadCompatExt, TokioAsyncReadCompatExt};
-use tokio_util::sync::CancellationToken;
+use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
+
+use super::wire::{Outgoing, Wire};
 
 use crate::types::NodeId;
 
@@ -116,48 +118,6 @@ impl tonic::transport::server::Connected for Substream {
     type ConnectInfo = ();
 
     fn connect_info(&self) {}
-}
-
-/// The TCP connection under a session, noting when it last read anything.
-struct Watched {
-    socket: TcpStream,
-    started: Instant,
-    /// Milliseconds from `started` to the last read of at least one byte.
-    last_read: Arc<AtomicU64>,
-}
-
-impl AsyncRead for Watched {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<std::io::Result<()>> {
-        let before = buf.filled().len();
-        let read = Pin::new(&mut self.socket).poll_read(cx, buf);
-        if matches!(read, Poll::Ready(Ok(()))) && buf.filled().len() > before {
-            let now = self.started.elapsed().as_millis() as u64;
-            self.last_read.store(now, Ordering::Relaxed);
-        }
-        read
-    }
-}
-
-impl AsyncWrite for Watched {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.socket).poll_write(cx, buf)
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.socket).poll_flush(cx)
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.socket).poll_shutdown(cx)
-    }
 }
 
 type Opened = oneshot::Sender<Result<yamux::Stream, yamux::ConnectionError>>;
@@ -348,16 +308,12 @@ impl Sessions {
             started,
             last_read: last_read.clone(),
         };
-        let watched = Watched {
-            socket,
-            started,
-            last_read: last_read.clone(),
-        };
+        let (wire, outgoing) = Wire::new(socket, started, last_read.clone());
         let mode = match origin {
             Origin::Dialled => yamux::Mode::Client,
             Origin::Accepted => yamux::Mode::Server,
         };
-        let connection = yamux::Connection::new(watched.compat(), config(), mode);
+        let connection = yamux::Connection::new(wire.compat(), config(), mode);
         self.open
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -372,6 +328,7 @@ impl Sessions {
         let sessions = self.clone();
         let driver = Driver {
             connection,
+            outgoing,
             opens: opens_rx,
             incoming: self.incoming.clone(),
             closed: session.closed.clone(),
@@ -471,7 +428,9 @@ fn config() -> yamux::Config {
 /// Runs one session: opens the substreams asked for, hands the peer's to the server, and
 /// closes it when told to or when the peer is silent for [`SILENCE`].
 struct Driver {
-    connection: yamux::Connection<Compat<Watched>>,
+    connection: yamux::Connection<Compat<Wire>>,
+    /// What yamux wrote this turn, sent at its end.
+    outgoing: Outgoing,
     opens: mpsc::Receiver<Opened>,
     incoming: mpsc::Sender<Substream>,
     closed: CancellationToken,
@@ -484,12 +443,45 @@ enum Event {
     Open(Opened),
     Opened(Result<yamux::Stream, yamux::ConnectionError>),
     Inbound(yamux::Stream),
-    Ended(Option<yamux::ConnectionError>),
+    Ended(Option<String>),
     Check,
     Close,
 }
 
 impl Driver {
+    /// One look at everything the driver waits for.
+    fn poll_event(
+        &mut self,
+        cx: &mut Context<'_>,
+        cancelled: &mut Pin<&mut WaitForCancellationFuture<'_>>,
+        waiting: &VecDeque<Opened>,
+        check: &mut tokio::time::Interval,
+    ) -> Poll<Event> {
+        if cancelled.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(Event::Close);
+        }
+        if let Poll::Ready(Some(opened)) = self.opens.poll_recv(cx) {
+            return Poll::Ready(Event::Open(opened));
+        }
+        if !waiting.is_empty()
+            && let Poll::Ready(stream) = self.connection.poll_new_outbound(cx)
+        {
+            return Poll::Ready(Event::Opened(stream));
+        }
+        match self.connection.poll_next_inbound(cx) {
+            Poll::Ready(Some(Ok(stream))) => return Poll::Ready(Event::Inbound(stream)),
+            Poll::Ready(Some(Err(e))) => {
+                return Poll::Ready(Event::Ended(Some(e.to_string())));
+            }
+            Poll::Ready(None) => return Poll::Ready(Event::Ended(None)),
+            Poll::Pending => {}
+        }
+        if check.poll_tick(cx).is_ready() {
+            return Poll::Ready(Event::Check);
+        }
+        Poll::Pending
+    }
+
     async fn run(mut self) -> Result<(), String> {
         let mut waiting: VecDeque<Opened> = VecDeque::new();
         let mut check = tokio::time::interval(KEEPALIVE);
@@ -498,27 +490,12 @@ impl Driver {
         let mut cancelled = std::pin::pin!(closed.cancelled());
         let end = loop {
             let event = std::future::poll_fn(|cx| {
-                if cancelled.as_mut().poll(cx).is_ready() {
-                    return Poll::Ready(Event::Close);
+                let event = self.poll_event(cx, &mut cancelled, &waiting, &mut check);
+                // The turn's frames leave together (see `wire`).
+                match self.outgoing.poll_send(cx) {
+                    Poll::Ready(Err(e)) => Poll::Ready(Event::Ended(Some(e.to_string()))),
+                    Poll::Ready(Ok(())) | Poll::Pending => event,
                 }
-                if let Poll::Ready(Some(opened)) = self.opens.poll_recv(cx) {
-                    return Poll::Ready(Event::Open(opened));
-                }
-                if !waiting.is_empty()
-                    && let Poll::Ready(stream) = self.connection.poll_new_outbound(cx)
-                {
-                    return Poll::Ready(Event::Opened(stream));
-                }
-                match self.connection.poll_next_inbound(cx) {
-                    Poll::Ready(Some(Ok(stream))) => return Poll::Ready(Event::Inbound(stream)),
-                    Poll::Ready(Some(Err(e))) => return Poll::Ready(Event::Ended(Some(e))),
-                    Poll::Ready(None) => return Poll::Ready(Event::Ended(None)),
-                    Poll::Pending => {}
-                }
-                if check.poll_tick(cx).is_ready() {
-                    return Poll::Ready(Event::Check);
-                }
-                Poll::Pending
             })
             .await;
             match event {
@@ -536,7 +513,7 @@ impl Driver {
                         );
                     }
                 }
-                Event::Ended(error) => break error.map(|e| e.to_string()),
+                Event::Ended(error) => break error,
                 Event::Check => {
                     let last = Duration::from_millis(self.last_read.load(Ordering::Relaxed));
                     if started.elapsed().saturating_sub(last) > SILENCE {

@@ -454,6 +454,7 @@ async fn start_broker(
                 kept_after_snapshot: RaftLogConfig::KEPT_AFTER_SNAPSHOT,
                 guard_rejoin: true,
                 flusher: flusher.clone(),
+                recent_entries: RaftLogConfig::RECENT_ENTRIES,
             },
             &partition_dir,
             membership.peers().clone(),

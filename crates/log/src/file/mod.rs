@@ -110,6 +110,11 @@ impl Shared {
         self.segments.write().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// The oldest entry held (1 while there is no segment).
+    fn first_index(&self) -> u64 {
+        self.segments().first().map_or(1, |s| s.first_index)
+    }
+
     fn check_failed(&self) -> Result<()> {
         match &*self.failure.lock().unwrap_or_else(|e| e.into_inner()) {
             Some(reason) => Err(Error::Failed(reason.clone())),
@@ -544,11 +549,7 @@ impl Journal for FileJournal {
     }
 
     fn first_index(&self) -> u64 {
-        self.shared
-            .segments()
-            .first()
-            .map(|s| s.first_index)
-            .unwrap_or(1)
+        self.shared.first_index()
     }
 
     fn last_index(&self) -> u64 {

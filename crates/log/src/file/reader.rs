@@ -177,18 +177,27 @@ impl JournalReader for FileReader {
     }
 
     fn next_entry(&mut self) -> Option<Result<Entry>> {
-        if self.next > self.last_readable() {
-            return None;
-        }
-        if let Err(e) = self.written_up_to(self.next) {
-            return Some(Err(e));
-        }
         let rewrites = self.shared.rewrites.load(Ordering::Acquire);
         if rewrites != self.rewrites_seen {
             self.rewrites_seen = rewrites;
             self.frames.invalidate();
             // The segment may be gone (truncated away, or reset): find the entry again.
             self.cursor = None;
+        }
+        let first = self.shared.first_index();
+        if self.next < first {
+            // Compacted away or dropped by a reset: the reader goes on at the first entry
+            // held. Before the checks below, which must be about the entry read next: with
+            // the one left behind they would find that entry pending, not in the file yet,
+            // and stop short of the commit index.
+            self.next = first;
+            self.cursor = None;
+        }
+        if self.next > self.last_readable() {
+            return None;
+        }
+        if let Err(e) = self.written_up_to(self.next) {
+            return Some(Err(e));
         }
         let (segment, offset) = match self.cursor.take() {
             Some((segment, offset)) if self.next <= segment.last_index() => (segment, offset),
