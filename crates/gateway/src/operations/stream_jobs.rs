@@ -269,10 +269,11 @@ async fn remote_streams(
     }
 }
 
-/// Jobs a broker may send a stream before the gateway has taken them: the gateway grants one
-/// more for each it passes on, so a worker that does not read leaves its jobs with the
-/// brokers (whose registrations fill and are skipped), not in the connections between them.
-const REMOTE_CREDIT: u32 = 4;
+/// Jobs a broker may send a stream before the gateway has taken them: the gateway grants them
+/// again as it passes them on (half of them at a time), so a worker that does not read leaves
+/// its jobs with the brokers (whose registrations fill and are skipped), not in the
+/// connections between them.
+const REMOTE_CREDIT: u32 = 16;
 
 /// How long a closed stream waits for a broker to end its answer (the jobs it sent before it
 /// learned of the close, handed back as they come).
@@ -303,6 +304,8 @@ async fn remote_stream(
             return;
         }
     };
+    // Passed on and not granted again yet.
+    let mut owed = 0;
     loop {
         tokio::select! {
             message = stream.message() => match message {
@@ -312,7 +315,10 @@ async fn remote_stream(
                             hand_back_pushed(&d, vec![unsent.0]).await;
                             break;
                         }
-                        let _ = control.send(open(Control::Credit(1)));
+                        owed += 1;
+                        if owed >= REMOTE_CREDIT / 2 {
+                            let _ = control.send(open(Control::Credit(std::mem::take(&mut owed))));
+                        }
                     }
                     Err(error) => tracing::warn!(node, %error, "undecodable job from a broker"),
                 },
