@@ -3,12 +3,15 @@
 //! stream's type to it as they push to a local stream.
 //!
 //! The broker registers the remote stream in its own [`JobStreams`] and sends what its
-//! partitions push as the call takes it. When the call ends (the gateway or its client went
-//! away, the connection broke), the jobs pushed and not yet sent go back to their partitions
-//! (`JOB YIELD`, written by the partition's leader, or sent to it when the replica here no
-//! longer leads), so none waits out its timeout; a job the gateway receives and cannot hand to
-//! its client, the gateway yields. Only a job in the connection's buffers when it breaks is
-//! left to its deadline, as with a local stream that closes while a push is under way.
+//! partitions push as the gateway's credit allows: the gateway grants one job more for each it
+//! takes, so a worker that does not read fills the registration here (the engine then skips
+//! it, and its jobs stay activatable for others) instead of the connection between the
+//! brokers. The gateway closes the stream by ending its side of the call: the broker then
+//! takes no more pushes, hands the jobs it holds back to their partitions (`JOB YIELD`,
+//! written by the partition's leader, or sent to it when the replica here no longer leads),
+//! and ends its answer after the jobs it sent, which the gateway hands back. When the call
+//! breaks instead (the connection, the gateway's process), what the broker holds goes back;
+//! only the jobs in the connection are left to their deadline.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -18,21 +21,37 @@ use beeline_protocol::protobuf::encode_to_vec;
 use beeline_stream::{
     JobStream, JobStreamProperties, JobStreams, LocalRouter, PushedJob, Undelivered,
 };
-use tonic::Status;
+use tokio::sync::mpsc;
+use tonic::{Status, Streaming};
 
 use crate::transport::proto;
+use crate::transport::proto::job_stream_control::Control;
 
 /// Jobs a remote stream holds before it is full (the engine then skips it).
 pub const REMOTE_STREAM_CAPACITY: usize = 16;
 
-/// The `OpenJobStream` RPC's server side: the pushed jobs, until the caller goes away. Jobs
-/// are taken from the registry only as the call sends them, so when it ends, what is left is
-/// handed back.
-pub fn open(
+/// The `OpenJobStream` RPC's server side: registers the stream its first message opens and
+/// sends the pushed jobs as credit comes, until the caller ends its side (or goes away). Jobs
+/// are taken from the registry only as credit allows, so when it ends, what is left is handed
+/// back.
+pub async fn open(
     streams: &Arc<JobStreams>,
     local: Arc<LocalRouter>,
-    request: proto::JobStreamRequest,
-) -> impl futures_util::Stream<Item = Result<proto::PushedJob, Status>> + Send + 'static {
+    mut control: Streaming<proto::JobStreamControl>,
+) -> Result<
+    impl futures_util::Stream<Item = Result<proto::PushedJob, Status>> + Send + 'static,
+    Status,
+> {
+    let request = match control.message().await? {
+        Some(proto::JobStreamControl {
+            control: Some(Control::Open(request)),
+        }) => request,
+        _ => {
+            return Err(Status::invalid_argument(
+                "a job stream opens with its properties (JobStreamControl.open)",
+            ));
+        }
+    };
     let stream = streams.open(
         JobStreamProperties {
             job_type: request.job_type,
@@ -47,14 +66,53 @@ pub fn open(
         stream: Some(stream),
         local,
     };
-    futures_util::stream::unfold(registered, |mut registered| async move {
-        let job = registered.stream.as_mut()?.recv().await?;
-        let message = proto::PushedJob {
-            key: job.key,
-            job: encode_to_vec(&job.job),
-        };
-        Some((Ok(message), registered))
-    })
+    let (tx, rx) = mpsc::channel(1);
+    tokio::spawn(send(registered, control, tx));
+    Ok(tokio_stream::wrappers::ReceiverStream::new(rx))
+}
+
+/// Sends pushed jobs to the gateway while it has credit, until it ends its side, the call
+/// breaks or the registration closes.
+async fn send(
+    mut registered: Registered,
+    mut control: Streaming<proto::JobStreamControl>,
+    answer: mpsc::Sender<Result<proto::PushedJob, Status>>,
+) {
+    let mut credit: u64 = 0;
+    loop {
+        tokio::select! {
+            message = control.message() => match message {
+                Ok(Some(proto::JobStreamControl { control: Some(Control::Credit(more)) })) => {
+                    credit += u64::from(more);
+                }
+                Ok(Some(_)) => {
+                    let _ = answer
+                        .send(Err(Status::invalid_argument("a job stream opens once")))
+                        .await;
+                    return;
+                }
+                // Closed by the gateway: what was sent reaches it before the answer's end.
+                Ok(None) => return,
+                Err(status) => {
+                    tracing::debug!(%status, "a gateway's job stream call broke");
+                    return;
+                }
+            },
+            job = registered.recv(), if credit > 0 => {
+                let Some(job) = job else { return };
+                credit -= 1;
+                let message = proto::PushedJob {
+                    key: job.key,
+                    job: encode_to_vec(&job.job),
+                };
+                if answer.send(Ok(message)).await.is_err() {
+                    registered.hand_back(vec![job]);
+                    return;
+                }
+            }
+            () = answer.closed() => return,
+        }
+    }
 }
 
 /// A remote stream's registration, for as long as its call lasts.
@@ -63,18 +121,26 @@ struct Registered {
     local: Arc<LocalRouter>,
 }
 
-impl Drop for Registered {
-    fn drop(&mut self) {
-        let Some(stream) = self.stream.take() else {
-            return;
-        };
-        let unread = stream.close();
-        if unread.is_empty() {
+impl Registered {
+    async fn recv(&mut self) -> Option<PushedJob> {
+        self.stream.as_mut()?.recv().await
+    }
+
+    /// Hands `jobs` back to their partitions.
+    fn hand_back(&self, jobs: Vec<PushedJob>) {
+        if jobs.is_empty() {
             return;
         }
-        let local = self.local.clone();
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            runtime.spawn(hand_back(local, unread));
+            runtime.spawn(hand_back(self.local.clone(), jobs));
+        }
+    }
+}
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        if let Some(stream) = self.stream.take() {
+            self.hand_back(stream.close());
         }
     }
 }

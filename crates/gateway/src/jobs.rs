@@ -161,50 +161,98 @@ pub(crate) async fn activate_pass<S: JobSink>(
     Ok(pass)
 }
 
+/// How often a hand-back that may not have been written is sent again, and how long after the
+/// last.
+const HAND_BACK_ROUNDS: usize = 5;
+const HAND_BACK_RETRY: Duration = Duration::from_millis(500);
+
 /// Makes activated jobs activatable again: YIELD for pushed jobs when the engine has it (the
 /// job keeps its retries and error), else FAIL with unchanged retries and no back-off, as
 /// Zeebe's gateway does for jobs it could not send.
+///
+/// A yield that ends without an answer (it may or may not have been written: the leader
+/// moved, the time ran out) is sent again, a few rounds apart, until the job's deadline: it
+/// names the activation by its deadline, so a second one that finds the job yielded, or
+/// activated again since, is refused and changes nothing. A FAIL is sent once.
 pub(crate) async fn hand_back(
     d: &Dispatcher,
     jobs: Vec<ActivatedJob>,
     reason: &str,
     prefer_yield: bool,
 ) {
-    for ActivatedJob { key: job_key, job } in jobs {
-        let Some(partition) = key::partition_of(job_key) else {
-            continue;
-        };
-        let command = if prefer_yield && d.supports(JobIntent::Yield) {
-            // Names the activation: a yield that arrives after the job was activated again
-            // (a retry through a leader change) is refused, not taken from the new holder.
-            let activation = JobRecord {
-                deadline: job.deadline,
-                ..JobRecord::default()
+    let yielding = prefer_yield && d.supports(JobIntent::Yield);
+    let mut pending = jobs;
+    for round in 0..=HAND_BACK_ROUNDS {
+        let mut again = Vec::new();
+        for job in pending {
+            let Err(error) = hand_back_one(d, &job, reason, yielding).await else {
+                continue;
             };
-            Record::command(job_key, JobIntent::Yield, activation)
-        } else if d.supports(JobIntent::Fail) {
-            Record::command(
-                job_key,
-                JobIntent::Fail,
-                JobRecord {
-                    retries: job.retries,
-                    error_message: reason.to_owned(),
-                    retry_backoff: 0,
-                    variables: b"{}".to_vec(),
-                    ..JobRecord::default()
-                },
-            )
-        } else {
-            tracing::warn!(
-                job = job_key,
-                "cannot hand back an undelivered job; it stays activated until it times out"
-            );
-            continue;
-        };
-        if let Err(error) = d.execute(partition, command).await {
-            tracing::info!(job = job_key, %error, "failed to hand back an undelivered job");
+            let live = job.job.deadline > now_ms();
+            if yielding && live && round < HAND_BACK_ROUNDS {
+                tracing::debug!(job = job.key, %error, "handing back a job again");
+                again.push(job);
+            } else {
+                tracing::info!(job = job.key, %error, "failed to hand back an undelivered job");
+            }
         }
+        if again.is_empty() {
+            return;
+        }
+        tokio::time::sleep(HAND_BACK_RETRY).await;
+        pending = again;
     }
+}
+
+/// Hands back one job; `Ok` also when the partition refused it (the activation it names is
+/// over: the job was handed back, completed or activated again).
+async fn hand_back_one(
+    d: &Dispatcher,
+    job: &ActivatedJob,
+    reason: &str,
+    yielding: bool,
+) -> Result<(), GatewayError> {
+    let Some(partition) = key::partition_of(job.key) else {
+        return Ok(());
+    };
+    let command = if yielding {
+        // Names the activation: a yield that arrives after the job was activated again
+        // (a retry through a leader change) is refused, not taken from the new holder.
+        let activation = JobRecord {
+            deadline: job.job.deadline,
+            ..JobRecord::default()
+        };
+        Record::command(job.key, JobIntent::Yield, activation)
+    } else if d.supports(JobIntent::Fail) {
+        Record::command(
+            job.key,
+            JobIntent::Fail,
+            JobRecord {
+                retries: job.job.retries,
+                error_message: reason.to_owned(),
+                retry_backoff: 0,
+                variables: b"{}".to_vec(),
+                ..JobRecord::default()
+            },
+        )
+    } else {
+        tracing::warn!(
+            job = job.key,
+            "cannot hand back an undelivered job; it stays activated until it times out"
+        );
+        return Ok(());
+    };
+    match d.execute(partition, command).await {
+        Ok(_) | Err(GatewayError::Rejected { .. }) => Ok(()),
+        Err(error) => Err(error),
+    }
+}
+
+/// The wall clock in ms since the epoch, as job deadlines are.
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
 }
 
 /// Why a waiting call woke up.

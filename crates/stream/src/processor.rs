@@ -41,6 +41,9 @@ enum SideEffect {
     Synced(oneshot::Sender<Result<(), String>>),
 }
 
+/// How long a leading replica that stops cleanly waits for the commit of its yields.
+const STOP_YIELD_WAIT: Duration = Duration::from_secs(2);
+
 pub(crate) struct StreamProcessor<J: Journal> {
     config: PartitionConfig,
     journal: J,
@@ -277,6 +280,9 @@ where
             if let Ok(durable) = self.journal.flusher().flush() {
                 self.commit_up_to(durable);
             }
+        }
+        if matches!(stop, Stop::Requested(_)) && self.replica {
+            self.yield_before_stopping().await;
         }
         // A clean stop leaves a snapshot of everything processed, so the next start replays
         // nothing instead of the whole log since the last periodic snapshot.
@@ -634,6 +640,62 @@ where
         PartitionMetrics::add(&self.metrics.appends, 1);
         PartitionMetrics::add(&self.metrics.records_written, records.len() as u64);
         Ok(())
+    }
+
+    /// A leading replica that stops cleanly (its broker shuts down) yields the pushes it has
+    /// not made (activations whose commit it has not seen) and the jobs handed back to it,
+    /// and waits a moment for the yields' commit: its broker goes away, so no replica there
+    /// would yield them to the next leader, and they would wait for their time-out.
+    async fn yield_before_stopping(&mut self) {
+        let partition = self.config.partition_id;
+        for pending in std::mem::take(&mut self.after_commit) {
+            match pending.effect {
+                SideEffect::Push(push) => self.unpushed.push(Undelivered {
+                    key: push.key,
+                    deadline: push.job.deadline,
+                    after: 0,
+                }),
+                effect => self.after_commit.push_back(AfterCommit {
+                    index: pending.index,
+                    effect,
+                }),
+            }
+        }
+        if self.unpushed.is_empty() {
+            return;
+        }
+        let jobs = self.unpushed.len();
+        if let Err(reason) = self.yield_unpushed().and_then(|()| self.process_queue()) {
+            tracing::warn!(partition, %reason, "cannot yield pushes not made before stopping");
+            return;
+        }
+        let written = self.last_written;
+        let deadline = tokio::time::Instant::now() + STOP_YIELD_WAIT;
+        while self.commit.get() < written {
+            if self.flushing.is_none() {
+                self.start_flush();
+            }
+            match tokio::time::timeout_at(deadline, wait_flush(&mut self.flushing)).await {
+                Ok(Ok(durable)) => {
+                    self.flushing = None;
+                    self.commit_up_to(durable);
+                }
+                Ok(Err(reason)) => {
+                    self.flushing = None;
+                    tracing::info!(partition, %reason, "the yields of pushes not made may not be committed");
+                    return;
+                }
+                Err(_) => {
+                    tracing::info!(
+                        partition,
+                        jobs,
+                        "the yields of pushes not made are not committed yet; stopping anyway"
+                    );
+                    return;
+                }
+            }
+        }
+        tracing::info!(partition, jobs, "stopping: yielded the pushes not made");
     }
 
     /// Writes a `JOB YIELD` for each activated job its worker never got (a stream that closed

@@ -400,14 +400,15 @@ impl Internal for InternalServer {
 
     async fn open_job_stream(
         &self,
-        request: Request<proto::JobStreamRequest>,
+        request: Request<tonic::Streaming<proto::JobStreamControl>>,
     ) -> Result<Response<JobStream>, Status> {
         let services = self.services()?;
         let jobs = crate::job_streams::open(
             &services.job_streams,
             services.router.local().clone(),
             request.into_inner(),
-        );
+        )
+        .await?;
         Ok(Response::new(Box::pin(jobs)))
     }
 

@@ -22,6 +22,7 @@ use std::time::Duration;
 
 use beeline_cluster::transport::proto;
 use beeline_cluster::transport::proto::internal_client::InternalClient;
+use beeline_cluster::transport::proto::job_stream_control::Control;
 use beeline_cluster::{Membership, NodeId};
 use beeline_protocol::intent::JobBatchIntent;
 use beeline_protocol::value::JobBatchRecord;
@@ -40,9 +41,17 @@ use crate::validate;
 /// What the client reads: jobs, then, if the stream ends on the gateway's side, why. Dropped
 /// (the client went away), it hands the jobs it still buffers back to their partitions: they
 /// were never sent.
+///
+/// A job taken from here is the client's (as a job Zeebe's gateway passes to a ready gRPC
+/// stream): it is in the connection, whose HTTP/2 flow control holds what the client does not
+/// read. One job at a time is taken, so that the transport, whose encoder takes everything
+/// ready into one chunk, holds at most one job beyond what the client's window takes, and the
+/// rest stays here to be handed back.
 pub struct Jobs {
     rx: mpsc::Receiver<Result<ActivatedJob, GatewayError>>,
     d: Arc<Dispatcher>,
+    /// A job was just taken: the next poll ends the transport's chunk.
+    taken: bool,
 }
 
 impl tokio_stream::Stream for Jobs {
@@ -52,7 +61,13 @@ impl tokio_stream::Stream for Jobs {
         mut self: std::pin::Pin<&mut Self>,
         cx: &mut std::task::Context<'_>,
     ) -> std::task::Poll<Option<Self::Item>> {
-        self.rx.poll_recv(cx)
+        if std::mem::take(&mut self.taken) {
+            cx.waker().wake_by_ref();
+            return std::task::Poll::Pending;
+        }
+        let next = self.rx.poll_recv(cx);
+        self.taken = matches!(next, std::task::Poll::Ready(Some(_)));
+        next
     }
 }
 
@@ -157,7 +172,11 @@ pub fn open(d: Arc<Dispatcher>, request: StreamJobs) -> Result<Jobs, GatewayErro
         remote,
     };
     tokio::spawn(serve(d.clone(), batch, pushed, tx).instrument(tracing::Span::current()));
-    Ok(Jobs { rx, d })
+    Ok(Jobs {
+        rx,
+        d,
+        taken: false,
+    })
 }
 
 /// Jobs pushed to the stream: by this broker's partitions, and by the other brokers'.
@@ -250,8 +269,19 @@ async fn remote_streams(
     }
 }
 
+/// Jobs a broker may send a stream before the gateway has taken them: the gateway grants them
+/// again as it passes them on (half of them at a time), so a worker that does not read leaves
+/// its jobs with the brokers (whose registrations fill and are skipped), not in the
+/// connections between them.
+const REMOTE_CREDIT: u32 = 16;
+
+/// How long a closed stream waits for a broker to end its answer (the jobs it sent before it
+/// learned of the close, handed back as they come).
+const CLOSING: Duration = Duration::from_secs(5);
+
 /// The stream registered with one broker: what its partitions push, until the client or the
-/// broker goes away.
+/// broker goes away. When the client goes away, the gateway ends its side of the call and hands
+/// back the jobs the broker sent until it ended its own.
 async fn remote_stream(
     d: Arc<Dispatcher>,
     node: NodeId,
@@ -259,23 +289,35 @@ async fn remote_stream(
     request: proto::JobStreamRequest,
     jobs: mpsc::Sender<PushedJob>,
 ) {
-    let mut stream = match InternalClient::new(channel).open_job_stream(request).await {
+    let (control, controls) = mpsc::unbounded_channel();
+    let open = |control| proto::JobStreamControl {
+        control: Some(control),
+    };
+    let _ = control.send(open(Control::Open(request)));
+    let _ = control.send(open(Control::Credit(REMOTE_CREDIT)));
+    let mut client = InternalClient::new(channel);
+    let controls = tokio_stream::wrappers::UnboundedReceiverStream::new(controls);
+    let mut stream = match client.open_job_stream(controls).await {
         Ok(stream) => stream.into_inner(),
         Err(status) => {
             tracing::debug!(node, %status, "cannot register a job stream with a broker");
             return;
         }
     };
+    // Passed on and not granted again yet.
+    let mut owed = 0;
     loop {
         tokio::select! {
             message = stream.message() => match message {
                 Ok(Some(message)) => match beeline_cluster::job_streams::decode(message) {
                     Ok(job) => {
                         if let Err(unsent) = jobs.send(job).await {
-                            let job = unsent.0;
-                            let job = ActivatedJob { key: job.key, job: job.job };
-                            jobs::hand_back(&d, vec![job], jobs::NOT_SENT, true).await;
-                            return;
+                            hand_back_pushed(&d, vec![unsent.0]).await;
+                            break;
+                        }
+                        owed += 1;
+                        if owed >= REMOTE_CREDIT / 2 {
+                            let _ = control.send(open(Control::Credit(std::mem::take(&mut owed))));
                         }
                     }
                     Err(error) => tracing::warn!(node, %error, "undecodable job from a broker"),
@@ -286,10 +328,44 @@ async fn remote_stream(
                     return;
                 }
             },
-            // Ends the call: the broker hands back what it holds for the stream.
-            () = jobs.closed() => return,
+            () = jobs.closed() => break,
         }
     }
+    // The client went away: the broker pushes no more once it reads the end of the call, and
+    // what it sent before that comes back here.
+    drop(control);
+    let closing = async {
+        let mut sent = Vec::new();
+        while let Ok(Some(message)) = stream.message().await {
+            match beeline_cluster::job_streams::decode(message) {
+                Ok(job) => sent.push(job),
+                Err(error) => tracing::warn!(node, %error, "undecodable job from a broker"),
+            }
+        }
+        sent
+    };
+    match tokio::time::timeout(CLOSING, closing).await {
+        Ok(sent) => hand_back_pushed(&d, sent).await,
+        Err(_) => tracing::info!(
+            node,
+            "a broker did not end a closed job stream; the jobs it sent wait for their deadline"
+        ),
+    }
+}
+
+/// Hands back pushed jobs the client never got.
+async fn hand_back_pushed(d: &Dispatcher, pushed: Vec<PushedJob>) {
+    if pushed.is_empty() {
+        return;
+    }
+    let jobs = pushed
+        .into_iter()
+        .map(|job| ActivatedJob {
+            key: job.key,
+            job: job.job,
+        })
+        .collect();
+    jobs::hand_back(d, jobs, jobs::NOT_SENT, true).await;
 }
 
 /// Why a stream ended.

@@ -65,7 +65,7 @@ const TIMING: RaftTiming = RaftTiming {
 /// One broker, on a runtime of its own: stopping it ends every task it started (its
 /// connections close as a dead process's would), not only those the test holds.
 pub(super) struct Broker {
-    grpc: SocketAddr,
+    pub grpc: SocketAddr,
     pub membership: Arc<Membership>,
     pub local: Arc<LocalRouter>,
     /// The streams registered here: this broker's gateway's, and other gateways' streams
@@ -280,6 +280,17 @@ impl TestCluster {
     /// with its runtime.
     pub async fn stop(&mut self, node: usize) {
         drop(self.halt(node).await);
+    }
+
+    /// Shuts broker `node` down as `beeline broker` does when asked to stop: its gateway
+    /// first, then each of its replicas cleanly, then the rest.
+    pub async fn shut_down(&mut self, node: usize) {
+        let broker = self.brokers[node].as_mut().expect("broker runs");
+        let _ = broker.stop_gateway.take().map(|stop| stop.send(()));
+        for handle in &broker.partitions {
+            handle.shutdown().await;
+        }
+        self.stop(node).await;
     }
 
     /// Stops broker `node` as [`stop`](Self::stop) does, but the connections other brokers

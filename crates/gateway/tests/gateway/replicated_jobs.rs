@@ -820,3 +820,297 @@ async fn a_job_activated_for_a_push_by_a_leader_that_steps_down_before_pushing_g
         "activated for the push, then again after the yield"
     );
 }
+
+/// The HTTP/2 window a slow worker's connection grants a stream (a gRPC client's default is
+/// 64 KiB, tonic's 2 MiB): past it, what the worker does not read waits at the gateway, as
+/// with any client once its window is full. Small, so that a few jobs fill it.
+const WINDOW: u32 = 256;
+
+/// A client on broker `node` whose connection takes at most [`WINDOW`] bytes of a stream it
+/// does not read.
+async fn windowed_client(cluster: &TestCluster, node: usize) -> GatewayClient<Channel> {
+    let channel =
+        tonic::transport::Endpoint::from_shared(format!("http://{}", cluster.broker(node).grpc))
+            .expect("an address")
+            .initial_stream_window_size(WINDOW)
+            .connect()
+            .await
+            .expect("gateway connects");
+    GatewayClient::new(channel)
+}
+
+/// Jobs pushed by every partition's leader so far.
+fn pushed_total(cluster: &TestCluster) -> u64 {
+    (1..=cluster.shape.partitions)
+        .filter_map(|p| {
+            cluster
+                .leader_of(p)
+                .map(|leader| pushed(cluster, leader, p))
+        })
+        .sum()
+}
+
+/// Activates `job_type` jobs through `client` for `within`: every job activated, and when
+/// the last came (since `since`).
+async fn activate_for(
+    client: &mut GatewayClient<Channel>,
+    job_type: &str,
+    since: Instant,
+    within: Duration,
+) -> (Vec<ActivatedJob>, Duration) {
+    let deadline = Instant::now() + within;
+    let mut jobs = Vec::new();
+    let mut last = Duration::ZERO;
+    while Instant::now() < deadline {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let wait = left.as_millis().clamp(1, 500) as i64;
+        match activate(client, job_type, "poller", 60_000, 64, wait).await {
+            Ok(activated) => {
+                if !activated.is_empty() {
+                    last = since.elapsed();
+                }
+                jobs.extend(activated);
+            }
+            Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+        }
+    }
+    (jobs, last)
+}
+
+/// A worker reads one job, stops reading while more are pushed to it, and goes away: its
+/// stream dropped (`disconnect` false) or its whole connection. Every job it never read is
+/// activatable again within a few seconds, far within its hold, except those already in its
+/// own connection (delivered, as Zeebe counts them: they wait for their deadline); then every
+/// instance completes, each job once.
+async fn a_worker_that_stops_reading_and_goes_away(disconnect: bool) {
+    let cluster = TestCluster::start(THREE, gateway_config()).await;
+    let worker = cluster.follower_broker();
+    let poller = (worker + 1) % THREE.brokers as usize;
+    eprintln!("the worker streams through broker {worker}, the poller through broker {poller}");
+    let mut client = cluster.client(poller).await;
+    deploy(&mut client, "unread", &work("unread", "unread")).await;
+    const HELD: i64 = 15_000;
+    const JOBS: usize = 60;
+    let mut reader = windowed_client(&cluster, worker).await;
+    let mut stream = open_stream(&mut reader, "unread", "reader", HELD).await;
+    await_registered(&cluster).await;
+    let first = create_one(&mut client, "unread").await;
+    let first = await_job(&mut stream, first).await;
+    complete(&mut client, first.key).await;
+
+    // The worker reads no more; jobs are created on every partition and pushed to it until
+    // its stream is full everywhere.
+    let mut instances = HashSet::new();
+    for _ in 0..JOBS {
+        instances.insert(create_one(&mut client, "unread").await);
+    }
+    let mut settled = pushed_total(&cluster);
+    loop {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let now = pushed_total(&cluster);
+        if now == settled {
+            break;
+        }
+        settled = now;
+    }
+    let gone = Instant::now();
+    drop(stream);
+    if disconnect {
+        drop(reader);
+    }
+
+    let (mut back, last) = activate_for(&mut client, "unread", gone, Duration::from_secs(4)).await;
+    let back_keys: HashSet<i64> = back.iter().map(|j| j.key).collect();
+    let mut records = Vec::new();
+    for partition in 1..=THREE.partitions {
+        records.extend(cluster.records(partition).await);
+    }
+    let held_by_reader: Vec<(i64, i64)> = records
+        .iter()
+        .filter(|r| r.intent == JobBatchIntent::Activated.into())
+        .filter_map(|r| r.value_as::<JobBatchRecord>())
+        .filter(|batch| batch.worker == "reader")
+        .flat_map(|batch| {
+            batch
+                .job_keys
+                .iter()
+                .zip(&batch.jobs)
+                .map(|(key, job)| (*key, job.process_instance_key))
+                .collect::<Vec<_>>()
+        })
+        .filter(|(_, instance)| instances.contains(instance))
+        .collect();
+    let yielded = held_by_reader
+        .iter()
+        .filter(|(key, _)| count(&records, *key, JobIntent::Yielded) > 0)
+        .count();
+    let in_connection: Vec<i64> = held_by_reader
+        .iter()
+        .map(|(key, _)| *key)
+        .filter(|key| !back_keys.contains(key))
+        .collect();
+    eprintln!(
+        "{JOBS} jobs: {} pushed to the worker and unread, {yielded} of them yielded; {} activatable \
+         again, the last {} ms after the worker went away; {} left in the worker's connection",
+        held_by_reader.len(),
+        back.len(),
+        last.as_millis(),
+        in_connection.len()
+    );
+    assert!(
+        held_by_reader.len() > in_connection.len() + 8,
+        "the worker's stream held jobs at the gateway: {} pushed, {} in its connection",
+        held_by_reader.len(),
+        in_connection.len()
+    );
+    // The worker's window holds this many whole jobs; the gateway's transport one more, and
+    // the one the window ends in.
+    let in_window = WINDOW as usize / prost::Message::encoded_len(&first);
+    assert!(
+        in_connection.len() <= in_window + 2,
+        "at most what the worker's connection holds ({in_window} jobs in its window, two in the \
+         gateway's transport) waits for its deadline: {in_connection:?}"
+    );
+
+    // What the worker's connection held comes back at its deadline; every instance completes.
+    let seen: HashSet<i64> = back.iter().map(|j| j.process_instance_key).collect();
+    let rest: HashSet<i64> = instances.difference(&seen).copied().collect();
+    if !rest.is_empty() {
+        back.extend(
+            activate_all(
+                &mut client,
+                "unread",
+                &rest,
+                Duration::from_millis(HELD as u64 + 15_000),
+            )
+            .await,
+        );
+    }
+    for job in &back {
+        complete(&mut client, job.key).await;
+    }
+    for partition in 1..=THREE.partitions {
+        let mine: Vec<i64> = instances
+            .iter()
+            .copied()
+            .filter(|k| key::partition_of(*k) == Some(partition))
+            .collect();
+        cluster
+            .await_records(partition, "every instance completes", |records| {
+                mine.iter().all(|k| completed(records, *k))
+            })
+            .await;
+        let records = cluster.records(partition).await;
+        for job in back
+            .iter()
+            .filter(|j| key::partition_of(j.key) == Some(partition))
+        {
+            assert_eq!(
+                count(&records, job.key, JobIntent::Completed),
+                1,
+                "job {} completed once",
+                job.key
+            );
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jobs_pushed_to_a_stream_its_client_drops_unread_are_activatable_again_at_once() {
+    a_worker_that_stops_reading_and_goes_away(false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jobs_pushed_to_a_worker_that_stops_reading_and_disconnects_are_activatable_again_at_once()
+{
+    a_worker_that_stops_reading_and_goes_away(true).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_leader_shut_down_with_a_push_not_made_yields_its_job_before_it_stops() {
+    let mut cluster = TestCluster::start(THREE, gateway_config()).await;
+    let partition = 1;
+    let leader = cluster.leader_of(partition).expect("a leader");
+    let worker = (leader + 1) % THREE.brokers as usize;
+    eprintln!("partition {partition} led by broker {leader}; the worker streams through {worker}");
+    let mut client = cluster.client(worker).await;
+    deploy(&mut client, "stopping", &work("stopping", "stopping")).await;
+    // Held far longer than the test runs: only a yield can bring a job back in time.
+    const HELD: i64 = 60_000;
+    let mut stream = open_stream(&mut client, "stopping", "streamer", HELD).await;
+    await_registered(&cluster).await;
+    let (instance, _) = create_on(&mut client, "stopping", partition).await;
+    let first = await_job(&mut stream, instance).await;
+    complete(&mut client, first.key).await;
+
+    // The leader commits a job's activation for the stream without learning of the commit,
+    // so the push is still to be made when its broker is asked to stop.
+    let handle = cluster
+        .broker(leader)
+        .local
+        .partition(partition)
+        .expect("the leader's replica");
+    let follower = (leader + 2) % THREE.brokers as usize;
+    let before = activations(&cluster.records_on(follower, partition).await).len();
+    handle.hold_side_effects(true).await;
+    let creation = Record::command(
+        -1,
+        ProcessInstanceCreationIntent::Create,
+        ProcessInstanceCreationRecord {
+            bpmn_process_id: "stopping".into(),
+            version: -1,
+            variables: b"{}".to_vec(),
+            ..ProcessInstanceCreationRecord::default()
+        },
+    );
+    let _unanswered = handle
+        .submit(creation)
+        .expect("the leader takes the command");
+    let mut activation = None;
+    for _ in 0..400 {
+        let committed = activations(&cluster.records_on(follower, partition).await);
+        if committed.len() > before {
+            activation = committed.last().copied();
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    let (job, instance, deadline) = activation.expect("the activation is committed");
+
+    let stopping = Instant::now();
+    cluster.shut_down(leader).await;
+    let stopped = stopping.elapsed();
+    cluster.await_leaders().await;
+    let mut poller = cluster.client(follower).await;
+    let mut again = None;
+    while stopping.elapsed() < Duration::from_secs(15) {
+        if let Ok(jobs) = activate(&mut poller, "stopping", "poller", HELD, 1, 500).await
+            && let Some(found) = jobs.into_iter().find(|j| j.key == job)
+        {
+            again = Some(found);
+            break;
+        }
+    }
+    let again = again.unwrap_or_else(|| {
+        panic!("job {job} was not activatable again within 15 s (held {HELD} ms)")
+    });
+    eprintln!(
+        "broker {leader} stopped in {} ms; the job was activatable again after {} ms (held {HELD} ms)",
+        stopped.as_millis(),
+        stopping.elapsed().as_millis()
+    );
+    assert!(again.deadline > deadline, "activated again: {again:?}");
+    complete(&mut poller, job).await;
+    cluster
+        .await_records(partition, "the instance completes", |records| {
+            completed(records, instance)
+        })
+        .await;
+    let records = cluster.records(partition).await;
+    assert_eq!(count(&records, job, JobIntent::Yielded), 1, "yielded once");
+    assert_eq!(
+        count(&records, job, JobIntent::Completed),
+        1,
+        "completed once"
+    );
+}
