@@ -53,6 +53,7 @@ pub use settings::{ClusterSettings, SettingsError};
 pub use state_machine::CommitNotifier;
 pub use storage::{
     CompactionFloor, FlushCounts, JournalLogReader, JournalLogStore, MetaDir, NodeFlusher,
+    ReplicaReader, ReplicaReaders,
 };
 pub use topology::{BrokerInfo, ClusterView, Health, Leader, PartitionState, Role};
 pub use transport::{BrokerServices, Executor};

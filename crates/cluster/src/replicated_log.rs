@@ -40,8 +40,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use beeline_log::{
-    CommitIndex, Compaction, EntryKind, FileJournal, FileJournalConfig, FileReader, FileReaders,
-    Flusher, Journal, JournalReader, Recovery,
+    CommitIndex, Compaction, EntryKind, FileJournal, FileJournalConfig, Flusher, Journal,
+    JournalReader, Recovery,
 };
 use beeline_state::snapshot::SnapshotStore;
 use beeline_stream::{ReplicatedLog, Role, RoleState};
@@ -56,7 +56,9 @@ use tokio::sync::{mpsc, watch};
 use crate::metrics::GroupMetrics;
 use crate::rejoin::Rejoin;
 use crate::state_machine::SnapshotData;
-use crate::storage::{CompactionFloor, JournalLogStore, MetaDir, NodeFlusher};
+use crate::storage::{
+    CompactionFloor, JournalLogStore, MetaDir, NodeFlusher, ReplicaReader, ReplicaReaders,
+};
 use crate::transport::{GroupNetworkFactory, Groups, PartitionRaft, Peers};
 use crate::types::{Batch, LogId, NodeId, SnapshotMeta, log_id, term_of};
 use crate::{CommitNotifier, TypeConfig};
@@ -89,7 +91,7 @@ impl Ended {
 pub struct RaftLog {
     partition_id: u32,
     raft: PartitionRaft,
-    readers: FileReaders,
+    readers: ReplicaReaders,
     roles: watch::Receiver<RoleState>,
     leading: Arc<Mutex<Option<Leading>>>,
     groups: Groups,
@@ -323,7 +325,7 @@ impl RaftLog {
             journal = FileJournal::open(dir.join("log"), journal_config)
                 .map_err(|e| failed("log", &e))?;
         }
-        let readers = journal.readers();
+        let files = journal.readers();
         let meta = MetaDir::new(dir.join("raft")).map_err(|e| failed("Raft records", &e))?;
         let had_vote = meta
             .read_vote()
@@ -356,6 +358,7 @@ impl RaftLog {
             config.recent_entries,
         )
         .map_err(|e| failed("Raft records", &e))?;
+        let readers = ReplicaReaders::new(files, store.recent());
         let metrics = Arc::new(GroupMetrics::default());
         let network = network(metrics.clone());
         let elect = rejoin.as_ref().is_none_or(|guard| guard.votes());
@@ -644,7 +647,7 @@ impl ReplicatedLog for RaftLog {
         })
     }
 
-    fn reader(&self) -> FileReader {
+    fn reader(&self) -> ReplicaReader {
         self.readers.reader()
     }
 
@@ -749,7 +752,7 @@ pub struct RaftJournal {
     last_index: u64,
     last_asqn: Option<u64>,
     commit: Arc<CommitIndex>,
-    readers: FileReaders,
+    readers: ReplicaReaders,
     over: Arc<Ended>,
     snapshots: Arc<Snapshots>,
 }
@@ -770,7 +773,7 @@ impl RaftJournal {
 }
 
 impl Journal for RaftJournal {
-    type Reader = FileReader;
+    type Reader = ReplicaReader;
     type Flusher = RaftFlusher;
 
     fn append_entry(
@@ -846,11 +849,11 @@ impl Journal for RaftJournal {
         self.commit.clone()
     }
 
-    fn reader(&self) -> FileReader {
+    fn reader(&self) -> ReplicaReader {
         self.readers.reader()
     }
 
-    fn log_reader(&self) -> FileReader {
+    fn log_reader(&self) -> ReplicaReader {
         self.readers.log_reader()
     }
 
@@ -931,7 +934,7 @@ impl Flusher for RaftFlusher {
 struct Snapshots {
     partition_id: u32,
     store: SnapshotStore,
-    readers: FileReaders,
+    readers: ReplicaReaders,
     notifier: CommitNotifier,
     floor: CompactionFloor,
     raft: PartitionRaft,
@@ -1017,7 +1020,7 @@ impl Snapshots {
 /// The log id a snapshot at record `position` covers: the entry before the one replay after
 /// restoring it starts from (the entry that holds `position + 1`, or `position` when nothing
 /// follows it yet). `None` when that is not in the committed log (yet, or any more).
-fn covered(mut reader: FileReader, position: i64) -> Result<Option<LogId>, String> {
+fn covered(mut reader: ReplicaReader, position: i64) -> Result<Option<LogId>, String> {
     let error = |e: beeline_log::Error| e.to_string();
     reader
         .seek_to_asqn((position + 1).max(0) as u64)

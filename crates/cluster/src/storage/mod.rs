@@ -19,10 +19,12 @@
 //! - **Reads** for replication (and for openraft's apply, which reads every committed entry
 //!   back) are served from the entries appended last, kept in memory up to a bound
 //!   ([`recent`]); older ones go through the journal's log reader, which sees entries
-//!   appended but neither flushed nor committed.
+//!   appended but neither flushed nor committed. The partition's own readers (replay,
+//!   exporters) take what is kept from there too ([`ReplicaReader`]).
 
 mod flusher;
 mod meta;
+mod reader;
 mod recent;
 
 use std::fmt::Debug;
@@ -38,6 +40,7 @@ pub use meta::{MetaDir, SnapshotRecord};
 use openraft::entry::RaftEntry;
 use openraft::storage::{IOFlushed, RaftLogStorage};
 use openraft::{LogState, RaftLogReader};
+pub use reader::{ReplicaReader, ReplicaReaders};
 
 use flusher::JournalFlush;
 use recent::RecentEntries;
@@ -68,7 +71,7 @@ impl CompactionFloor {
 struct Shared {
     vote: Mutex<Option<Vote>>,
     purged: Mutex<Option<LogId>>,
-    recent: RecentEntries,
+    recent: Arc<RecentEntries>,
 }
 
 impl Shared {
@@ -152,7 +155,7 @@ where
             shared: Arc::new(Shared {
                 vote: Mutex::new(vote),
                 purged: Mutex::new(purged),
-                recent: RecentEntries::new(recent),
+                recent: Arc::new(RecentEntries::new(recent)),
             }),
             flush,
             floor,
@@ -162,6 +165,11 @@ where
     /// The journal (for the partition: its commit index and committed reader).
     pub fn journal(&self) -> &J {
         &self.journal
+    }
+
+    /// The latest entries kept in memory, for the partition's readers ([`ReplicaReaders`]).
+    pub(crate) fn recent(&self) -> Arc<RecentEntries> {
+        self.shared.recent.clone()
     }
 
     async fn barrier(&self) -> io::Result<()> {
@@ -263,7 +271,9 @@ where
             self.journal
                 .append_entry(term, kind, asqn, &data)
                 .map_err(io::Error::other)?;
-            self.shared.recent.push(entry);
+            // The journal's asqn: an entry without records repeats the one before it.
+            let asqn = self.journal.last_asqn().unwrap_or(0);
+            self.shared.recent.push(entry, asqn);
         }
         self.flush.append(callback)
     }

@@ -704,6 +704,48 @@ fn count(records: &[Record], key: i64, intent: impl Into<Intent>) -> usize {
         .count()
 }
 
+/// Has the leader of `partition` (on broker `leader`) create an instance of `process` whose job
+/// is activated for a stream, and commit it without learning of the commit (its side effects
+/// held from now on, as when its quorum's acknowledgements are lost), so the push is never
+/// made; waits until `follower` holds the activation committed. The job, its instance and the
+/// activation's deadline.
+async fn activate_without_pushing(
+    cluster: &TestCluster,
+    leader: usize,
+    follower: usize,
+    partition: u16,
+    process: &str,
+) -> (i64, i64, i64) {
+    let handle = cluster
+        .broker(leader)
+        .local
+        .partition(partition)
+        .expect("the leader's replica");
+    let before = activations(&cluster.records_on(follower, partition).await).len();
+    handle.hold_side_effects(true).await;
+    let creation = Record::command(
+        -1,
+        ProcessInstanceCreationIntent::Create,
+        ProcessInstanceCreationRecord {
+            bpmn_process_id: process.into(),
+            version: -1,
+            variables: b"{}".to_vec(),
+            ..ProcessInstanceCreationRecord::default()
+        },
+    );
+    let _unanswered = handle
+        .submit(creation)
+        .expect("the leader takes the command");
+    for _ in 0..400 {
+        let committed = activations(&cluster.records_on(follower, partition).await);
+        if committed.len() > before {
+            return *committed.last().expect("an activation");
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("the activation is not committed");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_job_activated_for_a_push_by_a_leader_that_steps_down_before_pushing_goes_to_the_next_leader_at_once()
  {
@@ -729,36 +771,8 @@ async fn a_job_activated_for_a_push_by_a_leader_that_steps_down_before_pushing_g
     // The leader commits a job's activation for the stream without learning of the commit
     // (its side effects held, as when its quorum's acknowledgements are lost), so it never
     // pushes it.
-    let handle = cluster
-        .broker(leader)
-        .local
-        .partition(partition)
-        .expect("the leader's replica");
-    let before = activations(&cluster.records_on(follower, partition).await).len();
-    handle.hold_side_effects(true).await;
-    let creation = Record::command(
-        -1,
-        ProcessInstanceCreationIntent::Create,
-        ProcessInstanceCreationRecord {
-            bpmn_process_id: "pushed".into(),
-            version: -1,
-            variables: b"{}".to_vec(),
-            ..ProcessInstanceCreationRecord::default()
-        },
-    );
-    let _unanswered = handle
-        .submit(creation)
-        .expect("the leader takes the command");
-    let mut activation = None;
-    for _ in 0..400 {
-        let committed = activations(&cluster.records_on(follower, partition).await);
-        if committed.len() > before {
-            activation = committed.last().copied();
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    let (job, instance, deadline) = activation.expect("the activation is committed");
+    let (job, instance, deadline) =
+        activate_without_pushing(&cluster, leader, follower, partition, "pushed").await;
     assert!(
         tokio::time::timeout(Duration::from_millis(500), stream.message())
             .await
@@ -1045,37 +1059,9 @@ async fn a_leader_shut_down_with_a_push_not_made_yields_its_job_before_it_stops(
 
     // The leader commits a job's activation for the stream without learning of the commit,
     // so the push is still to be made when its broker is asked to stop.
-    let handle = cluster
-        .broker(leader)
-        .local
-        .partition(partition)
-        .expect("the leader's replica");
     let follower = (leader + 2) % THREE.brokers as usize;
-    let before = activations(&cluster.records_on(follower, partition).await).len();
-    handle.hold_side_effects(true).await;
-    let creation = Record::command(
-        -1,
-        ProcessInstanceCreationIntent::Create,
-        ProcessInstanceCreationRecord {
-            bpmn_process_id: "stopping".into(),
-            version: -1,
-            variables: b"{}".to_vec(),
-            ..ProcessInstanceCreationRecord::default()
-        },
-    );
-    let _unanswered = handle
-        .submit(creation)
-        .expect("the leader takes the command");
-    let mut activation = None;
-    for _ in 0..400 {
-        let committed = activations(&cluster.records_on(follower, partition).await);
-        if committed.len() > before {
-            activation = committed.last().copied();
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    let (job, instance, deadline) = activation.expect("the activation is committed");
+    let (job, instance, deadline) =
+        activate_without_pushing(&cluster, leader, follower, partition, "stopping").await;
 
     let stopping = Instant::now();
     cluster.shut_down(leader).await;
