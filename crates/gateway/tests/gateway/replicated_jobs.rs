@@ -704,6 +704,29 @@ fn count(records: &[Record], key: i64, intent: impl Into<Intent>) -> usize {
         .count()
 }
 
+/// Waits for `instance` to complete; its job was yielded once and completed once. The
+/// partition's records.
+async fn yielded_and_completed_once(
+    cluster: &TestCluster,
+    partition: u16,
+    instance: i64,
+    job: i64,
+) -> Vec<Record> {
+    cluster
+        .await_records(partition, "the instance completes", |records| {
+            completed(records, instance)
+        })
+        .await;
+    let records = cluster.records(partition).await;
+    assert_eq!(count(&records, job, JobIntent::Yielded), 1, "yielded once");
+    assert_eq!(
+        count(&records, job, JobIntent::Completed),
+        1,
+        "completed once"
+    );
+    records
+}
+
 /// Has the leader of `partition` (on broker `leader`) create an instance of `process` whose job
 /// is activated for a stream, and commit it without learning of the commit (its side effects
 /// held from now on, as when its quorum's acknowledgements are lost), so the push is never
@@ -813,18 +836,7 @@ async fn a_job_activated_for_a_push_by_a_leader_that_steps_down_before_pushing_g
     );
     complete(&mut client, job).await;
 
-    cluster
-        .await_records(partition, "the instance completes", |records| {
-            completed(records, instance)
-        })
-        .await;
-    let records = cluster.records(partition).await;
-    assert_eq!(count(&records, job, JobIntent::Yielded), 1, "yielded once");
-    assert_eq!(
-        count(&records, job, JobIntent::Completed),
-        1,
-        "completed once"
-    );
+    let records = yielded_and_completed_once(&cluster, partition, instance, job).await;
     let activated = activations(&records)
         .into_iter()
         .filter(|(key, ..)| *key == job)
@@ -1087,16 +1099,5 @@ async fn a_leader_shut_down_with_a_push_not_made_yields_its_job_before_it_stops(
     );
     assert!(again.deadline > deadline, "activated again: {again:?}");
     complete(&mut poller, job).await;
-    cluster
-        .await_records(partition, "the instance completes", |records| {
-            completed(records, instance)
-        })
-        .await;
-    let records = cluster.records(partition).await;
-    assert_eq!(count(&records, job, JobIntent::Yielded), 1, "yielded once");
-    assert_eq!(
-        count(&records, job, JobIntent::Completed),
-        1,
-        "completed once"
-    );
+    yielded_and_completed_once(&cluster, partition, instance, job).await;
 }
