@@ -106,7 +106,8 @@ pub struct BenchArgs {
     pub json: bool,
 
     /// Ramp the rate from --rate (by a quarter a step, then bisecting) until backpressure or
-    /// the p99 target breaks; report the highest rate sustained.
+    /// the p99 target breaks; report the highest rate sustained. A step that fails is run
+    /// again: a rate fails when it fails twice in a row.
     #[arg(long, conflicts_with = "soak")]
     pub find_max: bool,
 
