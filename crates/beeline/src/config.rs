@@ -64,6 +64,15 @@ pub struct BrokerConfig {
     #[arg(long, env = "BEELINE_ELECTION_TIMEOUT", default_value = "1000ms", value_parser = parse_duration)]
     pub election_timeout: Duration,
 
+    /// Priority election (Zeebe's `enablePriorityElection`): each partition's replicas wait
+    /// for an election in bands by their priority in the placement, so the primary stands first
+    /// and leadership spreads over the brokers. `false`: every replica waits anywhere in the
+    /// range, and leaders fall where the elections' randomness puts them.
+    #[arg(long, env = "BEELINE_PRIORITY_ELECTION", default_value_t = true,
+          action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true",
+          value_parser = clap::builder::BoolishValueParser::new())]
+    pub priority_election: bool,
+
     /// The cluster's name: brokers configured with different names do not join each other.
     #[arg(long, env = "BEELINE_CLUSTER_NAME", default_value = beeline_cluster::settings::DEFAULT_CLUSTER_NAME)]
     pub cluster_name: String,
@@ -370,12 +379,15 @@ impl BrokerConfig {
     /// The Raft groups' heartbeats and elections (`--heartbeat-interval`,
     /// `--election-timeout`).
     pub fn raft_timing(&self) -> Result<RaftTiming, SettingsError> {
-        RaftTiming::from_settings(self.heartbeat_interval, self.election_timeout).map_err(
-            |reason| SettingsError {
+        let timing = RaftTiming::from_settings(self.heartbeat_interval, self.election_timeout)
+            .map_err(|reason| SettingsError {
                 setting: "election-timeout",
                 reason,
-            },
-        )
+            })?;
+        Ok(RaftTiming {
+            priority_election: self.priority_election,
+            ..timing
+        })
     }
 
     pub fn threads(&self) -> usize {

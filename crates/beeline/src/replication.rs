@@ -96,6 +96,7 @@ impl Replication {
                 guard_rejoin: true,
                 flusher: self.flusher.clone(),
                 recent_entries: self.recent_entries,
+                election_band: placement.election_band(self.settings.node_id),
             },
             &dir,
             self.peers.clone(),

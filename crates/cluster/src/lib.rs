@@ -44,6 +44,7 @@ pub mod types;
 
 pub use membership::{HEARD_WITHIN, Membership, MembershipConfig, ReplicasHeard};
 pub use metrics::GroupMetrics;
+pub use placement::ElectionBand;
 pub use replicated_log::{
     DEFAULT_ELECTION_TIMEOUT, DEFAULT_HEARTBEAT_INTERVAL, RaftJournal, RaftLog, RaftLogConfig,
     RaftTiming,

@@ -36,6 +36,55 @@ impl PartitionPlacement {
     pub fn has_replica(&self, node: NodeId) -> bool {
         self.replicas.iter().any(|r| r.node == node)
     }
+
+    /// Where `node`'s election wait falls in the group's range: its rank among the replicas
+    /// by priority, so that the primary stands first (Zeebe's priority election).
+    pub fn election_band(&self, node: NodeId) -> ElectionBand {
+        let Some(own) = self.replicas.iter().find(|r| r.node == node) else {
+            return ElectionBand::WHOLE;
+        };
+        let rank = self
+            .replicas
+            .iter()
+            .filter(|r| r.priority > own.priority)
+            .count();
+        ElectionBand {
+            rank: rank as u32,
+            of: self.replicas.len() as u32,
+        }
+    }
+}
+
+/// A replica's share of its group's election range (Zeebe's priority election, done with
+/// timers): the range is cut into `of` equal bands, the replica of highest priority waits in
+/// the first, the next in the second, and so on. Whoever's wait ends first stands first, so
+/// with every replica up the primary leads its partition and leadership spreads over the
+/// brokers as the placement does; when a leader goes, the remaining replica of highest
+/// priority stands first. Nothing else changes: any replica with the log may still win.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ElectionBand {
+    /// 0 for the replica of highest priority.
+    pub rank: u32,
+    pub of: u32,
+}
+
+impl ElectionBand {
+    /// The whole range, as every replica of a group without priorities waits.
+    pub const WHOLE: ElectionBand = ElectionBand { rank: 0, of: 1 };
+
+    /// This band of the range `[min, max)` (milliseconds), or the whole range where the bands
+    /// would be narrower than a millisecond.
+    pub fn within(self, min: u64, max: u64) -> (u64, u64) {
+        let of = u64::from(self.of.max(1));
+        let rank = u64::from(self.rank).min(of - 1);
+        let width = max.saturating_sub(min) / of;
+        if width == 0 {
+            return (min, max);
+        }
+        let start = min + rank * width;
+        let end = if rank + 1 == of { max } else { start + width };
+        (start, end)
+    }
 }
 
 /// Places `partitions` partitions with `replication_factor` replicas each on `members`.
@@ -80,6 +129,27 @@ pub fn round_robin(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_primary_waits_in_the_first_band_and_the_bands_tile_the_range() {
+        let placement = round_robin(&[0, 1, 2], 3, 3);
+        // Partition 2: broker 1 is primary (3), broker 2 has 2, broker 0 has 1.
+        let p = &placement[1];
+        let bands: Vec<_> = [1, 2, 0]
+            .iter()
+            .map(|&node| p.election_band(node).within(500, 1000))
+            .collect();
+        assert_eq!(bands, vec![(500, 666), (666, 832), (832, 1000)]);
+        // Not a replica, a group of one, or a range too narrow: the whole range.
+        assert_eq!(p.election_band(7), ElectionBand::WHOLE);
+        assert_eq!(ElectionBand::WHOLE.within(500, 1000), (500, 1000));
+        assert_eq!(ElectionBand { rank: 1, of: 3 }.within(10, 12), (10, 12));
+        // Every primary of a partition is first in its own band.
+        for p in &placement {
+            let primary = p.primary().unwrap();
+            assert_eq!(p.election_band(primary).rank, 0);
+        }
+    }
 
     /// The priority of each node per partition, as Zeebe's documentation tabulates it
     /// (0 = no replica).

@@ -44,6 +44,7 @@ use std::time::Duration;
 
 use openraft::type_config::async_runtime::watch::WatchReceiver;
 
+use crate::placement::ElectionBand;
 use crate::transport::proto::ProbeRequest;
 use crate::transport::proto::internal_client::InternalClient;
 use crate::transport::{PartitionRaft, Peers};
@@ -55,6 +56,10 @@ const REJOINING: &str = "rejoining\n";
 
 /// How often a rejoining replica asks its peers and looks at its commit index.
 const PROBE_EVERY: Duration = Duration::from_millis(250);
+
+/// A new cluster's replicas stand for their first election this far apart by priority rank
+/// (see [`ElectionBand`]): more than a probe round, by which their settling may differ.
+const FIRST_ELECTION_STAGGER: Duration = Duration::from_millis(400);
 
 /// Why a replica opens as rejoining (or not).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -175,6 +180,7 @@ pub async fn run(
     partition_id: u32,
     others: Vec<NodeId>,
     peers: Peers,
+    band: ElectionBand,
 ) {
     if guard.votes() {
         return;
@@ -221,6 +227,13 @@ pub async fn run(
             if let Err(error) = guard.settle() {
                 tracing::error!(partition = partition_id, %error, "cannot record the replica as a member; it stays out of elections");
                 return;
+            }
+            if target == 0 {
+                // A new cluster: every replica's wait for an election ran out while it probed,
+                // so the first to settle would stand at once whatever its priority. Each
+                // votes from now on but stands only after those of higher priority could
+                // (they settle within a probe round of each other).
+                tokio::time::sleep(FIRST_ELECTION_STAGGER * band.rank).await;
             }
             raft.runtime_config().elect(true);
             tracing::info!(

@@ -54,6 +54,7 @@ use openraft::{Instant as _, ServerState};
 use tokio::sync::{mpsc, watch};
 
 use crate::metrics::GroupMetrics;
+use crate::placement::ElectionBand;
 use crate::rejoin::Rejoin;
 use crate::state_machine::SnapshotData;
 use crate::storage::{
@@ -127,6 +128,9 @@ pub struct RaftLogConfig {
     /// openraft's apply do not read them back from the journal
     /// ([`RaftLogConfig::RECENT_ENTRIES`]; the broker sizes it from its memory limit).
     pub recent_entries: usize,
+    /// The replica's part of the election range, by its priority in the placement
+    /// ([`PartitionPlacement::election_band`](crate::placement::PartitionPlacement::election_band)).
+    pub election_band: ElectionBand,
 }
 
 impl RaftLogConfig {
@@ -150,6 +154,10 @@ impl RaftLogConfig {
 pub struct RaftTiming {
     pub heartbeat_ms: u64,
     pub election_timeout_ms: (u64, u64),
+    /// Whether each replica waits in its priority's band of the range
+    /// ([`ElectionBand`]; `--priority-election`, on by default as in Zeebe) rather than
+    /// anywhere in it.
+    pub priority_election: bool,
 }
 
 /// Zeebe's `heartbeatInterval` default.
@@ -186,6 +194,7 @@ impl RaftTiming {
         Ok(Self {
             heartbeat_ms,
             election_timeout_ms: (election_ms / 2, election_ms),
+            priority_election: true,
         })
     }
 
@@ -211,12 +220,22 @@ impl RaftTiming {
         partition_id: u32,
         kept: u64,
         elect: bool,
+        band: ElectionBand,
     ) -> Result<Arc<openraft::Config>, String> {
+        let band = if self.priority_election {
+            band
+        } else {
+            ElectionBand::WHOLE
+        };
+        let (election_timeout_min, election_timeout_max) =
+            band.within(self.election_timeout_ms.0, self.election_timeout_ms.1);
         let config = openraft::Config {
             cluster_name: format!("partition-{partition_id}"),
             heartbeat_interval: self.heartbeat_ms,
-            election_timeout_min: self.election_timeout_ms.0,
-            election_timeout_max: self.election_timeout_ms.1,
+            // The replica's band of the range (openraft's leader lease, how long a follower
+            // refuses other candidates after its leader's last message, is the band's end).
+            election_timeout_min,
+            election_timeout_max,
             // The partition takes its snapshots on its own schedule and registers each with
             // the group (`Snapshots::taken`); the group never builds one itself.
             snapshot_policy: openraft::SnapshotPolicy::Never,
@@ -362,9 +381,12 @@ impl RaftLog {
         let metrics = Arc::new(GroupMetrics::default());
         let network = network(metrics.clone());
         let elect = rejoin.as_ref().is_none_or(|guard| guard.votes());
-        let raft_config = config
-            .timing
-            .config(partition_id, config.kept_after_snapshot, elect)?;
+        let raft_config = config.timing.config(
+            partition_id,
+            config.kept_after_snapshot,
+            elect,
+            config.election_band,
+        )?;
         let raft = PartitionRaft::new(
             config.node_id,
             raft_config,
@@ -402,6 +424,11 @@ impl RaftLog {
                 partition_id,
                 others,
                 peers,
+                if config.timing.priority_election {
+                    config.election_band
+                } else {
+                    ElectionBand::WHOLE
+                },
             ));
         }
         let (roles_tx, roles) = watch::channel(RoleState {

@@ -35,6 +35,11 @@ pub const ZEEBE_ENVIRONMENT: &[(&str, &str, &str)] = &[
         "BEELINE_CONTACT_POINTS",
     ),
     (
+        "ZEEBE_BROKER_CLUSTER_RAFT_ENABLEPRIORITYELECTION",
+        "priority-election",
+        "BEELINE_PRIORITY_ELECTION",
+    ),
+    (
         "ZEEBE_BROKER_CLUSTER_CLUSTERNAME",
         "cluster-name",
         "BEELINE_CLUSTER_NAME",

@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use beeline_cluster::transport::{Groups, InternalServer, Peers};
-use beeline_cluster::{NodeFlusher, RaftLog, RaftLogConfig, RaftTiming};
+use beeline_cluster::{ElectionBand, NodeFlusher, RaftLog, RaftLogConfig, RaftTiming};
 use beeline_log::{FileJournalConfig, JournalReader};
 use beeline_protocol::Record;
 use beeline_protocol::codec::decode_batch;
@@ -53,6 +53,7 @@ async fn within<T>(what: impl std::fmt::Display, future: impl Future<Output = T>
 const TIMING: RaftTiming = RaftTiming {
     heartbeat_ms: 100,
     election_timeout_ms: (600, 1200),
+    priority_election: false,
 };
 
 /// A journal entry: (index, term, kind, asqn, data).
@@ -131,6 +132,7 @@ async fn start(
             guard_rejoin: options.guard_rejoin,
             flusher: NodeFlusher::start().expect("flusher"),
             recent_entries: RaftLogConfig::RECENT_ENTRIES,
+            election_band: ElectionBand::WHOLE,
         },
         dir,
         peers.clone(),
@@ -936,6 +938,7 @@ async fn a_leader_refuses_a_batch_larger_than_a_journal_entry_and_its_group_goes
             guard_rejoin: true,
             flusher: NodeFlusher::start().expect("flusher"),
             recent_entries: RaftLogConfig::RECENT_ENTRIES,
+            election_band: ElectionBand::WHOLE,
         },
         root.path(),
         Peers::new(0),

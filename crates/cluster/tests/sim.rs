@@ -41,7 +41,7 @@ use std::time::{Duration, Instant};
 use beeline_cluster::check::{self, Acknowledged, JournalShape};
 use beeline_cluster::sim::{Event, Faults, Schedule, SimNet};
 use beeline_cluster::transport::Groups;
-use beeline_cluster::{NodeFlusher, RaftLog, RaftLogConfig, RaftTiming};
+use beeline_cluster::{ElectionBand, NodeFlusher, RaftLog, RaftLogConfig, RaftTiming};
 use beeline_log::{FileJournalConfig, JournalReader};
 use beeline_protocol::intent::{
     DeploymentIntent, JobBatchIntent, JobIntent, MessageIntent, ProcessInstanceCreationIntent,
@@ -68,6 +68,7 @@ const SHAPE: JournalShape = JournalShape {
 const TIMING: RaftTiming = RaftTiming {
     heartbeat_ms: 50,
     election_timeout_ms: (300, 600),
+    priority_election: false,
 };
 /// How long the run waits for a leader, an answer or convergence before it fails.
 const PATIENCE: Duration = Duration::from_secs(30);
@@ -157,6 +158,7 @@ async fn open(node: u64, dir: &Path, net: &SimNet, groups: &Groups, seen: &Share
             guard_rejoin: false,
             flusher: NodeFlusher::start().expect("flusher"),
             recent_entries: RaftLogConfig::RECENT_ENTRIES,
+            election_band: ElectionBand::WHOLE,
         },
         dir,
         |_| net.factory(node, PARTITION),

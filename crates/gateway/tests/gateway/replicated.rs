@@ -60,6 +60,7 @@ const THREE: Shape = Shape {
 const TIMING: RaftTiming = RaftTiming {
     heartbeat_ms: 100,
     election_timeout_ms: (600, 1200),
+    priority_election: true,
 };
 
 /// One broker, on a runtime of its own: stopping it ends every task it started (its
@@ -455,6 +456,7 @@ async fn start_broker(
                 guard_rejoin: true,
                 flusher: flusher.clone(),
                 recent_entries: RaftLogConfig::RECENT_ENTRIES,
+                election_band: placement[usize::from(id) - 1].election_band(node),
             },
             &partition_dir,
             membership.peers().clone(),
@@ -658,6 +660,22 @@ async fn a_client_of_a_follower_broker_works_every_partition_through_a_leader_fa
         ];
         want.sort_unstable();
         assert_eq!(roles, want, "partition {partition}");
+    }
+    // Priority election: with every broker up, each partition is led by its primary (partition
+    // p by broker p - 1), so each broker leads one.
+    for broker in &topology.brokers {
+        let led: Vec<i32> = broker
+            .partitions
+            .iter()
+            .filter(|p| p.role == PartitionBrokerRole::Leader as i32)
+            .map(|p| p.partition_id)
+            .collect();
+        assert_eq!(
+            led,
+            vec![broker.node_id + 1],
+            "broker {} leads the partition it is primary of",
+            broker.node_id
+        );
     }
 
     // Deployed through a broker that does not lead partition 1 (forwarded to its leader),
