@@ -317,13 +317,21 @@ fn parse_count(text: &str) -> Result<Count, String> {
     }
 }
 
+/// What a broker with Raft groups holds beyond a single node whatever its load: openraft's
+/// runtime statistics compute their histograms' scales once per process (28 MiB with
+/// base2histogram 0.2.3, found with jemalloc's heap profile of a broker), and the groups' own
+/// buffers and tasks.
+pub const REPLICATION_BASELINE: u64 = 32 << 20;
+
 impl BrokerConfig {
     /// The state's share of the memory limit (write-back buffers, RocksDB's cache and
-    /// memtables). The other half
-    /// covers the process itself, which holds about 20 MiB idle and grows with requests in
-    /// flight, which backpressure bounds.
+    /// memtables): half of it, or in a broker with Raft groups half of what is left after
+    /// [`REPLICATION_BASELINE`]. The other half covers the process itself, which holds about
+    /// 20 MiB idle and grows with requests in flight, which backpressure bounds.
     pub fn state_memory(&self) -> u64 {
-        self.memory_limit / 2
+        let replicated = self.cluster_size > 1 && self.replication_factor > 1;
+        let baseline = if replicated { REPLICATION_BASELINE } else { 0 };
+        self.memory_limit.saturating_sub(baseline) / 2
     }
 
     /// What the broker's Raft groups keep of their latest entries to replicate them from
@@ -526,6 +534,27 @@ mod tests {
             .expect("a certificate without its key")
             .to_string();
         assert!(error.contains("--tls-private-key"), "{error}");
+    }
+
+    #[test]
+    fn the_states_share_of_the_memory_limit_leaves_room_for_a_replicated_brokers_baseline() {
+        let single = Cli::try_parse_from(["beeline"]).unwrap().config;
+        assert_eq!(single.state_memory(), 128 << 20);
+        let replicated = Cli::try_parse_from([
+            "beeline",
+            "--cluster-size",
+            "3",
+            "--replication-factor",
+            "3",
+        ])
+        .unwrap()
+        .config;
+        assert_eq!(replicated.state_memory(), (256 - 32) << 19);
+        // Several brokers at factor 1 hold no Raft groups.
+        let unreplicated = Cli::try_parse_from(["beeline", "--cluster-size", "3"])
+            .unwrap()
+            .config;
+        assert_eq!(unreplicated.state_memory(), 128 << 20);
     }
 
     #[test]

@@ -39,8 +39,14 @@ where
 
 pub struct Partition;
 
-/// Records replayed per state write while recovering.
+/// Records replayed per state write, at most.
 const REPLAY_CHUNK: usize = 4096;
+
+/// Bytes of log entries (their records' encoded size, about what the decoded records hold)
+/// replayed per state write, at most: a follower that catches up a long stretch at once holds
+/// one chunk of records, not the stretch (with 1 KiB variables a full chunk by count alone was
+/// 7.5 MiB per replica).
+const REPLAY_CHUNK_BYTES: usize = 1 << 20;
 
 /// A partition's state restored from its latest snapshot, before the log after it is replayed.
 pub(crate) struct Restored {
@@ -260,6 +266,8 @@ pub(crate) struct Replayer<R> {
     pub bytes: u64,
     first: bool,
     chunk: Vec<Record>,
+    /// Encoded bytes of the entries whose records are in `chunk`.
+    chunk_bytes: usize,
 }
 
 impl<R: JournalReader> Replayer<R> {
@@ -284,6 +292,7 @@ impl<R: JournalReader> Replayer<R> {
             bytes: 0,
             first: true,
             chunk: Vec::new(),
+            chunk_bytes: 0,
         })
     }
 
@@ -341,7 +350,8 @@ impl<R: JournalReader> Replayer<R> {
                 }
                 self.chunk.push(record);
             }
-            if self.chunk.len() >= REPLAY_CHUNK {
+            self.chunk_bytes += entry.data.len();
+            if self.chunk.len() >= REPLAY_CHUNK || self.chunk_bytes >= REPLAY_CHUNK_BYTES {
                 self.apply_chunk(engine, store)?;
             }
         }
@@ -359,6 +369,7 @@ impl<R: JournalReader> Replayer<R> {
             .map_err(|e| e.to_string())?;
         store.write(writes).map_err(|e| e.to_string())?;
         self.chunk.clear();
+        self.chunk_bytes = 0;
         Ok(())
     }
 }
