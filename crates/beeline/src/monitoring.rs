@@ -24,10 +24,25 @@ pub async fn serve(listener: tokio::net::TcpListener, state: Arc<NodeState>) {
         .route("/actuator/health/startup", get(startup_json))
         .route("/metrics", get(metrics))
         .route("/actuator/prometheus", get(metrics))
+        .route("/actuator/rebalance", axum::routing::post(rebalance))
         .with_state(state);
     if let Err(e) = axum::serve(listener, app).await {
         tracing::error!(error = %e, "monitoring server stopped");
     }
+}
+
+/// Zeebe's rebalancing: every partition's leadership handed back to its primary, on every
+/// broker (`beeline_cluster::rebalance`). As Zeebe's, it answers 200 with no body whatever it
+/// could do (nothing on a broker without Raft groups); the hand-overs go on after the answer,
+/// and the metrics (`beeline_partition_role`) show where the leaders are.
+async fn rebalance(State(state): State<Arc<NodeState>>) -> StatusCode {
+    if let (Some(groups), Some(membership)) = (state.raft_groups.get(), state.membership.get()) {
+        let (groups, membership) = (groups.clone(), membership.clone());
+        tokio::spawn(async move {
+            beeline_cluster::rebalance::rebalance(&groups, &membership).await;
+        });
+    }
+    StatusCode::OK
 }
 
 fn status(ok: bool) -> StatusCode {

@@ -29,6 +29,7 @@ pub mod job_streams;
 pub mod membership;
 pub mod metrics;
 pub mod placement;
+pub mod rebalance;
 pub mod records;
 pub mod rejoin;
 pub mod replicated_log;

@@ -154,6 +154,14 @@ impl Membership {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// The primary (the preferred leader) of `partition_id`, as every broker places it.
+    pub fn primary(&self, partition_id: u32) -> Option<NodeId> {
+        self.placement
+            .iter()
+            .find(|p| p.partition_id == partition_id)
+            .and_then(|p| p.primary())
+    }
+
     pub fn local_id(&self) -> NodeId {
         self.lock().local.node_id
     }

@@ -149,7 +149,8 @@ impl RaftLogConfig {
 /// for none while its leader's lease lasts, so a follower that hears nothing elects between
 /// `max + min` and `2 × max` after its leader's last message. The same lease bounds a leader
 /// cut off from its quorum: its proposals are refused once `max` has passed since a quorum
-/// last answered.
+/// last answered. With [`priority_election`](Self::priority_election) each replica waits in
+/// its own band of the range ([`ElectionBand`]), and its lease is that band's end.
 #[derive(Debug, Clone, Copy)]
 pub struct RaftTiming {
     pub heartbeat_ms: u64,

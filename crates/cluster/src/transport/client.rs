@@ -11,8 +11,8 @@ use openraft::base::{BoxFuture, BoxStream};
 use openraft::error::{NetworkError, RPCError, ReplicationClosed, StreamingError, Unreachable};
 use openraft::network::{RPCOption, RaftNetworkFactory, v2::RaftNetworkV2};
 use openraft::raft::{
-    AppendEntriesRequest, AppendEntriesResponse, SnapshotResponse, StreamAppendResult, VoteRequest,
-    VoteResponse,
+    AppendEntriesRequest, AppendEntriesResponse, SnapshotResponse, StreamAppendResult,
+    TransferLeaderError, TransferLeaderRequest, TransferLeaderResponse, VoteRequest, VoteResponse,
 };
 use tonic::transport::Channel;
 
@@ -293,6 +293,40 @@ impl RaftNetworkV2<TypeConfig> for GroupNetwork {
         option: RPCOption,
     ) -> Result<VoteResponse<TypeConfig>, RPCError<TypeConfig>> {
         self.ask_vote(rpc, option, Ballot::Vote).await
+    }
+
+    /// A leader's hand-over (see [`crate::rebalance`]), told to this replica.
+    async fn transfer_leader(
+        &mut self,
+        rpc: TransferLeaderRequest<TypeConfig>,
+        option: RPCOption,
+    ) -> Result<TransferLeaderResponse<TypeConfig>, RPCError<TypeConfig>> {
+        let request = proto::TransferLeaderRequest {
+            partition_id: self.partition_id,
+            to_node: self.target,
+            from_leader: Some(convert::vote_to(rpc.from_leader())),
+            new_leader: *rpc.to_node_id(),
+            last_log_id: convert::log_id_to(rpc.last_log_id()),
+        };
+        let answer = self
+            .client()?
+            .transfer_leader(with_deadline(request, &option))
+            .await
+            .map_err(|status| self.failed(status))?
+            .into_inner();
+        if let Some(actual) = answer.vote_changed_to {
+            return Ok(Err(TransferLeaderError::VoteChanged {
+                expected: *rpc.from_leader(),
+                actual: convert::vote_from(Some(actual)).map_err(malformed)?,
+            }));
+        }
+        if answer.log_not_flushed {
+            return Ok(Err(TransferLeaderError::LogNotFlushed {
+                expected: rpc.last_log_id().cloned(),
+                actual: convert::log_id_from(answer.last_flushed),
+            }));
+        }
+        Ok(Ok(()))
     }
 
     /// An unreachable peer is an error, never a grant: a replica cut off from the others must

@@ -197,6 +197,19 @@ impl Groups {
         Ok(Response::new(convert::vote_response_to(&response)))
     }
 
+    /// Every group, by partition.
+    pub fn all(&self) -> Vec<(u32, PartitionRaft)> {
+        let mut all: Vec<(u32, PartitionRaft)> = self
+            .groups
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .map(|(partition, raft)| (*partition, raft.clone()))
+            .collect();
+        all.sort_unstable_by_key(|(partition, _)| *partition);
+        all
+    }
+
     pub(crate) fn get(&self, partition_id: u32) -> Result<PartitionRaft, Status> {
         self.groups
             .read()
@@ -450,6 +463,50 @@ impl Internal for InternalServer {
         self.groups
             .answer_vote(request.into_inner(), Ballot::PreVote)
             .await
+    }
+
+    async fn transfer_leader(
+        &self,
+        request: Request<proto::TransferLeaderRequest>,
+    ) -> Result<Response<proto::TransferLeaderResponse>, Status> {
+        let request = request.into_inner();
+        self.groups.check_addressee(request.to_node)?;
+        let raft = self.groups.get(request.partition_id)?;
+        let from = convert::vote_from(request.from_leader).map_err(malformed)?;
+        let transfer = openraft::raft::TransferLeaderRequest::new(
+            from,
+            request.new_leader,
+            convert::log_id_from(request.last_log_id),
+        );
+        let answer = raft
+            .handle_transfer_leader(transfer)
+            .await
+            .map_err(raft_failed)?;
+        use openraft::raft::TransferLeaderError;
+        let refused = proto::TransferLeaderResponse::default();
+        Ok(Response::new(match answer {
+            Ok(()) => refused,
+            Err(TransferLeaderError::VoteChanged { actual, .. }) => proto::TransferLeaderResponse {
+                vote_changed_to: Some(convert::vote_to(&actual)),
+                ..refused
+            },
+            Err(TransferLeaderError::LogNotFlushed { actual, .. }) => {
+                proto::TransferLeaderResponse {
+                    log_not_flushed: true,
+                    last_flushed: convert::log_id_to(actual.as_ref()),
+                    ..refused
+                }
+            }
+        }))
+    }
+
+    async fn rebalance(
+        &self,
+        _request: Request<proto::Empty>,
+    ) -> Result<Response<proto::Empty>, Status> {
+        let services = self.services()?;
+        crate::rebalance::hand_to_primaries(&self.groups, &services.membership).await;
+        Ok(Response::new(proto::Empty {}))
     }
 
     async fn probe(

@@ -75,6 +75,8 @@ pub(super) struct Broker {
     partitions: Vec<PartitionHandle>,
     /// Each local replica's Raft group, by partition (tests that steer openraft itself).
     pub groups: HashMap<u16, Arc<RaftLog>>,
+    /// The same groups as the internal API serves them.
+    pub raft_groups: Groups,
     tasks: Vec<JoinHandle<()>>,
     stop_gateway: Option<oneshot::Sender<()>>,
     stop_internal: Option<oneshot::Sender<()>>,
@@ -524,6 +526,7 @@ async fn start_broker(
         job_streams,
         partitions,
         groups: raft_logs,
+        raft_groups: groups,
         tasks,
         stop_gateway: Some(stop_gateway),
         stop_internal: Some(stop_internal),
@@ -872,6 +875,63 @@ async fn a_forwarded_command_keeps_the_callers_tenants() {
         .cancel_process_instance(as_user("alice", cancel))
         .await
         .expect("its own tenant's instance is cancelled");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rebalancing_hands_each_partition_back_to_its_primary() {
+    let mut cluster = TestCluster::start(THREE, gateway_config()).await;
+    // Priority election: partition p is led by its primary, broker p - 1.
+    for partition in 1..=THREE.partitions {
+        assert_eq!(
+            cluster.leader_of(partition),
+            Some(usize::from(partition) - 1)
+        );
+    }
+    // Broker 0 goes: partition 1 fails over, and stays where it went when broker 0 is back.
+    cluster.stop(0).await;
+    cluster.await_leaders().await;
+    let failover = cluster.leader_of(1).expect("partition 1 has a leader");
+    assert_ne!(failover, 0);
+    cluster.restart(0).await;
+    assert_eq!(
+        cluster.leader_of(1),
+        Some(failover),
+        "leadership does not move back by itself"
+    );
+    // Asked of a broker (not necessarily partition 1's leader: each broker hands over what
+    // it leads), rebalancing gives partition 1 back to broker 0.
+    let asked = cluster.broker(2);
+    beeline_cluster::rebalance::rebalance(&asked.raft_groups, &asked.membership).await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+    while cluster.leader_of(1) != Some(0) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "partition 1 is led by {:?}, not its primary",
+            cluster.leader_of(1)
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    cluster.await_leaders().await;
+    for partition in 1..=THREE.partitions {
+        assert_eq!(
+            cluster.leader_of(partition),
+            Some(usize::from(partition) - 1),
+            "partition {partition}"
+        );
+    }
+    // The partition handed over takes commands on its new leader, through any broker.
+    let mut client = cluster.client(2).await;
+    client
+        .deploy_resource(DeployResourceRequest {
+            resources: vec![resource("order.bpmn", &order_process())],
+            tenant_id: String::new(),
+        })
+        .await
+        .expect("deployed");
+    create_on(&mut client, 1, THREE.partitions, |attempt| {
+        format!(r#"{{"orderId": "rebalanced-{attempt}"}}"#)
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
