@@ -609,6 +609,16 @@ async fn activate(
     jobs
 }
 
+async fn deploy_order(client: &mut GatewayClient<Channel>) {
+    client
+        .deploy_resource(DeployResourceRequest {
+            resources: vec![resource("order.bpmn", &order_process())],
+            tenant_id: String::new(),
+        })
+        .await
+        .expect("deployed");
+}
+
 fn order_process() -> String {
     ProcessBuilder::new("order")
         .message("paid", Some("=orderId"))
@@ -683,13 +693,7 @@ async fn a_client_of_a_follower_broker_works_every_partition_through_a_leader_fa
 
     // Deployed through a broker that does not lead partition 1 (forwarded to its leader),
     // distributed by partition 1 to the others.
-    client
-        .deploy_resource(DeployResourceRequest {
-            resources: vec![resource("order.bpmn", &order_process())],
-            tenant_id: String::new(),
-        })
-        .await
-        .expect("deployed");
+    deploy_order(&mut client).await;
     let mut instances = Vec::new();
     for partition in 1..=THREE.partitions {
         let order = |attempt| format!("order-{partition}-{attempt}");
@@ -699,9 +703,22 @@ async fn a_client_of_a_follower_broker_works_every_partition_through_a_leader_fa
         .await;
         instances.push((partition, order(attempt), key));
     }
-    let packed = activate(&mut client, "pack", instances.len()).await;
+    // Instances that landed on another partition on the way (`create_on` tries until one
+    // lands on its own) have pack jobs too: activate until each of ours is in hand.
+    let ours: Vec<i64> = instances.iter().map(|(_, _, key)| *key).collect();
+    let mut packed = Vec::new();
+    for _ in 0..100 {
+        packed.extend(activate(&mut client, "pack", 1).await);
+        if ours
+            .iter()
+            .all(|key| packed.iter().any(|job| job.process_instance_key == *key))
+        {
+            break;
+        }
+    }
     let mut partitions: Vec<u16> = packed
         .iter()
+        .filter(|job| ours.contains(&job.process_instance_key))
         .filter_map(|job| key::partition_of(job.key))
         .collect();
     partitions.sort_unstable();
@@ -877,16 +894,22 @@ async fn a_forwarded_command_keeps_the_callers_tenants() {
         .expect("its own tenant's instance is cancelled");
 }
 
+/// Partition p of three brokers is led by its primary, broker p - 1.
+fn assert_primaries_lead(cluster: &TestCluster) {
+    for partition in 1..=THREE.partitions {
+        assert_eq!(
+            cluster.leader_of(partition),
+            Some(usize::from(partition) - 1),
+            "partition {partition}"
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rebalancing_hands_each_partition_back_to_its_primary() {
     let mut cluster = TestCluster::start(THREE, gateway_config()).await;
     // Priority election: partition p is led by its primary, broker p - 1.
-    for partition in 1..=THREE.partitions {
-        assert_eq!(
-            cluster.leader_of(partition),
-            Some(usize::from(partition) - 1)
-        );
-    }
+    assert_primaries_lead(&cluster);
     // Broker 0 goes: partition 1 fails over, and stays where it went when broker 0 is back.
     cluster.stop(0).await;
     cluster.await_leaders().await;
@@ -912,22 +935,10 @@ async fn rebalancing_hands_each_partition_back_to_its_primary() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     cluster.await_leaders().await;
-    for partition in 1..=THREE.partitions {
-        assert_eq!(
-            cluster.leader_of(partition),
-            Some(usize::from(partition) - 1),
-            "partition {partition}"
-        );
-    }
+    assert_primaries_lead(&cluster);
     // The partition handed over takes commands on its new leader, through any broker.
     let mut client = cluster.client(2).await;
-    client
-        .deploy_resource(DeployResourceRequest {
-            resources: vec![resource("order.bpmn", &order_process())],
-            tenant_id: String::new(),
-        })
-        .await
-        .expect("deployed");
+    deploy_order(&mut client).await;
     create_on(&mut client, 1, THREE.partitions, |attempt| {
         format!(r#"{{"orderId": "rebalanced-{attempt}"}}"#)
     })
@@ -997,13 +1008,7 @@ async fn five_brokers_hold_three_replicas_of_each_partition_placed_round_robin()
     }
     // Instances on every partition through one broker, which holds three of the five.
     let mut client = cluster.client(0).await;
-    client
-        .deploy_resource(DeployResourceRequest {
-            resources: vec![resource("order.bpmn", &order_process())],
-            tenant_id: String::new(),
-        })
-        .await
-        .expect("deployed");
+    deploy_order(&mut client).await;
     for partition in 1..=shape.partitions {
         create_on(&mut client, partition, shape.partitions, |attempt| {
             format!(r#"{{"orderId": "five-{attempt}"}}"#)
@@ -1083,13 +1088,7 @@ async fn an_awaited_result_whose_leader_goes_ends_deadline_exceeded_at_once() {
     let mut cluster = TestCluster::start(THREE, gateway_config()).await;
     let through = cluster.follower_broker();
     let mut client = cluster.client(through).await;
-    client
-        .deploy_resource(DeployResourceRequest {
-            resources: vec![resource("order.bpmn", &order_process())],
-            tenant_id: String::new(),
-        })
-        .await
-        .expect("deployed");
+    deploy_order(&mut client).await;
     // The deployment has reached every partition once an instance starts on each.
     for partition in 1..=THREE.partitions {
         create_on(&mut client, partition, THREE.partitions, |attempt| {
