@@ -252,6 +252,13 @@ impl RaftTiming {
             // back from where its log now ends rather than failing the leader's replication;
             // that it cannot elect a leader without them meanwhile is `crate::rejoin`'s part.
             allow_log_reversion: Some(true),
+            // A leader that restarts stands for election like any replica rather than taking
+            // back its old term at once (openraft's default): the journal writes appended
+            // entries out at its next flush, so a kill takes the leader's unwritten tail while
+            // its followers may hold those entries from its term already. Leading that term
+            // again, it would write other entries at their indexes, and Raft takes an entry's
+            // index and term for all of its content: the logs would part for good.
+            enable_leader_restore: Some(false),
             ..Default::default()
         }
         .validate()

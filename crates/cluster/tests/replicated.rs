@@ -740,9 +740,12 @@ async fn journals_stay_bounded_with_a_replica_down_which_then_returns_through_a_
         "the leader purged its log below its snapshots although a replica is down: purged \
          {purged} of {written}"
     );
+    // Measured: at most five segments (two segments' worth between snapshots, the kept
+    // entries, the active segment and its spare), six when a snapshot is still being taken
+    // as the load fills the next segment (other tests running beside this one).
     let grown = log_bytes(&dir);
     assert!(
-        highest <= 5 * SEGMENT,
+        highest <= 6 * SEGMENT,
         "a journal stays within a few segments ({highest} bytes; the stopped replica's holds \
          {grown})"
     );
@@ -1117,6 +1120,156 @@ async fn repaired_after_damage(former_leader: bool) {
         acknowledged.len(),
         checked.len()
     );
+    for broker in brokers {
+        within(
+            format!("broker {} to shut down", broker.node),
+            broker.handle.shutdown(),
+        )
+        .await;
+        let _ = broker.stop_server.send(());
+    }
+}
+
+/// The entries of a journal segment file: each frame's offset, data length, header length
+/// and index (`beeline_log`'s segment layout: a 64-byte header whose bytes 8..12 hold the
+/// format version, then 8-byte aligned frames, each a header of 40 bytes (24 in version 1)
+/// starting with the data length (u32) and holding the index at bytes 8..16; a header of
+/// index 0 ends the written part).
+fn frames(segment: &Path) -> Vec<(u64, u64, u64, u64)> {
+    const SEGMENT_HEADER: usize = 64;
+    let bytes = std::fs::read(segment).expect("read segment");
+    let word = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"));
+    let header = if word(8) == 1 { 24 } else { 40 };
+    let mut frames = Vec::new();
+    let mut at = SEGMENT_HEADER;
+    while at + header <= bytes.len() {
+        let data = word(at) as usize;
+        let index = u64::from_le_bytes(bytes[at + 8..at + 16].try_into().expect("8 bytes"));
+        if index == 0 {
+            break;
+        }
+        frames.push((at as u64, data as u64, header as u64, index));
+        at += (header + data).next_multiple_of(8);
+    }
+    frames
+}
+
+/// Takes the last `n` entries out of the journal's newest segment as a kill takes the frames
+/// appended but not yet written: zeros from the first of them on, so the journal opens with a
+/// clean end before it (nothing torn, nothing damaged). The index of the first one lost.
+fn lose_unwritten_tail(dir: &Path, n: usize) -> u64 {
+    use std::os::unix::fs::FileExt;
+    let newest = files_in(&dir.join("log"))
+        .into_iter()
+        .filter(|p| p.to_string_lossy().ends_with(".log"))
+        .next_back()
+        .expect("a segment");
+    let frames = frames(&newest);
+    assert!(
+        frames.len() > n,
+        "more than {n} entries in the newest segment"
+    );
+    let (at, _, _, index) = frames[frames.len() - n];
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&newest)
+        .expect("open segment");
+    let len = file.metadata().expect("metadata").len();
+    file.write_all_at(&vec![0; (len - at) as usize], at)
+        .expect("zeros");
+    index
+}
+
+/// A leader killed before it wrote out the entries it had appended (the journal writes them
+/// at its next flush) comes back without them while a follower holds them from its term. It
+/// must not lead that term again: it would write other entries at those indexes, and Raft
+/// takes an entry's index and term for all of its content, so the logs would part for good.
+/// It follows instead, and the follower, whose log is longer, wins the next term's election.
+/// The other follower is down meanwhile, so nothing but the returning leader's own choice
+/// keeps it from leading its old term with the one follower left.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_leader_restarted_without_its_log_tail_does_not_lead_again_in_its_old_term() {
+    logs();
+    let (cluster, mut brokers) = Cluster::start(DEFAULTS).await;
+    let mut acknowledged = BTreeSet::new();
+    for i in 0..20 {
+        let answer = execute(&brokers, &format!("before {i}"))
+            .await
+            .expect("published");
+        acknowledged.insert(answer.key);
+    }
+    converged(&brokers).await;
+    let at = leader(&brokers).await;
+    let old_term = brokers[at].handle.role().term;
+    let leader_node = brokers[at].node;
+    // A follower first (the leader goes on with the other), then the leader.
+    let follower = brokers
+        .iter()
+        .position(|b| b.node != leader_node)
+        .expect("a follower");
+    let (follower_node, _) = brokers.remove(follower).kill().await;
+    let at = brokers
+        .iter()
+        .position(|b| b.node == leader_node)
+        .expect("the leader");
+    let (_, dir) = brokers.remove(at).kill().await;
+    lose_unwritten_tail(&dir, 2);
+    brokers.push(cluster.broker(leader_node).await);
+
+    // Two election timeouts and more with the former leader back and one follower.
+    let mut led_in_old_term = false;
+    let until =
+        tokio::time::Instant::now() + Duration::from_millis(3 * TIMING.election_timeout_ms.1);
+    while tokio::time::Instant::now() < until {
+        let returned = brokers.last().expect("the former leader").handle.role();
+        led_in_old_term |= returned.role == Role::Leader && returned.term == old_term;
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    brokers.push(cluster.broker(follower_node).await);
+    for i in 0..20 {
+        let answer = execute(&brokers, &format!("after {i}"))
+            .await
+            .expect("published");
+        acknowledged.insert(answer.key);
+    }
+    converged(&brokers).await;
+
+    let suffixes = common_suffix(&brokers);
+    for (broker, suffix) in brokers.iter().zip(&suffixes) {
+        if let Some(parted) = suffix.iter().zip(&suffixes[0]).find(|(a, b)| a != b) {
+            panic!(
+                "the committed logs of brokers {} and {} part at entry {} (terms {} and {})",
+                broker.node, brokers[0].node, parted.0.0, parted.0.1, parted.1.1
+            );
+        }
+        assert_eq!(
+            suffix.len(),
+            suffixes[0].len(),
+            "replicas hold the same entries"
+        );
+    }
+    let at = leader(&brokers).await;
+    for broker in &brokers {
+        assert_eq!(
+            broker.state(),
+            brokers[at].state(),
+            "replicas agree on state"
+        );
+    }
+    let committed = published(&brokers[at].committed());
+    let missing: Vec<_> = acknowledged
+        .iter()
+        .filter(|k| !committed.contains(k))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "nothing acknowledged is lost: missing {missing:?}"
+    );
+    assert!(
+        !led_in_old_term,
+        "the restarted leader led again in term {old_term}"
+    );
+    assert!(brokers[at].handle.role().term > old_term);
     for broker in brokers {
         within(
             format!("broker {} to shut down", broker.node),
