@@ -1161,8 +1161,7 @@ fn lose_unwritten_tail(dir: &Path, n: usize) -> u64 {
     use std::os::unix::fs::FileExt;
     let newest = files_in(&dir.join("log"))
         .into_iter()
-        .filter(|p| p.to_string_lossy().ends_with(".log"))
-        .next_back()
+        .rfind(|p| p.to_string_lossy().ends_with(".log"))
         .expect("a segment");
     let frames = frames(&newest);
     assert!(
