@@ -327,11 +327,19 @@ impl BrokerConfig {
     /// The state's share of the memory limit (write-back buffers, RocksDB's cache and
     /// memtables): half of it, or in a broker with Raft groups half of what is left after
     /// [`REPLICATION_BASELINE`]. The other half covers the process itself, which holds about
-    /// 20 MiB idle and grows with requests in flight, which backpressure bounds.
+    /// 20 MiB idle and grows with requests in flight, which backpressure bounds (and, for
+    /// commands forwarded to other brokers, [`Self::forwarding_memory`]).
     pub fn state_memory(&self) -> u64 {
         let replicated = self.cluster_size > 1 && self.replication_factor > 1;
         let baseline = if replicated { REPLICATION_BASELINE } else { 0 };
         self.memory_limit.saturating_sub(baseline) / 2
+    }
+
+    /// What the gateway may hold of commands forwarded to partition leaders on other brokers
+    /// while it awaits their answers: a sixteenth of the memory limit, out of the half that
+    /// is not the state's.
+    pub fn forwarding_memory(&self) -> u64 {
+        self.memory_limit / 16
     }
 
     /// What the broker's Raft groups keep of their latest entries to replicate them from

@@ -435,6 +435,7 @@ fn gateway(
         GatewayConfig {
             max_message_size: message_size(config),
             backpressure: config.backpressure,
+            forwarding_memory: usize::try_from(config.forwarding_memory()).unwrap_or(usize::MAX),
             tls: tls(config),
             auth: auth(config),
             tenancy: TenancyConfig {

@@ -29,6 +29,11 @@ pub struct GatewayConfig {
     /// HTTP/2 pings to find dead connections (a waiting long poll would not notice one).
     /// Default 30 s.
     pub keep_alive_interval: Duration,
+    /// What the commands forwarded to partition leaders on other brokers may hold in memory
+    /// while they wait for their answers (each its encoded command and its call's buffers);
+    /// past it, a command is refused with RESOURCE_EXHAUSTED. Default 16 MiB (the broker
+    /// sets a sixteenth of its memory limit).
+    pub forwarding_memory: usize,
     /// Concurrent calls per connection. Default 1024.
     pub max_concurrent_streams: u32,
     /// TLS for both APIs; `None` (the default) serves plaintext.
@@ -48,6 +53,7 @@ impl Default for GatewayConfig {
             long_polling_timeout: Duration::from_secs(10),
             job_probe_interval: Duration::from_secs(5),
             keep_alive_interval: Duration::from_secs(30),
+            forwarding_memory: 16 << 20,
             max_concurrent_streams: 1024,
             tls: None,
             auth: AuthConfig::None,

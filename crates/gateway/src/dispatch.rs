@@ -17,6 +17,7 @@ use crate::backpressure::PartitionLimiter;
 use crate::cluster::{Cluster, NodeInfo, PartitionSlot};
 use crate::config::GatewayConfig;
 use crate::error::GatewayError;
+use crate::forwarding::ForwardingBudget;
 use crate::metrics::RequestMetrics;
 use crate::routing::RoundRobin;
 
@@ -59,6 +60,8 @@ pub(crate) struct Dispatcher {
     pub search: Option<Arc<dyn beeline_search::SearchStore>>,
     /// The other brokers, in a cluster (`Cluster::membership`).
     pub membership: Option<Arc<Membership>>,
+    /// What the commands forwarded to them may hold.
+    forwarding: ForwardingBudget,
 }
 
 impl Dispatcher {
@@ -82,6 +85,7 @@ impl Dispatcher {
             .collect();
         Self {
             node: cluster.node,
+            forwarding: ForwardingBudget::new(config.forwarding_memory),
             config,
             partitions,
             supported,
@@ -350,8 +354,15 @@ impl Dispatcher {
             }
             PartitionRoute::Remote(node, channel) => {
                 tracing::debug!(partition = partition_id, node, intent = %intent_name(command.intent), "forwarding command");
-                let record =
-                    crate::remote::forward(node, channel, partition_id, command, timeout).await?;
+                let record = crate::remote::forward(
+                    node,
+                    channel,
+                    partition_id,
+                    command,
+                    timeout,
+                    &self.forwarding,
+                )
+                .await?;
                 // The leader's answer: an event, or the rejection it is.
                 answered(partition_id, command.intent, record)
             }

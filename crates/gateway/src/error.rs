@@ -45,6 +45,12 @@ pub enum GatewayError {
         .0.partition, .0.inflight
     )]
     Backpressure(Exhausted),
+    /// The commands this broker forwarded to other brokers and awaits the answers of hold
+    /// its whole budget for them (`forwarding.rs`).
+    #[error(
+        "{RESOURCE_EXHAUSTED_PREFIX}: the commands this broker forwarded to partition leaders on other brokers hold {held_kib} KiB, its limit of {limit_kib} KiB; retry after a short back-off"
+    )]
+    ForwardingFull { held_kib: usize, limit_kib: usize },
     /// Every partition refused a command that could have gone to any of them.
     #[error("{RETRIES_EXHAUSTED}")]
     AllPartitionsExhausted,
@@ -109,7 +115,10 @@ impl GatewayError {
     /// Whether a command refused with this error was certainly not written, so another
     /// partition may take it.
     pub fn is_retriable_elsewhere(&self) -> bool {
-        matches!(self, Self::Backpressure(_) | Self::Refused(_))
+        matches!(
+            self,
+            Self::Backpressure(_) | Self::ForwardingFull { .. } | Self::Refused(_)
+        )
     }
 
     /// Whether the command was certainly not written because its partition's leader is not
@@ -126,7 +135,10 @@ impl GatewayError {
     /// should retry later, with less.
     pub fn is_resource_exhausted(&self) -> bool {
         match self {
-            Self::Backpressure(_) | Self::AllPartitionsExhausted | Self::JobsExhausted(_) => true,
+            Self::Backpressure(_)
+            | Self::ForwardingFull { .. }
+            | Self::AllPartitionsExhausted
+            | Self::JobsExhausted(_) => true,
             Self::Partition(error) | Self::Refused(error) => matches!(
                 error,
                 PartitionError::ResourceExhausted(_)

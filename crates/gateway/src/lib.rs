@@ -26,6 +26,7 @@ mod cluster;
 mod config;
 mod dispatch;
 mod error;
+mod forwarding;
 mod grpc;
 mod jobs;
 mod metrics;

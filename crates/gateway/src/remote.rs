@@ -24,6 +24,7 @@ use tonic::transport::Channel;
 use crate::backpressure::Exhausted;
 use crate::dispatch::Dispatcher;
 use crate::error::GatewayError;
+use crate::forwarding::ForwardingBudget;
 
 /// Time the leader's own timeout has to answer before the forwarding side gives up.
 const MARGIN: Duration = Duration::from_millis(500);
@@ -35,12 +36,14 @@ pub(crate) async fn forward(
     partition: u16,
     command: &Record,
     timeout: Duration,
+    budget: &ForwardingBudget,
 ) -> Result<Record, GatewayError> {
     let request = proto::ExecuteRequest {
         partition_id: u32::from(partition),
         command: records::encode(command),
         timeout_ms: timeout.as_millis() as u64,
     };
+    let _held = budget.take(command.intent, request.command.len())?;
     let mut call = tonic::Request::new(request);
     call.set_timeout(timeout + MARGIN);
     let mut client = InternalClient::new(channel)

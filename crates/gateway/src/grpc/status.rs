@@ -40,6 +40,7 @@ pub fn code(error: &GatewayError) -> Code {
         GatewayError::Unimplemented(_) => Code::Unimplemented,
         GatewayError::Rejected { rejection, .. } => rejection_code(*rejection),
         GatewayError::Backpressure(_)
+        | GatewayError::ForwardingFull { .. }
         | GatewayError::AllPartitionsExhausted
         | GatewayError::JobsExhausted(_) => Code::ResourceExhausted,
         GatewayError::Partition(error) | GatewayError::Refused(error) => match error {
@@ -169,6 +170,15 @@ mod tests {
         assert_eq!(limited.code(), Code::ResourceExhausted);
         assert!(limited.message().starts_with(RESOURCE_EXHAUSTED_PREFIX));
         assert!(limited.message().contains("7 commands in flight"));
+
+        let forwarding: Status = GatewayError::ForwardingFull {
+            held_kib: 16370,
+            limit_kib: 16384,
+        }
+        .into();
+        assert_eq!(forwarding.code(), Code::ResourceExhausted);
+        assert!(forwarding.message().starts_with(RESOURCE_EXHAUSTED_PREFIX));
+        assert!(forwarding.message().contains("its limit of 16384 KiB"));
     }
 
     #[test]

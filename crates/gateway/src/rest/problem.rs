@@ -90,6 +90,7 @@ impl From<GatewayError> for Problem {
                 (rejection_status(*rejection), rejection.name())
             }
             GatewayError::Backpressure(_)
+            | GatewayError::ForwardingFull { .. }
             | GatewayError::AllPartitionsExhausted
             | GatewayError::JobsExhausted(_) => {
                 (StatusCode::SERVICE_UNAVAILABLE, "RESOURCE_EXHAUSTED")
@@ -181,6 +182,11 @@ mod tests {
         assert_eq!((code, title), (503, "RESOURCE_EXHAUSTED"));
         assert!(detail.starts_with("Reached maximum capacity of requests handled"));
         let (code, title, _) = problem(PartitionError::ResourceExhausted(2).into());
+        assert_eq!((code, title), (503, "RESOURCE_EXHAUSTED"));
+        let (code, title, _) = problem(GatewayError::ForwardingFull {
+            held_kib: 10,
+            limit_kib: 16,
+        });
         assert_eq!((code, title), (503, "RESOURCE_EXHAUSTED"));
         let (code, title, _) = problem(GatewayError::Timeout {
             partition: 1,
