@@ -58,7 +58,7 @@ use crate::placement::ElectionBand;
 use crate::rejoin::Rejoin;
 use crate::state_machine::SnapshotData;
 use crate::storage::{
-    CompactionFloor, JournalLogStore, MetaDir, NodeFlusher, ReplicaReader, ReplicaReaders,
+    CompactionFloor, JournalLogStore, MetaDir, NodeFlusher, ReplicaReader, ReplicaReaders, Voids,
 };
 use crate::transport::{GroupNetworkFactory, Groups, PartitionRaft, Peers};
 use crate::types::{Batch, LogId, NodeId, SnapshotMeta, log_id, term_of};
@@ -93,6 +93,7 @@ pub struct RaftLog {
     partition_id: u32,
     raft: PartitionRaft,
     readers: ReplicaReaders,
+    voids: Voids,
     roles: watch::Receiver<RoleState>,
     leading: Arc<Mutex<Option<Leading>>>,
     groups: Groups,
@@ -386,6 +387,7 @@ impl RaftLog {
         )
         .map_err(|e| failed("Raft records", &e))?;
         let readers = ReplicaReaders::new(files, store.recent());
+        let voids = store.voids();
         let metrics = Arc::new(GroupMetrics::default());
         let network = network(metrics.clone());
         let elect = rejoin.as_ref().is_none_or(|guard| guard.votes());
@@ -466,6 +468,7 @@ impl RaftLog {
             partition_id,
             raft,
             readers,
+            voids,
             roles,
             leading,
             groups: groups.clone(),
@@ -649,6 +652,8 @@ impl ReplicatedLog for RaftLog {
             return None;
         }
         let over = Arc::new(Ended::default());
+        // The term's batches start after `last`: no void of theirs yet.
+        self.voids.reset();
         {
             let mut leading = self.leading();
             if let Some(previous) = leading.take() {
@@ -670,6 +675,7 @@ impl ReplicatedLog for RaftLog {
         ));
         Some(RaftJournal {
             writes,
+            voids: self.voids.clone(),
             turn: Mutex::default(),
             max_entry_size: self.max_entry_size,
             term,
@@ -780,6 +786,7 @@ async fn write_loop(
 /// The journal a leader writes with in one term (see the module documentation).
 pub struct RaftJournal {
     writes: mpsc::UnboundedSender<Vec<(Batch, u64)>>,
+    voids: Voids,
     /// Batches appended in the processor's current turn, not yet handed to the writer.
     turn: Mutex<Vec<(Batch, u64)>>,
     max_entry_size: usize,
@@ -823,7 +830,7 @@ impl Journal for RaftJournal {
                 "a leader proposes only batches of records".into(),
             ));
         }
-        if self.over.is_over() {
+        if self.over.is_over() || self.voids.first() != u64::MAX {
             return Err(self.term_over());
         }
         // Every replica's journal would refuse it, the leader's own first: a storage error
@@ -838,6 +845,7 @@ impl Journal for RaftJournal {
         let batch = Batch {
             asqn,
             data: data.to_vec(),
+            expected_index: index,
         };
         self.turn
             .lock()
@@ -877,6 +885,7 @@ impl Journal for RaftJournal {
             commit: self.commit.clone(),
             over: self.over.clone(),
             term: self.term,
+            voids: self.voids.clone(),
         }
     }
 
@@ -921,6 +930,9 @@ pub struct RaftFlusher {
     commit: Arc<CommitIndex>,
     over: Arc<Ended>,
     term: u64,
+    /// A batch of the term stored void at or below the target: what was written after it
+    /// is not what the processor wrote, so the flush fails however far the commit goes.
+    voids: Voids,
 }
 
 impl RaftFlusher {
@@ -931,7 +943,7 @@ impl RaftFlusher {
         let over =
             || beeline_log::Error::Failed(format!("the leadership of term {} is over", self.term));
         loop {
-            if self.over.is_over() {
+            if self.over.is_over() || self.voids.first() <= self.target {
                 return Err(over());
             }
             let committed = *commits.borrow_and_update();

@@ -50,6 +50,22 @@ pub type SnapshotMeta = openraft::SnapshotMeta<
 pub struct Batch {
     pub asqn: u64,
     pub data: Vec<u8>,
+    /// The journal index the leader's processor wrote the batch for, 0 for none: a batch that
+    /// lands elsewhere is void (see [`is_void`]). Not stored: a replica stores what the entry
+    /// is, a batch or a void.
+    #[serde(default)]
+    pub expected_index: u64,
+}
+
+impl Batch {
+    /// A batch written for no index in particular.
+    pub fn new(asqn: u64, data: Vec<u8>) -> Self {
+        Self {
+            asqn,
+            data,
+            expected_index: 0,
+        }
+    }
 }
 
 impl fmt::Display for Batch {
@@ -68,6 +84,27 @@ pub fn term_of(log_id: &LogId) -> u64 {
     log_id.committed_leader_id().term
 }
 
+/// Whether `entry` is a batch that landed at another index than the one its leader's
+/// processor wrote it for, and so holds no records.
+///
+/// A leader's processor positions its batches one after another and proposes them in order,
+/// several before the first is accepted. openraft refuses a proposal while the leader's lease
+/// has run out (a quorum silent for the election timeout) and takes the next one once a
+/// quorum answers again, in the same term: the batches after a refused one would land one
+/// index early, their records' positions leaving a gap, and they would have been processed
+/// on state that holds the refused batch's records, which no replica has. Such an entry is
+/// stored as a blank entry by every replica (the index is the one the leader assigned, the
+/// same everywhere), and the leader's term ends (`RaftJournal`), so its processor starts
+/// again from the committed log.
+pub(crate) fn is_void(entry: &Entry) -> bool {
+    match &entry.payload {
+        EntryPayload::Normal(batch) => {
+            batch.expected_index != 0 && batch.expected_index != entry.log_id().index + 1
+        }
+        EntryPayload::Blank | EntryPayload::Membership(_) => false,
+    }
+}
+
 /// A Raft entry as the journal stores it: term, kind, asqn (normal entries only) and data.
 pub(crate) fn to_journal(entry: &Entry) -> io::Result<(u64, EntryKind, u64, Vec<u8>)> {
     let (term, kind, asqn, data) = journal_parts(entry)?;
@@ -79,6 +116,9 @@ pub(crate) fn journal_parts(entry: &Entry) -> io::Result<(u64, EntryKind, u64, C
     let term = term_of(&entry.log_id());
     Ok(match &entry.payload {
         EntryPayload::Blank => (term, EntryKind::Blank, 0, Cow::Borrowed(&[])),
+        EntryPayload::Normal(_) if is_void(entry) => {
+            (term, EntryKind::Blank, 0, Cow::Borrowed(&[]))
+        }
         EntryPayload::Normal(batch) => (
             term,
             EntryKind::Normal,
@@ -103,10 +143,7 @@ pub(crate) fn from_journal(entry: beeline_log::Entry) -> io::Result<Entry> {
     let log_id = log_id(entry.term, index);
     let payload = match entry.kind {
         EntryKind::Blank => EntryPayload::Blank,
-        EntryKind::Normal => EntryPayload::Normal(Batch {
-            asqn: entry.asqn,
-            data: entry.data,
-        }),
+        EntryKind::Normal => EntryPayload::Normal(Batch::new(entry.asqn, entry.data)),
         EntryKind::Membership => {
             let membership: Membership = serde_json::from_slice(&entry.data).map_err(|e| {
                 io::Error::new(

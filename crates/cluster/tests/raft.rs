@@ -152,10 +152,7 @@ async fn commits_reach_the_journal_and_raft_state_survives_a_restart() {
     };
     let (mut store, mut notifier) = open().await;
     let members = Membership::new_with_defaults(vec![BTreeSet::from([0, 1, 2])], []);
-    let batch = |asqn: u64, text: &str| Batch {
-        asqn,
-        data: text.as_bytes().to_vec(),
-    };
+    let batch = |asqn: u64, text: &str| Batch::new(asqn, text.as_bytes().to_vec());
     let entries = vec![
         Entry::new_membership(log_id(1, 0), members.clone()),
         Entry::new_blank(log_id(1, 1)),
@@ -252,15 +249,7 @@ async fn purging_frees_segments_only_below_the_compaction_floor() {
     .expect("store");
     let data = vec![7u8; 8 * 1024];
     let entries: Vec<Entry> = (0..40)
-        .map(|i| {
-            Entry::new_normal(
-                log_id(1, i),
-                Batch {
-                    asqn: i + 1,
-                    data: data.clone(),
-                },
-            )
-        })
+        .map(|i| Entry::new_normal(log_id(1, i), Batch::new(i + 1, data.clone())))
         .collect();
     append(&mut store, entries).await;
     let segments = || {
@@ -451,7 +440,7 @@ async fn three_brokers_elect_a_leader_replicate_and_fail_over() {
     let mut leader = 0;
     for i in 0..20 {
         let data = format!("batch {i}").into_bytes();
-        let (by, written) = write(&brokers, Batch { asqn, data }, timeout).await;
+        let (by, written) = write(&brokers, Batch::new(asqn, data), timeout).await;
         leader = by;
         asqn += 5;
         assert!(written.index > 0);
@@ -486,10 +475,7 @@ async fn three_brokers_elect_a_leader_replicate_and_fail_over() {
     // AppendEntries unanswered (`StreamAppend`); the followers append them in order.
     let mut outcomes = Vec::new();
     for i in 0..200u64 {
-        let batch = Batch {
-            asqn: asqn + 5 * i,
-            data: format!("pipelined {i}").into_bytes(),
-        };
+        let batch = Batch::new(asqn + 5 * i, format!("pipelined {i}").into_bytes());
         let (responder, outcome) = openraft::impls::ProgressResponder::complete_only();
         brokers[leader as usize]
             .raft
@@ -534,10 +520,7 @@ async fn three_brokers_elect_a_leader_replicate_and_fail_over() {
     old.server.abort();
     old.raft.shutdown().await.expect("shutdown");
     let old_term = reference.last().map_or(0, |e| e.1);
-    let batch = Batch {
-        asqn,
-        data: b"after the failover".to_vec(),
-    };
+    let batch = Batch::new(asqn, b"after the failover".to_vec());
     let (new_leader, written) = write(&brokers, batch, timeout).await;
     assert_ne!(new_leader, leader);
     let new = brokers
@@ -709,7 +692,7 @@ async fn a_black_holed_connection_is_closed_by_the_silence_watchdog_and_calls_di
     }
     let timeout = std::time::Duration::from_secs(20);
     let data = b"before".to_vec();
-    write(&brokers, Batch { asqn: 1, data }, timeout).await;
+    write(&brokers, Batch::new(1, data), timeout).await;
     let dials = || to_0.accepted.load(Ordering::Relaxed) + to_1.accepted.load(Ordering::Relaxed);
 
     // While heartbeats and keepalives flow the watchdog leaves the one session alone. (Both
@@ -757,7 +740,7 @@ async fn a_black_holed_connection_is_closed_by_the_silence_watchdog_and_calls_di
     dropping.store(false, Ordering::Relaxed);
     let healed = std::time::Instant::now();
     let data = b"after".to_vec();
-    let (leader, written) = write(&brokers, Batch { asqn: 6, data }, timeout).await;
+    let (leader, written) = write(&brokers, Batch::new(6, data), timeout).await;
     let index = written.index + 1;
     for broker in &brokers {
         committed_up_to(broker, index, timeout).await;
@@ -777,4 +760,79 @@ async fn a_black_holed_connection_is_closed_by_the_silence_watchdog_and_calls_di
         broker.server.abort();
         broker.raft.shutdown().await.expect("shutdown");
     }
+}
+
+/// A batch that lands at another index than the one its leader's processor wrote it for (a
+/// proposal before it was refused on an expired lease, and it was taken) holds no records on
+/// any replica: the store keeps it as a blank entry, reads it back as one, marks where, and a
+/// batch at its own index is kept as written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_landing_at_another_index_than_written_for_is_stored_void() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let journal = FileJournal::open(dir.path().join("log"), file_config()).expect("journal");
+    let mut store = JournalLogStore::open(
+        journal,
+        dir.path(),
+        CompactionFloor::new(u64::MAX),
+        &NodeFlusher::start().expect("flusher"),
+    )
+    .expect("store");
+    let members = Membership::new_with_defaults(vec![BTreeSet::from([0, 1, 2])], []);
+    let written_for = |expected_index: u64, asqn: u64| Batch {
+        asqn,
+        data: format!("records from {asqn}").into_bytes(),
+        expected_index,
+    };
+    // Raft index i is journal index i + 1. The batch written for journal index 4 was refused;
+    // the one written for 5 landed at 4, the one for 6 at 5.
+    let entries = vec![
+        Entry::new_membership(log_id(1, 0), members),
+        Entry::new_blank(log_id(1, 1)),
+        Entry::new_normal(log_id(1, 2), written_for(3, 1)),
+        Entry::new_normal(log_id(1, 3), written_for(5, 6)),
+        Entry::new_normal(log_id(1, 4), written_for(6, 7)),
+    ];
+    assert_eq!(store.voids().first(), u64::MAX);
+    append(&mut store, entries.clone()).await;
+    assert_eq!(store.voids().first(), 4, "the first void's journal index");
+
+    let mut reader = store.get_log_reader().await;
+    let read = reader.try_get_log_entries(0..10).await.expect("read");
+    // The index a batch was written for is not stored: the entry is a batch or blank.
+    let kept = Entry::new_normal(log_id(1, 2), Batch::new(1, b"records from 1".to_vec()));
+    assert_eq!(
+        read[..3],
+        [entries[0].clone(), entries[1].clone(), kept],
+        "what landed where written for is kept"
+    );
+    assert_eq!(
+        read[3..],
+        [Entry::new_blank(log_id(1, 3)), Entry::new_blank(log_id(1, 4))],
+        "what landed elsewhere is read back blank"
+    );
+
+    store.journal().commit_index().advance(5);
+    let mut committed = store.journal().reader();
+    committed.seek(1).expect("seek");
+    let kinds: Vec<(u64, EntryKind, u64)> = std::iter::from_fn(|| committed.next_entry())
+        .map(|e| e.expect("read"))
+        .map(|e| (e.index, e.kind, e.asqn))
+        .collect();
+    assert_eq!(
+        kinds[2..],
+        [
+            (3, EntryKind::Normal, 1),
+            (4, EntryKind::Blank, 1),
+            (5, EntryKind::Blank, 1)
+        ],
+        "the journal holds no records of the void batches (a blank entry repeats the asqn)"
+    );
+
+    store.voids().reset();
+    append(
+        &mut store,
+        vec![Entry::new_normal(log_id(2, 5), written_for(6, 6))],
+    )
+    .await;
+    assert_eq!(store.voids().first(), u64::MAX, "a batch at its own index");
 }

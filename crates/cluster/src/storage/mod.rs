@@ -45,7 +45,7 @@ pub use reader::{ReplicaReader, ReplicaReaders};
 use flusher::JournalFlush;
 use recent::RecentEntries;
 
-use crate::types::{Entry, LogId, TypeConfig, Vote, from_journal, journal_parts, log_id};
+use crate::types::{Entry, LogId, TypeConfig, Vote, from_journal, is_void, journal_parts, log_id};
 
 /// The journal index below which segment files may be freed, kept by the partition at
 /// min(snapshot, slowest exporter). `u64::MAX`: nothing holds compaction back.
@@ -66,12 +66,41 @@ impl CompactionFloor {
     }
 }
 
+/// The lowest journal index a void batch was stored at ([`crate::types::is_void`]) since the
+/// leader's current term began, `u64::MAX` for none: the store marks it as it appends, before
+/// the entry can be replicated or committed, and the term's flushes fail from there on.
+#[derive(Debug, Clone)]
+pub struct Voids(Arc<AtomicU64>);
+
+impl Default for Voids {
+    fn default() -> Self {
+        Self(Arc::new(AtomicU64::new(u64::MAX)))
+    }
+}
+
+impl Voids {
+    /// A leader's term begins: no void of it yet.
+    pub fn reset(&self) {
+        self.0.store(u64::MAX, Ordering::Release);
+    }
+
+    fn mark(&self, index: u64) {
+        self.0.fetch_min(index, Ordering::AcqRel);
+    }
+
+    /// The lowest index voided since the last [`reset`](Self::reset).
+    pub fn first(&self) -> u64 {
+        self.0.load(Ordering::Acquire)
+    }
+}
+
 /// What the store and its readers share.
 #[derive(Debug)]
 struct Shared {
     vote: Mutex<Option<Vote>>,
     purged: Mutex<Option<LogId>>,
     recent: Arc<RecentEntries>,
+    voids: Voids,
 }
 
 impl Shared {
@@ -156,6 +185,7 @@ where
                 vote: Mutex::new(vote),
                 purged: Mutex::new(purged),
                 recent: Arc::new(RecentEntries::new(recent)),
+                voids: Voids::default(),
             }),
             flush,
             floor,
@@ -170,6 +200,11 @@ where
     /// The latest entries kept in memory, for the partition's readers ([`ReplicaReaders`]).
     pub(crate) fn recent(&self) -> Arc<RecentEntries> {
         self.shared.recent.clone()
+    }
+
+    /// Where void batches were stored in the leader's current term.
+    pub fn voids(&self) -> Voids {
+        self.shared.voids.clone()
     }
 
     async fn barrier(&self) -> io::Result<()> {
@@ -271,6 +306,17 @@ where
             self.journal
                 .append_entry(term, kind, asqn, &data)
                 .map_err(io::Error::other)?;
+            // What the journal holds is what is kept: a void batch as a blank entry.
+            let entry = if is_void(&entry) {
+                self.shared.voids.mark(index);
+                tracing::warn!(
+                    index,
+                    "a batch landed where another was refused; stored void"
+                );
+                Entry::new_blank(entry.log_id())
+            } else {
+                entry
+            };
             // The journal's asqn: an entry without records repeats the one before it.
             let asqn = self.journal.last_asqn().unwrap_or(0);
             self.shared.recent.push(entry, asqn);

@@ -172,7 +172,7 @@ mod tests {
         append(&mut journal, None);
         for i in 1..=normal {
             let data = (0..300).map(|b| (i + b) as u8).collect();
-            append(&mut journal, Some(Batch { asqn: i * 10, data }));
+            append(&mut journal, Some(Batch::new(i * 10, data)));
             if i % 7 == 0 {
                 append(&mut journal, None);
             }

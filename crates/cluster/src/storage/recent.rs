@@ -188,10 +188,7 @@ mod tests {
     fn entry(index: u64, bytes: usize) -> Entry {
         Entry::new(
             log_id(1, index),
-            EntryPayload::Normal(Batch {
-                asqn: index,
-                data: vec![index as u8; bytes],
-            }),
+            EntryPayload::Normal(Batch::new(index, vec![index as u8; bytes])),
         )
     }
 

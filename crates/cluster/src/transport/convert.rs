@@ -250,13 +250,7 @@ mod tests {
             entries: vec![
                 Entry::new_blank(log_id(3, 10)),
                 Entry::new_membership(log_id(3, 11), members),
-                Entry::new_normal(
-                    log_id(3, 12),
-                    Batch {
-                        asqn: 77,
-                        data: b"records".to_vec(),
-                    },
-                ),
+                Entry::new_normal(log_id(3, 12), Batch::new(77, b"records".to_vec())),
             ],
             leader_commit: Some(log_id(2, 9)),
         };
