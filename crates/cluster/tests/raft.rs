@@ -807,7 +807,10 @@ async fn a_batch_landing_at_another_index_than_written_for_is_stored_void() {
     );
     assert_eq!(
         read[3..],
-        [Entry::new_blank(log_id(1, 3)), Entry::new_blank(log_id(1, 4))],
+        [
+            Entry::new_blank(log_id(1, 3)),
+            Entry::new_blank(log_id(1, 4))
+        ],
         "what landed elsewhere is read back blank"
     );
 
