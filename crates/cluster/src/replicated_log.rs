@@ -628,10 +628,14 @@ impl ReplicatedLog for RaftLog {
         self.roles.clone()
     }
 
+    /// A term with a void batch is over too: its processor steps down (an append or flush
+    /// that fails then is a lost leadership, not a failed partition).
     fn leads(&self, term: u64) -> bool {
-        self.leading()
-            .as_ref()
-            .is_some_and(|l| l.term == term && !l.over.is_over())
+        self.voids.first() == u64::MAX
+            && self
+                .leading()
+                .as_ref()
+                .is_some_and(|l| l.term == term && !l.over.is_over())
     }
 
     fn lead(&self, term: u64) -> Option<RaftJournal> {
