@@ -346,6 +346,34 @@ fn published(records: &[Record]) -> BTreeSet<i64> {
         .collect()
 }
 
+/// Stops every broker as a clean shutdown does: its partition, then its server.
+async fn shut_down(brokers: Vec<Broker>) {
+    for broker in brokers {
+        within(
+            format!("broker {} to shut down", broker.node),
+            broker.handle.shutdown(),
+        )
+        .await;
+        let _ = broker.stop_server.send(());
+    }
+}
+
+/// Publishes `{prefix}{i}` for each `i` of `range`, one after another, each acknowledged;
+/// their keys go into `acknowledged`.
+async fn publish_each(
+    brokers: &[Broker],
+    prefix: &str,
+    range: std::ops::Range<usize>,
+    acknowledged: &mut BTreeSet<i64>,
+) {
+    for i in range {
+        let answer = execute(brokers, &format!("{prefix}{i}"))
+            .await
+            .expect("published");
+        acknowledged.insert(answer.key);
+    }
+}
+
 /// Three brokers of partition 1, each with its directory under one temporary root and an
 /// internal address fixed for the test, so a broker stopped can start again where it was.
 struct Cluster {
@@ -415,12 +443,7 @@ async fn a_replicated_partition_processes_on_its_leader_and_survives_losing_it()
     let (cluster, mut brokers) = Cluster::start(DEFAULTS).await;
 
     let mut acknowledged = BTreeSet::new();
-    for i in 0..30 {
-        let answer = execute(&brokers, &format!("m{i}"))
-            .await
-            .expect("published");
-        acknowledged.insert(answer.key);
-    }
+    publish_each(&brokers, "m", 0..30, &mut acknowledged).await;
     // Followers refuse commands before writing anything.
     let at = leader(&brokers).await;
     for (i, broker) in brokers.iter().enumerate() {
@@ -490,14 +513,7 @@ async fn a_replicated_partition_processes_on_its_leader_and_survives_losing_it()
             "every replica holds the state of the committed log"
         );
     }
-    for broker in brokers {
-        within(
-            format!("broker {} to shut down", broker.node),
-            broker.handle.shutdown(),
-        )
-        .await;
-        let _ = broker.stop_server.send(());
-    }
+    shut_down(brokers).await;
 }
 
 /// Established TCP connections to the brokers' internal ports (each counted once, at the
@@ -586,10 +602,7 @@ async fn each_pair_of_brokers_shares_one_connection_also_after_a_restart() {
     execute(&brokers, "last").await.expect("published");
     converged(&brokers).await;
     one_connection_per_pair(&cluster, &brokers).await;
-    for broker in brokers {
-        broker.handle.shutdown().await;
-        let _ = broker.stop_server.send(());
-    }
+    shut_down(brokers).await;
 }
 
 /// Bytes of journal segment files on disk (each preallocated to the segment size).
@@ -798,14 +811,7 @@ async fn journals_stay_bounded_with_a_replica_down_which_then_returns_through_a_
     for broker in &brokers {
         assert_eq!(broker.state(), brokers[leader_at].state());
     }
-    for broker in brokers {
-        within(
-            format!("broker {} to shut down", broker.node),
-            broker.handle.shutdown(),
-        )
-        .await;
-        let _ = broker.stop_server.send(());
-    }
+    shut_down(brokers).await;
 }
 
 /// Three replicas: one (L) goes down and misses entries the other two (A, C) acknowledge;
@@ -886,14 +892,7 @@ async fn lost_after_a_disk_loss(guard_rejoin: bool) -> Vec<i64> {
     }
     // Unguarded, A cannot even rejoin: its committed entries conflict with the leader's.
     let committed = published(&brokers[at].committed());
-    for broker in brokers {
-        within(
-            format!("broker {} to shut down", broker.node),
-            broker.handle.shutdown(),
-        )
-        .await;
-        let _ = broker.stop_server.send(());
-    }
+    shut_down(brokers).await;
     acknowledged.difference(&committed).copied().collect()
 }
 
@@ -1120,14 +1119,7 @@ async fn repaired_after_damage(former_leader: bool) {
         acknowledged.len(),
         checked.len()
     );
-    for broker in brokers {
-        within(
-            format!("broker {} to shut down", broker.node),
-            broker.handle.shutdown(),
-        )
-        .await;
-        let _ = broker.stop_server.send(());
-    }
+    shut_down(brokers).await;
 }
 
 /// The entries of a journal segment file: each frame's offset, data length, header length
@@ -1191,12 +1183,7 @@ async fn a_leader_restarted_without_its_log_tail_does_not_lead_again_in_its_old_
     logs();
     let (cluster, mut brokers) = Cluster::start(DEFAULTS).await;
     let mut acknowledged = BTreeSet::new();
-    for i in 0..20 {
-        let answer = execute(&brokers, &format!("before {i}"))
-            .await
-            .expect("published");
-        acknowledged.insert(answer.key);
-    }
+    publish_each(&brokers, "before ", 0..20, &mut acknowledged).await;
     converged(&brokers).await;
     let at = leader(&brokers).await;
     let old_term = brokers[at].handle.role().term;
@@ -1225,12 +1212,7 @@ async fn a_leader_restarted_without_its_log_tail_does_not_lead_again_in_its_old_
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     brokers.push(cluster.broker(follower_node).await);
-    for i in 0..20 {
-        let answer = execute(&brokers, &format!("after {i}"))
-            .await
-            .expect("published");
-        acknowledged.insert(answer.key);
-    }
+    publish_each(&brokers, "after ", 0..20, &mut acknowledged).await;
     converged(&brokers).await;
 
     let suffixes = common_suffix(&brokers);
@@ -1269,12 +1251,5 @@ async fn a_leader_restarted_without_its_log_tail_does_not_lead_again_in_its_old_
         "the restarted leader led again in term {old_term}"
     );
     assert!(brokers[at].handle.role().term > old_term);
-    for broker in brokers {
-        within(
-            format!("broker {} to shut down", broker.node),
-            broker.handle.shutdown(),
-        )
-        .await;
-        let _ = broker.stop_server.send(());
-    }
+    shut_down(brokers).await;
 }
