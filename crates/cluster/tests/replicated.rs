@@ -358,6 +358,18 @@ async fn shut_down(brokers: Vec<Broker>) {
     }
 }
 
+/// Every broker's state is the one of broker `at` (`what` says which state that is).
+fn assert_same_state(brokers: &[Broker], at: usize, what: &str) {
+    for broker in brokers {
+        assert_eq!(
+            broker.state(),
+            brokers[at].state(),
+            "{what}: broker {}",
+            broker.node
+        );
+    }
+}
+
 /// Publishes `{prefix}{i}` for each `i` of `range`, one after another, each acknowledged;
 /// their keys go into `acknowledged`.
 async fn publish_each(
@@ -789,13 +801,11 @@ async fn journals_stay_bounded_with_a_replica_down_which_then_returns_through_a_
         "sent {sent}, installed {installed}"
     );
     let leader_at = leader(&brokers).await;
-    for broker in &brokers {
-        assert_eq!(
-            broker.state(),
-            brokers[leader_at].state(),
-            "the returned replica holds the state of the committed log"
-        );
-    }
+    assert_same_state(
+        &brokers,
+        leader_at,
+        "the returned replica holds the state of the committed log",
+    );
     let suffixes = common_suffix(&brokers);
     assert!(!suffixes[0].is_empty(), "the replicas hold common entries");
     for suffix in &suffixes {
@@ -1083,13 +1093,7 @@ async fn repaired_after_damage(former_leader: bool) {
     }
     assert_eq!(marker(), "member\n", "the repaired replica votes again");
     let at = leader(&brokers).await;
-    for broker in &brokers {
-        assert_eq!(
-            broker.state(),
-            brokers[at].state(),
-            "replicas agree on state"
-        );
-    }
+    assert_same_state(&brokers, at, "replicas agree on state");
     let suffixes = common_suffix(&brokers);
     assert!(!suffixes[0].is_empty(), "the replicas hold common entries");
     for suffix in &suffixes {
@@ -1230,13 +1234,7 @@ async fn a_leader_restarted_without_its_log_tail_does_not_lead_again_in_its_old_
         );
     }
     let at = leader(&brokers).await;
-    for broker in &brokers {
-        assert_eq!(
-            broker.state(),
-            brokers[at].state(),
-            "replicas agree on state"
-        );
-    }
+    assert_same_state(&brokers, at, "replicas agree on state");
     let committed = published(&brokers[at].committed());
     let missing: Vec<_> = acknowledged
         .iter()
