@@ -530,6 +530,8 @@ fn partition_parts(
     partition_config.flush = config.log_flush;
     partition_config.snapshot_period = config.snapshot_period.0;
     partition_config.snapshot_log_size = config.snapshot_log_size.0;
+    partition_config.snapshot_slot =
+        PartitionConfig::snapshot_slot_of(config.node_id, partition, config.partitions);
     partition_config.job_streams = Some(job_streams);
     partition_config.exporters = ReadSide::exporter_ids(config);
     partition_config.disk = disk;

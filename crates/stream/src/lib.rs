@@ -17,6 +17,7 @@
 //! - The scheduler writes due commands (message expiry, later timers and job time-outs) into the
 //!   log like any other command.
 
+mod blocking;
 mod clock;
 mod config;
 pub mod disk;

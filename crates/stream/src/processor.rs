@@ -391,12 +391,7 @@ where
             interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             Some(interval)
         };
-        let mut snapshot_timer = self.config.snapshot_period.map(|period| {
-            let mut interval =
-                tokio::time::interval_at(tokio::time::Instant::now() + period, period);
-            interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            interval
-        });
+        let mut snapshot_timer = self.config.snapshot_timer();
         loop {
             if let Some(request) = self.held_back.take()
                 && let Err(reason) = self.write_commands(request, commands)
@@ -1071,7 +1066,7 @@ where
     /// `PartitionConfig::snapshot_log_size`, so that the log is compacted by its size, not
     /// only by the period. A failed one is tried again only after as much log again.
     fn snapshot_if_log_outgrew_it(&mut self) {
-        let Some(limit) = self.config.snapshot_log_size else {
+        let Some(limit) = self.config.snapshot_log_limit() else {
             return;
         };
         if self.log_since_snapshot < limit || self.snapshot_wanted {
@@ -1155,18 +1150,21 @@ where
                 return Ok(None);
             }
         }
-        self.commit_everything()?;
-        // The exporters' positions go into the snapshot; the log below the lowest of them is
-        // kept, so an exporter restarted from this snapshot finds every record it has not
-        // acknowledged.
-        let slowest_exporter = self
-            .exporters
-            .persist(self.store.as_ref())
-            .map_err(|e| format!("cannot store the exporters' positions: {e}"))?;
-        let snapshot = self
-            .snapshots
-            .take(position, self.store.as_ref())
-            .map_err(|e| format!("cannot take a snapshot: {e}"))?;
+        let (snapshot, slowest_exporter) = crate::blocking::off_worker(|| {
+            self.commit_everything()?;
+            // The exporters' positions go into the snapshot; the log below the lowest of them
+            // is kept, so an exporter restarted from this snapshot finds every record it has
+            // not acknowledged.
+            let slowest_exporter = self
+                .exporters
+                .persist(self.store.as_ref())
+                .map_err(|e| format!("cannot store the exporters' positions: {e}"))?;
+            let snapshot = self
+                .snapshots
+                .take(position, self.store.as_ref())
+                .map_err(|e| format!("cannot take a snapshot: {e}"))?;
+            Ok::<_, String>((snapshot, slowest_exporter))
+        })?;
         self.log_since_snapshot = 0;
         PartitionMetrics::add(&self.metrics.snapshots, 1);
         if let Some(index) = first_needed(self.journal.reader(), position, slowest_exporter)? {

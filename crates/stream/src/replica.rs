@@ -408,12 +408,7 @@ impl<L: ReplicatedLog> Replica<L> {
         // A commit between the state's restore and this subscription wakes nothing: replayed
         // now, and the position shown is the state's (a rebuilt state's too).
         let mut replayed = self.catch_up(follower)?;
-        let mut snapshot_timer = self.config.snapshot_period.map(|period| {
-            let mut interval =
-                tokio::time::interval_at(tokio::time::Instant::now() + period, period);
-            interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            interval
-        });
+        let mut snapshot_timer = self.config.snapshot_timer();
         let mut roles_open = true;
         loop {
             // The state is replaced before anything more is read into it or snapshotted.
@@ -482,7 +477,7 @@ impl<L: ReplicatedLog> Replica<L> {
                     replayed = self.catch_up(follower)?;
                     if self
                         .config
-                        .snapshot_log_size
+                        .snapshot_log_limit()
                         .is_some_and(|limit| follower.log_since_snapshot() >= limit)
                         && let Err(reason) = self.snapshot(follower)
                     {
@@ -569,14 +564,17 @@ impl<L: ReplicatedLog> Replica<L> {
         if latest.is_some_and(|s| s.position >= position) {
             return Ok(None);
         }
-        let slowest_exporter = self
-            .exporters
-            .persist(store)
-            .map_err(|e| format!("cannot store the exporters' positions: {e}"))?;
-        let snapshot = self
-            .snapshots
-            .take(position, store)
-            .map_err(|e| format!("cannot take a snapshot: {e}"))?;
+        let (snapshot, slowest_exporter) = crate::blocking::off_worker(|| {
+            let slowest_exporter = self
+                .exporters
+                .persist(store)
+                .map_err(|e| format!("cannot store the exporters' positions: {e}"))?;
+            let snapshot = self
+                .snapshots
+                .take(position, store)
+                .map_err(|e| format!("cannot take a snapshot: {e}"))?;
+            Ok::<_, String>((snapshot, slowest_exporter))
+        })?;
         PartitionMetrics::add(&self.metrics.snapshots, 1);
         if let Some(keep_from) = first_needed(self.log.reader(), position, slowest_exporter)? {
             self.log.snapshot_taken(keep_from);
