@@ -88,16 +88,22 @@ impl PartitionConfig {
             .map(|size| size - size / (2 * u64::from(SNAPSHOT_SLOTS)) * slot)
     }
 
-    /// The periodic snapshots' timer, its first tick its slot's share of the period early.
-    pub(crate) fn snapshot_timer(&self) -> Option<tokio::time::Interval> {
+    /// When the first periodic snapshot is due after a start: its slot's share of the period
+    /// early.
+    pub fn first_snapshot_after(&self) -> Option<Duration> {
         self.snapshot_period.map(|period| {
             let slot = u32::from(self.snapshot_slot % SNAPSHOT_SLOTS);
-            let early = period / (2 * u32::from(SNAPSHOT_SLOTS)) * slot;
-            let mut interval =
-                tokio::time::interval_at(tokio::time::Instant::now() + (period - early), period);
-            interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            interval
+            period - period / (2 * u32::from(SNAPSHOT_SLOTS)) * slot
         })
+    }
+
+    /// The periodic snapshots' timer: first [`first_snapshot_after`](Self::first_snapshot_after),
+    /// then every period.
+    pub(crate) fn snapshot_timer(&self) -> Option<tokio::time::Interval> {
+        let (first, period) = self.first_snapshot_after().zip(self.snapshot_period)?;
+        let mut interval = tokio::time::interval_at(tokio::time::Instant::now() + first, period);
+        interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        Some(interval)
     }
 
     pub fn new(partition_id: u16) -> Self {
@@ -159,16 +165,25 @@ mod tests {
         assert_eq!(config.snapshot_log_limit(), None);
     }
 
-    #[tokio::test(start_paused = true)]
-    async fn a_slot_starts_its_period_early_by_its_share() {
+    #[test]
+    fn a_slot_starts_its_period_early_by_its_share() {
         let mut config = PartitionConfig::new(1);
         config.snapshot_period = Some(Duration::from_secs(160));
+        assert_eq!(
+            config.first_snapshot_after(),
+            Some(Duration::from_secs(160))
+        );
         config.snapshot_slot = 3;
-        let start = tokio::time::Instant::now();
-        let mut timer = config.snapshot_timer().unwrap();
-        timer.tick().await;
-        assert_eq!(start.elapsed(), Duration::from_secs(130));
-        timer.tick().await;
-        assert_eq!(start.elapsed(), Duration::from_secs(290));
+        assert_eq!(
+            config.first_snapshot_after(),
+            Some(Duration::from_secs(130))
+        );
+        config.snapshot_slot = SNAPSHOT_SLOTS + 3;
+        assert_eq!(
+            config.first_snapshot_after(),
+            Some(Duration::from_secs(130))
+        );
+        config.snapshot_period = None;
+        assert_eq!(config.first_snapshot_after(), None);
     }
 }
