@@ -4,8 +4,7 @@
 //! gateway, the Raft groups and every other partition. A snapshot holds its thread for tens to
 //! hundreds of milliseconds (the state's write-back, a RocksDB checkpoint that flushes its
 //! memtables, a manifest over the files, a sync of each); on a worker, that stalls every other
-//! task queued there, and the replicas of a cluster take their snapshots by log size at about
-//! the same moment, so all the workers of a broker stalled at once.
+//! task queued there, and a few such snapshots at once would stall all the workers of a broker.
 
 use tokio::runtime::{Handle, RuntimeFlavor};
 

@@ -44,8 +44,8 @@ pub struct PartitionConfig {
     /// lets the log be compacted below it, so this bounds a partition's log on disk, and the
     /// replay after a restart, under any rate. Default 256 MiB.
     pub snapshot_log_size: Option<u64>,
-    /// This replica's slot (modulo [`SNAPSHOT_SLOTS`]) among those that would snapshot at the same moment, of
-    /// [`SNAPSHOT_SLOTS`]: the replicas of a partition (they replay one log, so they reach a
+    /// This replica's slot (taken modulo [`SNAPSHOT_SLOTS`]) among those that would snapshot at
+    /// the same moment: the replicas of a partition (they replay one log, so they reach a
     /// size at the same entry, and they start their periods together) and a broker's
     /// partitions (they share its load evenly). Slot `s` snapshots `s/16` of the size and of
     /// the period early, so that a cluster's snapshots (each a RocksDB flush, syncs and a log

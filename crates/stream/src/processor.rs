@@ -10,7 +10,7 @@ use beeline_log::{CommitIndex, FlushWait, Flusher, Journal, JournalReader};
 use beeline_protocol::codec::{self, encode_batch};
 use beeline_protocol::{Record, RejectionType};
 use beeline_state::Store;
-use beeline_state::snapshot::SnapshotStore;
+use beeline_state::snapshot::{Snapshot, SnapshotStore};
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 
@@ -108,7 +108,7 @@ pub(crate) struct StreamProcessor<J: Journal> {
     /// be ahead of the group's log); meanwhile no new commands are written.
     snapshot_wanted: bool,
     /// Bytes of log entries past the latest snapshot (replayed at the start, then appended):
-    /// at `PartitionConfig::snapshot_log_size` the partition snapshots, whatever the period.
+    /// at `PartitionConfig::snapshot_log_limit` the partition snapshots, whatever the period.
     log_since_snapshot: u64,
 }
 
@@ -1063,7 +1063,7 @@ where
     }
 
     /// A snapshot once the log written since the latest one reaches
-    /// `PartitionConfig::snapshot_log_size`, so that the log is compacted by its size, not
+    /// `PartitionConfig::snapshot_log_limit`, so that the log is compacted by its size, not
     /// only by the period. A failed one is tried again only after as much log again.
     fn snapshot_if_log_outgrew_it(&mut self) {
         let Some(limit) = self.config.snapshot_log_limit() else {
@@ -1152,18 +1152,12 @@ where
         }
         let (snapshot, slowest_exporter) = crate::blocking::off_worker(|| {
             self.commit_everything()?;
-            // The exporters' positions go into the snapshot; the log below the lowest of them
-            // is kept, so an exporter restarted from this snapshot finds every record it has
-            // not acknowledged.
-            let slowest_exporter = self
-                .exporters
-                .persist(self.store.as_ref())
-                .map_err(|e| format!("cannot store the exporters' positions: {e}"))?;
-            let snapshot = self
-                .snapshots
-                .take(position, self.store.as_ref())
-                .map_err(|e| format!("cannot take a snapshot: {e}"))?;
-            Ok::<_, String>((snapshot, slowest_exporter))
+            checkpoint(
+                &self.exporters,
+                &self.snapshots,
+                self.store.as_ref(),
+                position,
+            )
         })?;
         self.log_since_snapshot = 0;
         PartitionMetrics::add(&self.metrics.snapshots, 1);
@@ -1178,6 +1172,25 @@ where
         );
         Ok(Some(snapshot.position))
     }
+}
+
+/// Checkpoints `store` as the snapshot at `position` with the exporters' positions in it (the
+/// log below the lowest of them is kept, so an exporter restarted from the snapshot finds every
+/// record it has not acknowledged); returns the snapshot and that lowest position. It blocks
+/// its thread: callers run it in [`off_worker`](crate::blocking::off_worker).
+pub(crate) fn checkpoint(
+    exporters: &ExporterPositions,
+    snapshots: &SnapshotStore,
+    store: &dyn Store,
+    position: i64,
+) -> Result<(Snapshot, Option<i64>), String> {
+    let slowest_exporter = exporters
+        .persist(store)
+        .map_err(|e| format!("cannot store the exporters' positions: {e}"))?;
+    let snapshot = snapshots
+        .take(position, store)
+        .map_err(|e| format!("cannot take a snapshot: {e}"))?;
+    Ok((snapshot, slowest_exporter))
 }
 
 /// The first log entry a partition still needs after a snapshot at `position`: the one that

@@ -565,15 +565,7 @@ impl<L: ReplicatedLog> Replica<L> {
             return Ok(None);
         }
         let (snapshot, slowest_exporter) = crate::blocking::off_worker(|| {
-            let slowest_exporter = self
-                .exporters
-                .persist(store)
-                .map_err(|e| format!("cannot store the exporters' positions: {e}"))?;
-            let snapshot = self
-                .snapshots
-                .take(position, store)
-                .map_err(|e| format!("cannot take a snapshot: {e}"))?;
-            Ok::<_, String>((snapshot, slowest_exporter))
+            crate::processor::checkpoint(&self.exporters, &self.snapshots, store, position)
         })?;
         PartitionMetrics::add(&self.metrics.snapshots, 1);
         if let Some(keep_from) = first_needed(self.log.reader(), position, slowest_exporter)? {
