@@ -29,7 +29,7 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use beeline_bench::{BenchArgs, Report, Sampler};
+use beeline_bench::{BenchArgs, ProcessUse, Report, Sampler};
 use beeline_units::{parse_duration, parse_size};
 use serde::Serialize;
 
@@ -97,6 +97,8 @@ struct Comparison {
     half_rate_p50_ms: Option<f64>,
     half_rate_p99_ms: Option<f64>,
     half_rate_completed_per_s: Option<f64>,
+    /// What the three brokers used per instance completed at half the rate.
+    half_rate_cost: Option<HoldCost>,
     /// Leader kill to the partition's first successful command, ms.
     failover_ms: Vec<u64>,
     failover_p50_ms: Option<u64>,
@@ -119,6 +121,26 @@ struct Comparison {
     cluster: Option<Report>,
     hold: Option<Report>,
     under_kills: Vec<Report>,
+}
+
+/// The brokers' CPU and voluntary context switches (every thread's waits) per instance
+/// completed in a load: below its highest rate the cluster's cost per instance is mostly
+/// wake-ups (docs/benchmarks.md, "Below its highest rate the cluster's CPU is already spent").
+#[derive(Debug, Clone, Copy, Serialize)]
+struct HoldCost {
+    cpu_ms_per_instance: f64,
+    switches_per_instance: f64,
+}
+
+impl HoldCost {
+    /// `used` over the instances `report` completed; `None` if none completed.
+    fn of(used: ProcessUse, report: &Report) -> Option<Self> {
+        let completed = report.result.completed;
+        (completed > 0).then(|| Self {
+            cpu_ms_per_instance: used.cpu_ms() / completed as f64,
+            switches_per_instance: used.voluntary_switches as f64 / completed as f64,
+        })
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -441,6 +463,14 @@ impl Brokers {
         load(&self.gateway(0), bench, change, never()).await
     }
 
+    /// What the brokers have used so far, summed (`None` if one cannot be read).
+    fn used(&self) -> Option<ProcessUse> {
+        self.samplers
+            .iter()
+            .map(|sampler| ProcessUse::of(sampler.pid()))
+            .sum()
+    }
+
     /// Each broker's peak RSS over the samples taken, against `limit`.
     fn memory(&self, side: &str, limit: u64) -> Vec<BrokerMemory> {
         self.samplers
@@ -553,17 +583,23 @@ async fn compare(
     let half = cluster_max.map(|r| (r / 2.0 * 10.0).round() / 10.0);
     let mut findings = Vec::new();
     let mut hold = None;
+    let mut hold_cost = None;
     let mut under_kills = Vec::new();
     let mut failover = Vec::new();
     let mut back_after_restart = Vec::new();
     if let Some(half) = half {
         cluster.whole(WHOLE_WITHIN).await?;
+        let before = cluster.used();
         let report = cluster
             .load(bench, |a| {
                 a.rate = half;
                 a.duration = args.hold;
             })
             .await?;
+        hold_cost = cluster
+            .used()
+            .zip(before)
+            .and_then(|(after, before)| HoldCost::of(after.since(before), &report));
         println!(
             "three brokers at {half}/s: p50 {}, p99 {}",
             ms_text(report.result.latency.p50_ms),
@@ -614,6 +650,7 @@ async fn compare(
         half_rate_p50_ms: hold.as_ref().and_then(|r| r.result.latency.p50_ms),
         half_rate_p99_ms: hold.as_ref().and_then(|r| r.result.latency.p99_ms),
         half_rate_completed_per_s: hold.as_ref().map(|r| r.result.completed_per_s),
+        half_rate_cost: hold_cost,
         failover_p50_ms: ms(0.5),
         failover_p99_ms: ms(0.99),
         failover_max_ms: ms(1.0),
@@ -827,6 +864,13 @@ fn text(c: &Comparison) -> String {
             ))
             .unwrap_or_default()
     ));
+    if let (Some(rate), Some(cost)) = (c.half_rate, c.half_rate_cost) {
+        out.push_str(&format!(
+            "at {rate}/s the three brokers used {:.2} ms of CPU and {:.0} voluntary context \
+             switches per instance\n",
+            cost.cpu_ms_per_instance, cost.switches_per_instance
+        ));
+    }
     if let Some(p99) = c.under_kills_p99_ms {
         out.push_str(&format!(
             "under the kills: instance p99 at most {p99:.1} ms, {} failed requests\n",
@@ -885,6 +929,7 @@ mod tests {
             half_rate_p50_ms: Some(5.0),
             half_rate_p99_ms: Some(31.0),
             half_rate_completed_per_s: Some(300.0),
+            half_rate_cost: None,
             failover_ms: vec![1000, 2000],
             failover_p50_ms: Some(1000),
             failover_p99_ms: Some(2000),

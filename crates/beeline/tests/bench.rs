@@ -256,6 +256,16 @@ fn compare_cluster_measures_both_sides_the_failover_and_each_broker_s_memory() {
         "{stdout}"
     );
     assert!(number(&report, &["half_rate_p99_ms"]) > 0.0, "{stdout}");
+    // The brokers' cost at half the rate: some CPU, and threads that waited.
+    assert!(
+        number(&report, &["half_rate_cost", "cpu_ms_per_instance"]) > 0.0
+            && number(&report, &["half_rate_cost", "switches_per_instance"]) > 0.0,
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("voluntary context switches per instance"),
+        "{stdout}"
+    );
     let failovers = report["failover_ms"].as_array().expect("failover_ms");
     assert_eq!(failovers.len(), 2, "both kills measured:\n{stdout}");
     assert!(number(&report, &["failover_p99_ms"]) > 0.0, "{stdout}");

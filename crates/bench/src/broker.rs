@@ -46,6 +46,77 @@ pub fn parse_cpu_ticks(stat: &str) -> Option<u64> {
     Some(utime + stime)
 }
 
+/// `voluntary_ctxt_switches:  123` from a thread's /proc/PID/task/TID/status: the times it
+/// gave up its core to wait (for a lock, a wake-up, I/O).
+pub fn parse_voluntary_switches(status: &str) -> Option<u64> {
+    let line = status
+        .lines()
+        .find(|l| l.starts_with("voluntary_ctxt_switches:"))?;
+    line["voluntary_ctxt_switches:".len()..].trim().parse().ok()
+}
+
+/// What a process has used so far: CPU and the voluntary context switches of all its threads
+/// (those of threads that have exited are not counted: a broker's threads live as long as it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ProcessUse {
+    pub cpu_ticks: u64,
+    pub voluntary_switches: u64,
+}
+
+impl ProcessUse {
+    /// The process's figures now; `None` if it is gone or /proc is not readable.
+    pub fn of(pid: u32) -> Option<Self> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        let cpu_ticks = parse_cpu_ticks(&stat)?;
+        let mut voluntary_switches = 0;
+        for thread in std::fs::read_dir(format!("/proc/{pid}/task")).ok()? {
+            let status = thread
+                .ok()
+                .and_then(|t| std::fs::read_to_string(t.path().join("status")).ok());
+            voluntary_switches += status
+                .as_deref()
+                .and_then(parse_voluntary_switches)
+                .unwrap_or(0);
+        }
+        Some(Self {
+            cpu_ticks,
+            voluntary_switches,
+        })
+    }
+
+    /// What was used from `earlier` to `self`, summed over processes.
+    pub fn since(self, earlier: Self) -> Self {
+        Self {
+            cpu_ticks: self.cpu_ticks.saturating_sub(earlier.cpu_ticks),
+            voluntary_switches: self
+                .voluntary_switches
+                .saturating_sub(earlier.voluntary_switches),
+        }
+    }
+
+    /// CPU in milliseconds.
+    pub fn cpu_ms(self) -> f64 {
+        self.cpu_ticks as f64 * 1000.0 / rustix::param::clock_ticks_per_second() as f64
+    }
+}
+
+impl std::iter::Sum for ProcessUse {
+    fn sum<I: Iterator<Item = Self>>(uses: I) -> Self {
+        uses.fold(Self::default(), |a, b| a + b)
+    }
+}
+
+impl std::ops::Add for ProcessUse {
+    type Output = Self;
+
+    fn add(self, other: Self) -> Self {
+        Self {
+            cpu_ticks: self.cpu_ticks + other.cpu_ticks,
+            voluntary_switches: self.voluntary_switches + other.voluntary_switches,
+        }
+    }
+}
+
 /// Where the memory charged to the cgroup named in /proc/PID/cgroup is read: `memory.current`
 /// under a cgroup v2 path, `memory.usage_in_bytes` under a v1 memory controller's. `None` for
 /// the root, whose figure is the whole machine's.
@@ -306,6 +377,32 @@ mod tests {
         let stat = "4242 (my (odd) proc) S 1 4242 4242 0 -1 4194560 100 0 0 0 1500 250 0 0 20 0 30 0 100 1000 200";
         assert_eq!(parse_cpu_ticks(stat), Some(1750));
         assert_eq!(parse_cpu_ticks("garbage"), None);
+        let thread =
+            "Name:\tbeeline\nvoluntary_ctxt_switches:\t50280\nnonvoluntary_ctxt_switches:\t12\n";
+        assert_eq!(parse_voluntary_switches(thread), Some(50280));
+        assert_eq!(parse_voluntary_switches("Name: x\n"), None);
+    }
+
+    #[test]
+    fn a_process_use_is_read_from_proc_and_counts_forward() {
+        let Some(before) = ProcessUse::of(std::process::id()) else {
+            panic!("/proc/self is readable where the tests run");
+        };
+        // Some CPU and a few waits of this thread.
+        let mut x = 0u64;
+        for i in 0..20_000_000u64 {
+            x = x.wrapping_add(i * i);
+        }
+        std::hint::black_box(x);
+        for _ in 0..5 {
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        let used = ProcessUse::of(std::process::id())
+            .expect("still readable")
+            .since(before);
+        assert!(used.voluntary_switches >= 5, "{used:?}");
+        assert!(used.cpu_ms() >= 0.0);
+        assert_eq!((used + used).cpu_ticks, 2 * used.cpu_ticks);
     }
 
     #[test]

@@ -49,7 +49,7 @@ use clap::Args as _;
 use tokio::sync::watch;
 
 pub use args::{BenchArgs, ProcessKind};
-pub use broker::{BrokerReport, Sampler};
+pub use broker::{BrokerReport, ProcessUse, Sampler};
 pub use client::Api;
 pub use machine::MachineReport;
 pub use models::{JOB_TYPE, Model};
