@@ -84,7 +84,7 @@ impl ProcessUse {
         })
     }
 
-    /// What was used from `earlier` to `self`, summed over processes.
+    /// What was used between two readings of one process, `earlier` and `self`.
     pub fn since(self, earlier: Self) -> Self {
         Self {
             cpu_ticks: self.cpu_ticks.saturating_sub(earlier.cpu_ticks),
