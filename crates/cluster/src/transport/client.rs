@@ -426,3 +426,66 @@ impl RaftNetworkV2<TypeConfig> for GroupNetwork {
         Ok(SnapshotResponse::new(vote))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Instant;
+
+    use futures_util::stream;
+    use openraft::entry::RaftEntry;
+    use openraft::raft::AppendEntriesRequest;
+
+    use super::{COMMIT_NOTICE_DELAY, with_next_request};
+    use crate::types::{Batch, Entry, TypeConfig, Vote, log_id};
+
+    /// A request after `prev` carrying the commit index `commit` and entries `entries`.
+    fn request(prev: u64, commit: u64, entries: u64) -> AppendEntriesRequest<TypeConfig> {
+        AppendEntriesRequest {
+            vote: Vote::new_committed(2, 0),
+            prev_log_id: Some(log_id(2, prev)),
+            leader_commit: Some(log_id(2, commit)),
+            entries: (prev + 1..=prev + entries)
+                .map(|index| Entry::new_normal(log_id(2, index), Batch::new(index, vec![1])))
+                .collect(),
+        }
+    }
+
+    fn summary(rpc: &AppendEntriesRequest<TypeConfig>) -> (u64, u64, usize) {
+        let index = |id: &Option<crate::types::LogId>| id.as_ref().map_or(0, |id| id.index);
+        (index(&rpc.prev_log_id), index(&rpc.leader_commit), rpc.entries.len())
+    }
+
+    #[tokio::test]
+    async fn a_commit_notice_gives_way_to_the_requests_that_follow_it_in_time() {
+        // Two notices of a moving commit index, then entries: only the entries go, with the
+        // newest commit index.
+        let mut next = stream::iter([request(4, 4, 0), request(4, 6, 2)]);
+        let sent = with_next_request(request(4, 3, 0), &mut next).await;
+        assert_eq!(summary(&sent), (4, 6, 2));
+        assert!(futures_util::StreamExt::next(&mut next).await.is_none());
+    }
+
+    #[tokio::test]
+    async fn entries_go_at_once_and_are_never_replaced() {
+        let mut next = stream::iter([request(6, 6, 1)]);
+        let sent = with_next_request(request(4, 4, 2), &mut next).await;
+        assert_eq!(summary(&sent), (4, 4, 2));
+        // The next request is still there for the stream's next turn.
+        let after = futures_util::StreamExt::next(&mut next).await.expect("kept");
+        assert_eq!(summary(&after), (6, 6, 1));
+    }
+
+    #[tokio::test]
+    async fn a_commit_notice_goes_alone_when_nothing_follows() {
+        // The stream ends: the notice goes at once.
+        let started = Instant::now();
+        let sent = with_next_request(request(4, 5, 0), &mut stream::empty()).await;
+        assert_eq!(summary(&sent), (4, 5, 0));
+        assert!(started.elapsed() < COMMIT_NOTICE_DELAY);
+        // The stream stays open with nothing to send: the notice goes after the delay.
+        let started = Instant::now();
+        let sent = with_next_request(request(4, 5, 0), &mut stream::pending()).await;
+        assert_eq!(summary(&sent), (4, 5, 0));
+        assert!(started.elapsed() >= COMMIT_NOTICE_DELAY);
+    }
+}
