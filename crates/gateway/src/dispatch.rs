@@ -62,6 +62,8 @@ pub(crate) struct Dispatcher {
     pub membership: Option<Arc<Membership>>,
     /// What the commands forwarded to them may hold.
     forwarding: ForwardingBudget,
+    /// The calls that carry them.
+    pipes: crate::remote::Pipes,
 }
 
 impl Dispatcher {
@@ -86,6 +88,7 @@ impl Dispatcher {
         Self {
             node: cluster.node,
             forwarding: ForwardingBudget::new(config.forwarding_memory),
+            pipes: crate::remote::Pipes::default(),
             config,
             partitions,
             supported,
@@ -355,6 +358,7 @@ impl Dispatcher {
             PartitionRoute::Remote(node, channel) => {
                 tracing::debug!(partition = partition_id, node, intent = %intent_name(command.intent), "forwarding command");
                 let record = crate::remote::forward(
+                    &self.pipes,
                     node,
                     channel,
                     partition_id,

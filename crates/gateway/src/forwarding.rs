@@ -18,9 +18,11 @@ use tokio::sync::{Semaphore, SemaphorePermit};
 use crate::backpressure::is_never_shed;
 use crate::error::GatewayError;
 
-/// What one forwarded call holds beside its command: tonic's encode buffer for the request
-/// and its decode buffer for the answer (8 KiB each, found with a heap profile of a broker
-/// forwarding under overload), the HTTP/2 stream and the call's task.
+/// What one forwarded command may hold beside its encoded self, counted high: found with a
+/// heap profile of a broker forwarding under overload when each command had a call of its own
+/// (tonic's encode buffer for the request and decode buffer for the answer, 8 KiB each, the
+/// HTTP/2 stream and the call's task). On the call shared by all commands to a broker
+/// (`remote::Pipes`) it holds less: its message queued for that call and its answer.
 const PER_CALL: usize = 18 << 10;
 
 /// The budget is counted in KiB.

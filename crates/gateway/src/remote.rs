@@ -2,14 +2,21 @@
 //! broker, whose gateway runs them through its partition (its in-flight limit, its answer) and
 //! sends back the answer or why there is none.
 //!
+//! Every command this gateway forwards to one broker goes on one `Execute` call to it
+//! ([`Pipes`]), opened with the first and kept while the connection lasts: each command is a
+//! message on it under an id of its own, and each answer comes back under that id, in the
+//! order the partitions answer. A command costs two messages on a stream already open, not a
+//! call of its own (an HTTP/2 stream opened and closed, a task on the other side).
+//!
 //! The internal API is a third transport of the gateway's errors, with its own table
 //! ([`failure`] and [`from_failure`]): what was certainly not written stays "not written"
 //! across the hop (so the forwarding gateway may retry it, or try another partition), and
 //! what may have been written stays "maybe written" (DEADLINE_EXCEEDED, never retried here).
-//! A connection that cannot be made is "not written"; one that breaks while the command is on
-//! its way is "maybe written".
+//! A call that cannot be opened (no connection) is "not written" for every command on it; one
+//! that breaks while commands are on it is "maybe written" for those.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use beeline_cluster::records;
@@ -19,6 +26,7 @@ use beeline_cluster::transport::proto::internal_client::InternalClient;
 use beeline_cluster::{Executor, NodeId};
 use beeline_protocol::{Record, RecordType};
 use beeline_stream::PartitionError;
+use tokio::sync::{mpsc, oneshot};
 use tonic::transport::Channel;
 
 use crate::backpressure::Exhausted;
@@ -29,8 +37,10 @@ use crate::forwarding::ForwardingBudget;
 /// Time the leader's own timeout has to answer before the forwarding side gives up.
 const MARGIN: Duration = Duration::from_millis(500);
 
-/// Sends `command` to `node`, the leader of `partition`, and waits for its answer.
+/// Sends `command` to `node`, the leader of `partition`, on the call `pipes` keep to it, and
+/// waits for its answer.
 pub(crate) async fn forward(
+    pipes: &Pipes,
     node: NodeId,
     channel: Channel,
     partition: u16,
@@ -44,43 +54,35 @@ pub(crate) async fn forward(
         timeout_ms: timeout.as_millis() as u64,
     };
     let _held = budget.take(command.intent, request.command.len())?;
-    let mut call = tonic::Request::new(request);
-    call.set_timeout(timeout + MARGIN);
-    let mut client = InternalClient::new(channel)
-        .max_decoding_message_size(usize::MAX)
-        .max_encoding_message_size(usize::MAX);
-    let answer = match tokio::time::timeout(timeout + MARGIN, client.execute(call)).await {
+    let unreachable = |reason: String| {
+        GatewayError::Refused(PartitionError::Unavailable {
+            partition,
+            reason: format!("its leader, broker {node}, cannot be reached: {reason}"),
+        })
+    };
+    let (pipe, id, answer) = pipes.send(node, channel, request).map_err(unreachable)?;
+    let answer = match tokio::time::timeout(timeout + MARGIN, answer).await {
         Err(_) => {
+            pipe.abandon(id);
             return Err(GatewayError::Timeout {
                 partition,
                 after: timeout,
             });
         }
-        Ok(Err(status)) if never_connected(&status) => {
-            return Err(GatewayError::Refused(PartitionError::Unavailable {
-                partition,
-                reason: format!(
-                    "its leader, broker {node}, cannot be reached: {}",
-                    status.message()
-                ),
-            }));
-        }
-        Ok(Err(status)) if status.code() == tonic::Code::DeadlineExceeded => {
+        // The pipe's task went without a word: as a break.
+        Ok(Err(_)) => Err(Broken::Cut("the call to it ended".into())),
+        Ok(Ok(answer)) => answer,
+    };
+    let answer = match answer {
+        Ok(answer) => answer,
+        Err(Broken::NeverOpened(reason)) => return Err(unreachable(reason)),
+        Err(Broken::Cut(reason)) => {
+            tracing::info!(node, partition, %reason, "the connection to a partition's leader broke with a command on its way; it may have been written");
             return Err(GatewayError::Timeout {
                 partition,
                 after: timeout,
             });
         }
-        Ok(Err(status)) => {
-            return Err(GatewayError::Timeout {
-                partition,
-                after: timeout,
-            })
-            .inspect_err(|_| {
-                tracing::info!(node, partition, %status, "the connection to a partition's leader broke with a command on its way; it may have been written");
-            });
-        }
-        Ok(Ok(answer)) => answer.into_inner(),
     };
     match answer.result {
         Some(proto::execute_response::Result::Record(bytes)) => {
@@ -91,6 +93,146 @@ pub(crate) async fn forward(
         None => Err(GatewayError::Internal(format!(
             "broker {node} answered without a result"
         ))),
+    }
+}
+
+/// Why a forwarded command has no answer from its call.
+#[derive(Debug, Clone)]
+enum Broken {
+    /// The call could not be opened: nothing on it reached the other broker.
+    NeverOpened(String),
+    /// The call broke, or ended, with the command on it: it may have been written.
+    Cut(String),
+}
+
+type Answer = Result<proto::ExecuteResponse, Broken>;
+
+/// The `Execute` calls this gateway keeps open, one per broker it forwards to.
+#[derive(Default)]
+pub(crate) struct Pipes {
+    open: Mutex<HashMap<NodeId, Arc<Pipe>>>,
+}
+
+/// One `Execute` call to a broker: the commands to send on it, and the answers awaited.
+struct Pipe {
+    calls: mpsc::UnboundedSender<proto::ExecuteCall>,
+    waiting: Mutex<Waiting>,
+}
+
+#[derive(Default)]
+struct Waiting {
+    next_id: u64,
+    answers: HashMap<u64, oneshot::Sender<Answer>>,
+    /// Set once the call is over (with why): nothing more waits on it.
+    over: Option<Broken>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Pipes {
+    /// Puts `request` on the call to `node` (opening one over `channel` when there is none,
+    /// or the last one is over): the pipe, the command's id on it and where its answer comes.
+    /// An error when the command certainly did not go (the call is over, cannot be opened).
+    fn send(
+        &self,
+        node: NodeId,
+        channel: Channel,
+        request: proto::ExecuteRequest,
+    ) -> Result<(Arc<Pipe>, u64, oneshot::Receiver<Answer>), String> {
+        let pipe = {
+            let mut open = lock(&self.open);
+            match open.get(&node) {
+                Some(pipe) if lock(&pipe.waiting).over.is_none() => pipe.clone(),
+                _ => {
+                    let pipe = Pipe::open(node, channel);
+                    open.insert(node, pipe.clone());
+                    pipe
+                }
+            }
+        };
+        let (answer, answered) = oneshot::channel();
+        let id = {
+            let mut waiting = lock(&pipe.waiting);
+            if let Some(broken) = &waiting.over {
+                return Err(match broken {
+                    Broken::NeverOpened(reason) | Broken::Cut(reason) => reason.clone(),
+                });
+            }
+            waiting.next_id += 1;
+            let id = waiting.next_id;
+            waiting.answers.insert(id, answer);
+            id
+        };
+        if pipe
+            .calls
+            .send(proto::ExecuteCall {
+                id,
+                request: Some(request),
+            })
+            .is_err()
+        {
+            pipe.abandon(id);
+            return Err("the call to it ended".into());
+        }
+        Ok((pipe, id, answered))
+    }
+}
+
+impl Pipe {
+    /// Opens the call to `node` on a task of its own, which hands each answer to the command
+    /// waiting for it and, when the call is over, tells every command still waiting why.
+    fn open(node: NodeId, channel: Channel) -> Arc<Self> {
+        let (calls, to_send) = mpsc::unbounded_channel();
+        let pipe = Arc::new(Pipe {
+            calls,
+            waiting: Mutex::default(),
+        });
+        let weak = Arc::downgrade(&pipe);
+        tokio::spawn(async move {
+            let mut client = InternalClient::new(channel)
+                .max_decoding_message_size(usize::MAX)
+                .max_encoding_message_size(usize::MAX);
+            let requests = tokio_stream::wrappers::UnboundedReceiverStream::new(to_send);
+            let why = match client.execute(requests).await {
+                Err(status) if never_connected(&status) => {
+                    Broken::NeverOpened(status.message().to_string())
+                }
+                Err(status) => Broken::Cut(status.message().to_string()),
+                Ok(answers) => {
+                    let mut answers = answers.into_inner();
+                    loop {
+                        let answer = match answers.message().await {
+                            Ok(Some(answer)) => answer,
+                            Ok(None) => break Broken::Cut(format!("broker {node} ended the call")),
+                            Err(status) => break Broken::Cut(status.message().to_string()),
+                        };
+                        let Some(pipe) = weak.upgrade() else { return };
+                        let waiter = lock(&pipe.waiting).answers.remove(&answer.id);
+                        if let (Some(waiter), Some(response)) = (waiter, answer.response) {
+                            let _ = waiter.send(Ok(response));
+                        }
+                    }
+                }
+            };
+            if let Some(pipe) = weak.upgrade() {
+                let waiters = {
+                    let mut waiting = lock(&pipe.waiting);
+                    waiting.over = Some(why.clone());
+                    std::mem::take(&mut waiting.answers)
+                };
+                for (_, waiter) in waiters {
+                    let _ = waiter.send(Err(why.clone()));
+                }
+            }
+        });
+        pipe
+    }
+
+    /// Stops waiting for the answer to command `id` (its caller gave up).
+    fn abandon(&self, id: u64) {
+        lock(&self.waiting).answers.remove(&id);
     }
 }
 

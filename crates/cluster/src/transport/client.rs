@@ -452,7 +452,11 @@ mod tests {
 
     fn summary(rpc: &AppendEntriesRequest<TypeConfig>) -> (u64, u64, usize) {
         let index = |id: &Option<crate::types::LogId>| id.as_ref().map_or(0, |id| id.index);
-        (index(&rpc.prev_log_id), index(&rpc.leader_commit), rpc.entries.len())
+        (
+            index(&rpc.prev_log_id),
+            index(&rpc.leader_commit),
+            rpc.entries.len(),
+        )
     }
 
     #[tokio::test]
@@ -471,7 +475,9 @@ mod tests {
         let sent = with_next_request(request(4, 4, 2), &mut next).await;
         assert_eq!(summary(&sent), (4, 4, 2));
         // The next request is still there for the stream's next turn.
-        let after = futures_util::StreamExt::next(&mut next).await.expect("kept");
+        let after = futures_util::StreamExt::next(&mut next)
+            .await
+            .expect("kept");
         assert_eq!(summary(&after), (6, 6, 1));
     }
 

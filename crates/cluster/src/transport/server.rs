@@ -283,6 +283,78 @@ impl InternalServer {
 
 type JobStream = Pin<Box<dyn tokio_stream::Stream<Item = Result<proto::PushedJob, Status>> + Send>>;
 
+type ExecuteAnswers =
+    Pin<Box<dyn tokio_stream::Stream<Item = Result<proto::ExecuteAnswer, Status>> + Send>>;
+
+/// Answers queued for a caller that has not read them: beyond, the call reads no more
+/// commands until it does.
+const ANSWERS_QUEUED: usize = 256;
+
+/// Answers an `Execute` call: runs each forwarded command as it arrives, many at once, and
+/// answers each under its id as soon as its partition does. When the caller ends its side,
+/// the answers end after those of the commands already taken; when the caller goes, the
+/// commands already taken are left to their partitions (a command written stays written) and
+/// their answers dropped.
+fn answer_calls(
+    services: Arc<BrokerServices>,
+    mut calls: tonic::Streaming<proto::ExecuteCall>,
+) -> ExecuteAnswers {
+    use futures_util::StreamExt as _;
+    let (answers, to_answer) = tokio::sync::mpsc::channel(ANSWERS_QUEUED);
+    tokio::spawn(async move {
+        let mut running = futures_util::stream::FuturesUnordered::new();
+        let mut taking = true;
+        loop {
+            tokio::select! {
+                call = calls.message(), if taking => match call {
+                    Ok(Some(call)) => {
+                        let services = services.clone();
+                        running.push(async move {
+                            let response = match call.request {
+                                Some(request) => services.execute(request).await,
+                                None => refused(0, "a forwarded call without its command"),
+                            };
+                            proto::ExecuteAnswer { id: call.id, response: Some(response) }
+                        });
+                    }
+                    Ok(None) | Err(_) => taking = false,
+                },
+                Some(answer) = running.next(), if !running.is_empty() => {
+                    if answers.send(Ok(answer)).await.is_err() {
+                        return;
+                    }
+                }
+                else => return,
+            }
+        }
+    });
+    Box::pin(tokio_stream::wrappers::ReceiverStream::new(to_answer))
+}
+
+/// A forwarded command's answer when it was not taken: certainly not written.
+fn refused(partition_id: u32, message: &str) -> proto::ExecuteResponse {
+    proto::ExecuteResponse {
+        result: Some(proto::execute_response::Result::Failure(proto::Failure {
+            kind: proto::failure::Kind::Refused.into(),
+            partition_id,
+            message: message.into(),
+            a: 0,
+            b: 0,
+        })),
+        position: -1,
+    }
+}
+
+impl BrokerServices {
+    /// Runs a forwarded command through this broker's gateway (refused while it starts).
+    async fn execute(&self, request: proto::ExecuteRequest) -> proto::ExecuteResponse {
+        match self.executor.get() {
+            Some(executor) => executor.execute(request).await,
+            None => refused(request.partition_id, "the broker is starting"),
+        }
+    }
+}
+
 type AppendAnswers =
     Pin<Box<dyn tokio_stream::Stream<Item = Result<proto::StreamAppendResponse, Status>> + Send>>;
 
@@ -373,6 +445,7 @@ fn raft_failed(e: impl std::fmt::Display) -> Status {
 impl Internal for InternalServer {
     type OpenJobStreamStream = JobStream;
     type StreamAppendStream = AppendAnswers;
+    type ExecuteStream = ExecuteAnswers;
 
     async fn gossip(
         &self,
@@ -384,23 +457,10 @@ impl Internal for InternalServer {
 
     async fn execute(
         &self,
-        request: Request<proto::ExecuteRequest>,
-    ) -> Result<Response<proto::ExecuteResponse>, Status> {
-        let services = self.services()?;
-        let request = request.into_inner();
-        let Some(executor) = services.executor.get() else {
-            return Ok(Response::new(proto::ExecuteResponse {
-                result: Some(proto::execute_response::Result::Failure(proto::Failure {
-                    kind: proto::failure::Kind::Refused.into(),
-                    partition_id: request.partition_id,
-                    message: "the broker is starting".into(),
-                    a: 0,
-                    b: 0,
-                })),
-                position: -1,
-            }));
-        };
-        Ok(Response::new(executor.execute(request).await))
+        request: Request<tonic::Streaming<proto::ExecuteCall>>,
+    ) -> Result<Response<Self::ExecuteStream>, Status> {
+        let services = self.services()?.clone();
+        Ok(Response::new(answer_calls(services, request.into_inner())))
     }
 
     async fn route(
