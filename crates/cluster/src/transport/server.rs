@@ -290,8 +290,13 @@ type ExecuteAnswers =
 /// commands until it does.
 const ANSWERS_QUEUED: usize = 256;
 
-/// Answers an `Execute` call: runs each forwarded command as it arrives, many at once, and
-/// answers each under its id as soon as its partition does. When the caller ends its side,
+/// Commands of one `Execute` call running at once (as HTTP/2's limit of concurrent streams
+/// bounded calls of their own): beyond, the call reads no more until one is answered, and
+/// the sender's commands wait in its queue, under its forwarding budget.
+const RUNNING_PER_CALL: usize = 200;
+
+/// Answers an `Execute` call: runs each forwarded command as it arrives, up to
+/// [`RUNNING_PER_CALL`] at once, and answers each under its id as soon as its partition does. When the caller ends its side,
 /// the answers end after those of the commands already taken; when the caller goes, the
 /// commands already taken are left to their partitions (a command written stays written) and
 /// their answers dropped.
@@ -306,7 +311,7 @@ fn answer_calls(
         let mut taking = true;
         loop {
             tokio::select! {
-                call = calls.message(), if taking => match call {
+                call = calls.message(), if taking && running.len() < RUNNING_PER_CALL => match call {
                     Ok(Some(call)) => {
                         let services = services.clone();
                         running.push(async move {
