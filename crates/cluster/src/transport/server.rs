@@ -296,10 +296,10 @@ const ANSWERS_QUEUED: usize = 256;
 const RUNNING_PER_CALL: usize = 200;
 
 /// Answers an `Execute` call: runs each forwarded command as it arrives, up to
-/// [`RUNNING_PER_CALL`] at once, and answers each under its id as soon as its partition does. When the caller ends its side,
-/// the answers end after those of the commands already taken; when the caller goes, the
-/// commands already taken are left to their partitions (a command written stays written) and
-/// their answers dropped.
+/// [`RUNNING_PER_CALL`] at once, and answers each under its id as soon as its partition
+/// does. When the caller ends its side, the answers end after those of the commands already
+/// taken; when the caller goes, the commands already taken are left to their partitions (a
+/// command written stays written) and their answers dropped.
 fn answer_calls(
     services: Arc<BrokerServices>,
     mut calls: tonic::Streaming<proto::ExecuteCall>,
