@@ -69,7 +69,7 @@ pub(crate) async fn forward(
                 after: timeout,
             });
         }
-        // The pipe's task went without a word: as a break.
+        // The pipe's task ended without a word (it panicked): as a break.
         Ok(Err(_)) => Err(Broken::Cut("the call to it ended".into())),
         Ok(Ok(answer)) => answer,
     };
@@ -210,8 +210,13 @@ impl Pipe {
                         };
                         let Some(pipe) = weak.upgrade() else { return };
                         let waiter = lock(&pipe.waiting).answers.remove(&answer.id);
-                        if let (Some(waiter), Some(response)) = (waiter, answer.response) {
-                            let _ = waiter.send(Ok(response));
+                        if let Some(waiter) = waiter {
+                            let _ = waiter.send(answer.response.ok_or_else(|| {
+                                Broken::Cut(format!(
+                                    "broker {node} answered forwarded command {} without a response",
+                                    answer.id
+                                ))
+                            }));
                         }
                     }
                 }

@@ -483,11 +483,13 @@ mod tests {
 
     #[tokio::test]
     async fn a_commit_notice_goes_alone_when_nothing_follows() {
-        // The stream ends: the notice goes at once.
-        let started = Instant::now();
-        let sent = with_next_request(request(4, 5, 0), &mut stream::empty()).await;
+        // The stream ends: the notice goes at once, without waiting for any timer.
+        let sent = futures_util::FutureExt::now_or_never(with_next_request(
+            request(4, 5, 0),
+            &mut stream::empty(),
+        ))
+        .expect("sent without waiting");
         assert_eq!(summary(&sent), (4, 5, 0));
-        assert!(started.elapsed() < COMMIT_NOTICE_DELAY);
         // The stream stays open with nothing to send: the notice goes after the delay.
         let started = Instant::now();
         let sent = with_next_request(request(4, 5, 0), &mut stream::pending()).await;
