@@ -3,7 +3,8 @@
 //! for a trivial command, with latency percentiles and the process's memory, and instances
 //! through the same loop without the gateway, with the CPU time each one costs: `beeline
 //! bench`'s one-task instances, and instances of a model with a multi-instance sub-process and
-//! a call activity.
+//! a call activity, and the CPU time replaying each log into a fresh state takes (what a
+//! follower and recovery spend per instance).
 //!
 //! `cargo bench -p beeline --bench partition [-- --seconds N --clients N --only SECTION]`
 //! (sections: `journal`, `processing`, `instances`, `structured`)
@@ -30,7 +31,9 @@ use beeline_protocol::{Record, RecordType};
 use beeline_rocksdb::{MemoryBudget, RocksDbStoreConfig, open_partition_store};
 use beeline_state::Store;
 use beeline_state::snapshot::SnapshotStore;
-use beeline_stream::{Partition, PartitionConfig, PartitionHandle, PartitionMetrics, SystemClock};
+use beeline_stream::{
+    Partition, PartitionConfig, PartitionHandle, PartitionMetrics, SystemClock, rebuild_state,
+};
 
 mod common;
 
@@ -169,6 +172,9 @@ fn open_partition(
     let _guard = runtime.enter();
     let mut config = PartitionConfig::new(1);
     config.snapshot_period = None;
+    // An exporter that never acknowledges: snapshots by size go on, the log stays whole for
+    // the replay that follows a load.
+    config.exporters = vec!["bench-replay".to_string()];
     let handle = Partition::open(
         config,
         journal(&dir.join("log")),
@@ -383,6 +389,36 @@ fn bench_instances(base: &Path, seconds: u64, clients: u64, load: InstanceLoad) 
         per_instance(PartitionMetrics::get(&metrics.flushes)),
     );
     runtime.block_on(handle.shutdown());
+    bench_replay(&base.join(load.name), &load, completed, cpu);
+}
+
+/// The log the load wrote, replayed into a fresh state as a follower and recovery replay it:
+/// the CPU per instance beside what processing it took.
+fn bench_replay(dir: &Path, load: &InstanceLoad, instances: u64, processing_cpu: f64) {
+    let store_config = RocksDbStoreConfig {
+        runtime_dir: dir.join("replayed"),
+        budget: MemoryBudget::new(128 << 20, 1),
+    };
+    let opener = move |checkpoint: Option<&Path>| -> beeline_state::Result<Arc<dyn Store>> {
+        Ok(Arc::new(open_partition_store(&store_config, checkpoint)?))
+    };
+    let snapshots = SnapshotStore::open(dir.join("replayed-snapshots"), 2).expect("snapshots");
+    let log = journal(&dir.join("log"));
+    let reader = log.log_reader();
+    let started = Instant::now();
+    let cpu_before = cpu_time();
+    let store = rebuild_state(&PartitionConfig::new(1), &snapshots, None, &opener, reader)
+        .expect("replay");
+    let cpu = (cpu_time() - cpu_before).as_secs_f64();
+    let elapsed = started.elapsed().as_secs_f64();
+    drop(store);
+    println!(
+        "{}: {:>8.1} µs CPU per instance replayed ({:.0}% of processing's; {:.0} instances/s)",
+        load.name,
+        cpu * 1e6 / instances.max(1) as f64,
+        100.0 * cpu / processing_cpu,
+        instances as f64 / elapsed
+    );
 }
 
 fn bench_processing(base: &Path, seconds: u64, clients: u64) {
