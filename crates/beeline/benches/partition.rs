@@ -407,8 +407,8 @@ fn bench_replay(dir: &Path, load: &InstanceLoad, instances: u64, processing_cpu:
     let reader = log.log_reader();
     let started = Instant::now();
     let cpu_before = cpu_time();
-    let store = rebuild_state(&PartitionConfig::new(1), &snapshots, None, &opener, reader)
-        .expect("replay");
+    let store =
+        rebuild_state(&PartitionConfig::new(1), &snapshots, None, &opener, reader).expect("replay");
     let cpu = (cpu_time() - cpu_before).as_secs_f64();
     let elapsed = started.elapsed().as_secs_f64();
     drop(store);

@@ -439,7 +439,8 @@ impl Engine {
     }
 
     /// Applies the events among `records` that the store does not hold yet (appliers only) and
-    /// returns the writes. Commands and already-applied results are skipped.
+    /// returns the writes. Commands and already-applied results are skipped: a command is
+    /// processed once a result names it as its source.
     pub fn replay<'r>(
         &self,
         store: &dyn Store,
@@ -447,6 +448,9 @@ impl Engine {
         progress: &mut ReplayProgress,
     ) -> Result<WriteBatch, FatalError> {
         let mut state = self.state(store);
+        let mut processed = progress.last_processed_position;
+        // This partition's keys are never handed out again: the highest is what counts.
+        let mut highest_key = -1;
         for record in records {
             if record.record_type == RecordType::Command
                 || record.source_record_position <= progress.snapshot_position
@@ -460,14 +464,19 @@ impl Engine {
                         record.intent, record.position
                     ))
                 })?;
-                state.meta_mut().observe_key(record.key)?;
+                if beeline_protocol::key::partition_of(record.key) == Some(self.config.partition_id)
+                {
+                    highest_key = highest_key.max(record.key);
+                }
             }
-            if record.source_record_position > progress.last_processed_position {
-                progress.last_processed_position = record.source_record_position;
-                state
-                    .meta_mut()
-                    .set_last_processed_position(record.source_record_position);
-            }
+            processed = processed.max(record.source_record_position);
+        }
+        if highest_key >= 0 {
+            state.meta_mut().observe_key(highest_key)?;
+        }
+        if processed > progress.last_processed_position {
+            progress.last_processed_position = processed;
+            state.meta_mut().set_last_processed_position(processed);
         }
         self.settle();
         Ok(state.into_writes())

@@ -117,17 +117,109 @@ pub fn batch_len(bytes: &[u8]) -> Result<u32, DecodeError> {
 
 /// Decodes a batch whose first record has `first_position`.
 pub fn decode_batch(bytes: &[u8], first_position: i64) -> Result<Vec<Record>, DecodeError> {
-    let count = batch_len(bytes)?;
-    let mut reader = Reader(&bytes[5..]);
-    // Every record takes at least its fixed part: a corrupt count cannot make us allocate more
-    // than the input could hold.
-    let mut records = Vec::with_capacity((count as usize).min(bytes.len() / RECORD_FIXED_LEN));
-    for i in 0..count {
-        let length = reader.u32()? as usize;
-        let body = reader.take(length, "record body")?;
-        records.push(decode_record(body, first_position + i64::from(i))?);
+    let records = batch_records(bytes, first_position)?;
+    let mut decoded = Vec::with_capacity(records.size_hint().1.unwrap_or(0));
+    for record in records {
+        decoded.push(record?.decode()?);
     }
-    Ok(records)
+    Ok(decoded)
+}
+
+/// The records of a batch whose first record has `first_position`, each with the part of its
+/// header that says what it is read and the rest left encoded: a reader that needs only some
+/// records' values (replay applies events, not commands) decodes only those.
+pub fn batch_records(bytes: &[u8], first_position: i64) -> Result<BatchRecords<'_>, DecodeError> {
+    let count = batch_len(bytes)?;
+    Ok(BatchRecords {
+        reader: Reader(&bytes[BATCH_HEADER_LEN..]),
+        remaining: count,
+        next_position: first_position,
+    })
+}
+
+/// The records of an encoded batch, in order: see [`batch_records`].
+pub struct BatchRecords<'a> {
+    reader: Reader<'a>,
+    remaining: u32,
+    next_position: i64,
+}
+
+impl<'a> Iterator for BatchRecords<'a> {
+    type Item = Result<EncodedRecord<'a>, DecodeError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.remaining == 0 {
+            return None;
+        }
+        self.remaining -= 1;
+        let position = self.next_position;
+        self.next_position += 1;
+        let record = self
+            .reader
+            .u32()
+            .and_then(|length| self.reader.take(length as usize, "record body"))
+            .and_then(|body| EncodedRecord::read(body, position));
+        if record.is_err() {
+            // What follows a record that cannot be read cannot be found either.
+            self.remaining = 0;
+        }
+        Some(record)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        // Every record takes at least its fixed part: a corrupt count cannot make a collect
+        // allocate more than the input could hold.
+        let possible = (self.remaining as usize).min(self.reader.0.len() / RECORD_FIXED_LEN);
+        (0, Some(possible.max(usize::from(self.remaining > 0))))
+    }
+}
+
+/// One record of an encoded batch: its position, type, processed flag and source position,
+/// with the rest (key, reason, tenants, value) decoded only by [`EncodedRecord::decode`].
+#[derive(Debug, Clone, Copy)]
+pub struct EncodedRecord<'a> {
+    pub position: i64,
+    pub record_type: RecordType,
+    /// A command that was processed within the batch that wrote it (a follow-up).
+    pub processed: bool,
+    pub source_record_position: i64,
+    body: &'a [u8],
+}
+
+impl<'a> EncodedRecord<'a> {
+    fn read(body: &'a [u8], position: i64) -> Result<Self, DecodeError> {
+        let mut r = Reader(body);
+        let record_type = r.u8()?;
+        let record_type = RecordType::from_value(record_type)
+            .ok_or(DecodeError::UnknownRecordType(record_type))?;
+        // Value type, intent, rejection type, record version and partition id.
+        r.take(7, "record header")?;
+        let flags = r.u8()?;
+        let source_record_position = r.i64()?;
+        Ok(Self {
+            position,
+            record_type,
+            processed: flags & FLAG_PROCESSED != 0,
+            source_record_position,
+            body,
+        })
+    }
+
+    /// The whole record.
+    pub fn decode(&self) -> Result<Record, DecodeError> {
+        decode_record(self.body, self.position)
+    }
+
+    /// The record's bytes as the batch holds them (without its length prefix), which
+    /// [`decode_record_at`] turns into the record.
+    pub fn bytes(&self) -> &'a [u8] {
+        self.body
+    }
+}
+
+/// Decodes the bytes of one record ([`EncodedRecord::bytes`]) at `position`.
+pub fn decode_record_at(bytes: &[u8], position: i64) -> Result<Record, DecodeError> {
+    decode_record(bytes, position)
 }
 
 fn decode_record(bytes: &[u8], position: i64) -> Result<Record, DecodeError> {
@@ -275,6 +367,24 @@ mod tests {
             BATCH_HEADER_LEN + records.iter().map(encoded_len).sum::<usize>()
         );
         assert_eq!(decode_batch(&bytes, 10).unwrap(), records);
+        let encoded = batch_records(&bytes, 10)
+            .unwrap()
+            .collect::<Result<Vec<_>, _>>()
+            .unwrap();
+        assert_eq!(encoded.len(), records.len());
+        for (encoded, record) in encoded.iter().zip(&records) {
+            assert_eq!(encoded.position, record.position);
+            assert_eq!(encoded.record_type, record.record_type);
+            assert_eq!(encoded.processed, record.processed);
+            assert_eq!(
+                encoded.source_record_position,
+                record.source_record_position
+            );
+            assert_eq!(
+                &decode_record_at(encoded.bytes(), encoded.position).unwrap(),
+                record
+            );
+        }
     }
 
     proptest! {

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use beeline_engine::state::format::Opened;
 use beeline_engine::{Engine, EngineConfig, JobPush, ReplayProgress};
 use beeline_log::{Journal, JournalReader};
-use beeline_protocol::Record;
-use beeline_protocol::codec::decode_batch;
+use beeline_protocol::codec::{DecodeError, batch_records, decode_record_at};
+use beeline_protocol::{Record, RecordType};
 use beeline_state::Store;
 use beeline_state::snapshot::{Snapshot, SnapshotStore};
 use tokio::sync::{broadcast, mpsc, watch};
@@ -207,7 +207,7 @@ impl Partition {
             partition,
             snapshot = snapshot_position,
             replayed_records = replayed.records,
-            unprocessed_commands = replayed.unprocessed.len(),
+            unprocessed_commands = replayed.unprocessed_len(),
             "partition recovered"
         );
 
@@ -227,7 +227,7 @@ impl Partition {
             metrics: metrics.clone(),
             status: status_tx,
             next_position: replayed.next_position,
-            unprocessed: replayed.unprocessed,
+            unprocessed: replayed.take_unprocessed().map_err(replay_error)?,
             router,
             jobs_available: jobs_available.clone(),
             exporters: exporters.clone(),
@@ -252,13 +252,17 @@ impl Partition {
 
 /// Applies committed events to a restored state and finds the commands that still wait for
 /// processing: once at recovery, and on and on on a replicated partition's follower.
+///
+/// It decodes what it applies, the events and rejections; a command's value is decoded only
+/// if a processor takes it over (a replica that starts to lead, a partition that recovers)
+/// before its result appears, which for nearly all of them comes a few entries later.
 pub(crate) struct Replayer<R> {
     reader: R,
     progress: ReplayProgress,
     /// Position the next record written gets.
     pub next_position: i64,
-    /// Commands without results yet, in log order.
-    pub unprocessed: VecDeque<Record>,
+    /// Commands without results yet, in log order, as the log holds them.
+    unprocessed: VecDeque<PendingCommand>,
     /// Records read so far.
     pub records: u64,
     /// Bytes of the log entries read so far: what the log holds past the state's snapshot
@@ -268,6 +272,12 @@ pub(crate) struct Replayer<R> {
     chunk: Vec<Record>,
     /// Encoded bytes of the entries whose records are in `chunk`.
     chunk_bytes: usize,
+}
+
+/// A command read from the log without a result yet: its position and its encoded bytes.
+struct PendingCommand {
+    position: i64,
+    bytes: Vec<u8>,
 }
 
 impl<R: JournalReader> Replayer<R> {
@@ -296,6 +306,27 @@ impl<R: JournalReader> Replayer<R> {
         })
     }
 
+    /// How many commands wait for a result.
+    pub fn unprocessed_len(&self) -> usize {
+        self.unprocessed.len()
+    }
+
+    /// The commands that wait for a result, decoded, in log order: what a processor taking
+    /// over runs first.
+    pub fn take_unprocessed(&mut self) -> Result<VecDeque<Record>, String> {
+        std::mem::take(&mut self.unprocessed)
+            .into_iter()
+            .map(|command| {
+                decode_record_at(&command.bytes, command.position).map_err(|e| {
+                    format!(
+                        "the command at position {} is undecodable: {e}",
+                        command.position
+                    )
+                })
+            })
+            .collect()
+    }
+
     /// Applies every committed entry not read yet; returns how many records it read.
     pub fn catch_up(&mut self, engine: &Engine, store: &dyn Store) -> Result<u64, String> {
         let before = self.records;
@@ -306,12 +337,13 @@ impl<R: JournalReader> Replayer<R> {
             if !entry.kind.carries_records() {
                 continue;
             }
-            let records = decode_batch(&entry.data, entry.asqn as i64).map_err(|e| {
+            let undecodable = |e: DecodeError| {
                 format!(
                     "log entry {} (position {}) is undecodable: {e}",
                     entry.index, entry.asqn
                 )
-            })?;
+            };
+            let records = batch_records(&entry.data, entry.asqn as i64).map_err(undecodable)?;
             let snapshot_position = self.progress.snapshot_position;
             if self.first {
                 self.first = false;
@@ -330,25 +362,31 @@ impl<R: JournalReader> Replayer<R> {
                 }
             }
             for record in records {
+                let record = record.map_err(undecodable)?;
                 self.next_position = self.next_position.max(record.position + 1);
                 if record.position <= snapshot_position {
                     continue;
                 }
-                if record.is_command() {
+                self.records += 1;
+                if record.record_type == RecordType::Command {
+                    // Replay applies no command; one processed in its own batch is done.
                     if !record.processed {
-                        self.unprocessed.push_back(record.clone());
+                        self.unprocessed.push_back(PendingCommand {
+                            position: record.position,
+                            bytes: record.bytes().to_vec(),
+                        });
                     }
-                } else {
-                    // A result of a command: that command and everything before it is processed.
-                    while self
-                        .unprocessed
-                        .front()
-                        .is_some_and(|c| c.position <= record.source_record_position)
-                    {
-                        self.unprocessed.pop_front();
-                    }
+                    continue;
                 }
-                self.chunk.push(record);
+                // A result of a command: that command and everything before it is processed.
+                while self
+                    .unprocessed
+                    .front()
+                    .is_some_and(|c| c.position <= record.source_record_position)
+                {
+                    self.unprocessed.pop_front();
+                }
+                self.chunk.push(record.decode().map_err(undecodable)?);
             }
             self.chunk_bytes += entry.data.len();
             if self.chunk.len() >= REPLAY_CHUNK || self.chunk_bytes >= REPLAY_CHUNK_BYTES {
@@ -363,7 +401,6 @@ impl<R: JournalReader> Replayer<R> {
         if self.chunk.is_empty() {
             return Ok(());
         }
-        self.records += self.chunk.len() as u64;
         let writes = engine
             .replay(store, self.chunk.iter(), &mut self.progress)
             .map_err(|e| e.to_string())?;

@@ -288,9 +288,17 @@ impl<L: ReplicatedLog> Replica<L> {
                 partition,
                 term = lead.term,
                 position = follower.replayer.next_position - 1,
-                unprocessed = follower.replayer.unprocessed.len(),
+                unprocessed = follower.replayer.unprocessed_len(),
                 "leading"
             );
+            let unprocessed = match follower.replayer.take_unprocessed() {
+                Ok(unprocessed) => unprocessed,
+                Err(reason) => {
+                    drop(follower);
+                    self.fail(reason, &mut commands, &mut control).await;
+                    return;
+                }
+            };
             let log_since_snapshot = follower.log_since_snapshot();
             let Follower {
                 store,
@@ -309,7 +317,7 @@ impl<L: ReplicatedLog> Replica<L> {
                 // The replica reports the partition's status, not the processor of one term.
                 status: watch::channel(PartitionStatus::Healthy).0,
                 next_position: replayer.next_position,
-                unprocessed: replayer.unprocessed,
+                unprocessed,
                 router: self.router.clone(),
                 jobs_available: self.jobs_available.clone(),
                 exporters: self.exporters.clone(),
