@@ -36,7 +36,7 @@ enum SideEffect {
     Respond(Responder, Result<Record, PartitionError>),
     Send(u16, Record),
     JobsAvailable(String),
-    Push(Push),
+    Push(Box<Push>),
     /// A replica's `Sync`: everything written before it is committed.
     Synced(oneshot::Sender<Result<(), String>>),
 }
@@ -757,7 +757,7 @@ where
             // Jobs pushed to a stream are not available to anyone else: nobody is woken for them.
             let pushed: Vec<i64> = result.pushes.iter().map(|push| push.key).collect();
             for push in std::mem::take(&mut result.pushes) {
-                self.after(index, SideEffect::Push(push));
+                self.after(index, SideEffect::Push(Box::new(push)));
             }
             if let Some(responder) = self.waiting.remove(&command.position) {
                 match result.response {
@@ -933,7 +933,8 @@ where
                 SideEffect::Synced(respond) => {
                     let _ = respond.send(Ok(()));
                 }
-                SideEffect::Push(Push { slot, key, job }) => {
+                SideEffect::Push(push) => {
+                    let Push { slot, key, job } = *push;
                     let deadline = job.deadline;
                     if slot.push(key, job) {
                         PartitionMetrics::add(&self.metrics.jobs_pushed, 1);
