@@ -211,18 +211,14 @@ impl<'a> EncodedRecord<'a> {
     }
 
     /// The record's bytes as the batch holds them (without its length prefix), which
-    /// [`decode_record_at`] turns into the record.
+    /// [`decode_record`] turns into the record.
     pub fn bytes(&self) -> &'a [u8] {
         self.body
     }
 }
 
 /// Decodes the bytes of one record ([`EncodedRecord::bytes`]) at `position`.
-pub fn decode_record_at(bytes: &[u8], position: i64) -> Result<Record, DecodeError> {
-    decode_record(bytes, position)
-}
-
-fn decode_record(bytes: &[u8], position: i64) -> Result<Record, DecodeError> {
+pub fn decode_record(bytes: &[u8], position: i64) -> Result<Record, DecodeError> {
     let mut r = Reader(bytes);
     let record_type = r.u8()?;
     let record_type =
@@ -381,7 +377,7 @@ mod tests {
                 record.source_record_position
             );
             assert_eq!(
-                &decode_record_at(encoded.bytes(), encoded.position).unwrap(),
+                &decode_record(encoded.bytes(), encoded.position).unwrap(),
                 record
             );
         }

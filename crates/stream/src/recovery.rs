@@ -7,7 +7,7 @@ use std::sync::Arc;
 use beeline_engine::state::format::Opened;
 use beeline_engine::{Engine, EngineConfig, JobPush, ReplayProgress};
 use beeline_log::{Journal, JournalReader};
-use beeline_protocol::codec::{DecodeError, batch_records, decode_record_at};
+use beeline_protocol::codec::{DecodeError, batch_records, decode_record};
 use beeline_protocol::{Record, RecordType};
 use beeline_state::Store;
 use beeline_state::snapshot::{Snapshot, SnapshotStore};
@@ -317,7 +317,7 @@ impl<R: JournalReader> Replayer<R> {
         std::mem::take(&mut self.unprocessed)
             .into_iter()
             .map(|command| {
-                decode_record_at(&command.bytes, command.position).map_err(|e| {
+                decode_record(&command.bytes, command.position).map_err(|e| {
                     format!(
                         "the command at position {} is undecodable: {e}",
                         command.position
