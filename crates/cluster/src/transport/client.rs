@@ -5,6 +5,7 @@ use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use futures_util::stream::Fuse;
 use futures_util::{Stream, StreamExt as _};
 use openraft::base::{BoxFuture, BoxStream};
 
@@ -136,7 +137,7 @@ pub const COMMIT_NOTICE_DELAY: Duration = Duration::from_millis(10);
 /// is never held.
 async fn with_next_request<S>(
     mut held: AppendEntriesRequest<TypeConfig>,
-    input: &mut S,
+    input: &mut Fuse<S>,
 ) -> AppendEntriesRequest<TypeConfig>
 where
     S: Stream<Item = AppendEntriesRequest<TypeConfig>> + Unpin,
@@ -255,7 +256,7 @@ impl RaftNetworkV2<TypeConfig> for GroupNetwork {
             let requests = {
                 let unanswered = unanswered.clone();
                 let metrics = self.metrics.clone();
-                futures_util::stream::unfold((input, false), move |(mut input, started)| {
+                futures_util::stream::unfold((input.fuse(), false), move |(mut input, started)| {
                     let unanswered = unanswered.clone();
                     let metrics = metrics.clone();
                     async move {
@@ -431,6 +432,7 @@ impl RaftNetworkV2<TypeConfig> for GroupNetwork {
 mod tests {
     use std::time::Instant;
 
+    use futures_util::StreamExt as _;
     use futures_util::stream;
     use openraft::entry::RaftEntry;
     use openraft::raft::AppendEntriesRequest;
@@ -463,7 +465,7 @@ mod tests {
     async fn a_commit_notice_gives_way_to_the_requests_that_follow_it_in_time() {
         // Two notices of a moving commit index, then entries: only the entries go, with the
         // newest commit index.
-        let mut next = stream::iter([request(4, 4, 0), request(4, 6, 2)]);
+        let mut next = stream::iter([request(4, 4, 0), request(4, 6, 2)]).fuse();
         let sent = with_next_request(request(4, 3, 0), &mut next).await;
         assert_eq!(summary(&sent), (4, 6, 2));
         assert!(futures_util::StreamExt::next(&mut next).await.is_none());
@@ -471,7 +473,7 @@ mod tests {
 
     #[tokio::test]
     async fn entries_go_at_once_and_are_never_replaced() {
-        let mut next = stream::iter([request(6, 6, 1)]);
+        let mut next = stream::iter([request(6, 6, 1)]).fuse();
         let sent = with_next_request(request(4, 4, 2), &mut next).await;
         assert_eq!(summary(&sent), (4, 4, 2));
         // The next request is still there for the stream's next turn.
@@ -486,14 +488,30 @@ mod tests {
         // The stream ends: the notice goes at once, without waiting for any timer.
         let sent = futures_util::FutureExt::now_or_never(with_next_request(
             request(4, 5, 0),
-            &mut stream::empty(),
+            &mut stream::empty().fuse(),
         ))
         .expect("sent without waiting");
         assert_eq!(summary(&sent), (4, 5, 0));
         // The stream stays open with nothing to send: the notice goes after the delay.
         let started = Instant::now();
-        let sent = with_next_request(request(4, 5, 0), &mut stream::pending()).await;
+        let sent = with_next_request(request(4, 5, 0), &mut stream::pending().fuse()).await;
         assert_eq!(summary(&sent), (4, 5, 0));
         assert!(started.elapsed() >= COMMIT_NOTICE_DELAY);
+    }
+
+    #[tokio::test]
+    async fn the_stream_is_asked_again_after_a_notice_saw_it_end() {
+        // openraft's input panics when polled after its end, as `unfold` does; the stream's
+        // next turn asks it again after a held notice found the end.
+        let mut input = Box::pin(stream::unfold(false, |done| async move {
+            (!done).then(|| (request(4, 5, 0), true))
+        }))
+        .fuse();
+        let first = futures_util::StreamExt::next(&mut input)
+            .await
+            .expect("one");
+        let sent = with_next_request(first, &mut input).await;
+        assert_eq!(summary(&sent), (4, 5, 0));
+        assert!(futures_util::StreamExt::next(&mut input).await.is_none());
     }
 }
