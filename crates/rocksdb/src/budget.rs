@@ -16,15 +16,17 @@ pub struct MemoryBudget {
 }
 
 impl MemoryBudget {
-    /// A budget of `limit` bytes shared by `partitions` partitions. A 128th of it (256 KiB to
-    /// 4 MiB a partition) buffers committed writes: enough for the instances in flight, small
-    /// enough that long-lived state moves on to RocksDB soon and in short writes. Of the rest,
+    /// A budget of `limit` bytes shared by `partitions` partitions. An eighth of it (256 KiB to
+    /// 4 MiB a partition) buffers committed writes: enough for the instances in flight to end
+    /// in memory (in a replicated partition an instance lives for several Raft rounds, and a
+    /// follower replays its commits in chunks), small enough that long-lived state moves on to
+    /// RocksDB soon and in short writes (see [`beeline_state::Overlay`]). Of the rest,
     /// RocksDB's cache, a quarter may hold memtables, each sized so every partition can keep
     /// two of them.
     pub fn new(limit: usize, partitions: usize) -> Self {
         let limit = limit.max(8 * 1024 * 1024);
         let partitions = partitions.max(1);
-        let write_back = (limit / 128 / partitions).clamp(256 * 1024, 4 * 1024 * 1024);
+        let write_back = (limit / 8 / partitions).clamp(256 * 1024, 4 * 1024 * 1024);
         let cache_limit = limit
             .saturating_sub(write_back * partitions)
             .max(4 * 1024 * 1024);
