@@ -3,7 +3,8 @@
 //! 1. one broker of this binary (the partitions of `--cluster-partitions`, factor 1): its
 //!    highest sustained rate (`--find-max` with the run's flags); it is then stopped;
 //! 2. three brokers, the same partitions, factor 3 (started as `beeline chaos` starts its
-//!    brokers, without the proxies): their highest sustained rate through broker 0;
+//!    brokers, without the proxies), each partition's leadership handed to its primary
+//!    (`/actuator/rebalance`): their highest sustained rate through broker 0;
 //! 3. the cluster at half that rate for `--hold`: the instance latency;
 //! 4. `--kills` times, under that load: the leader of a partition (seeded choice) SIGKILLed,
 //!    the time to the partition's first successful command measured as `beeline chaos`
@@ -78,6 +79,9 @@ pub struct CompareArgs {
 const MIN_RATE_RATIO: f64 = 0.5;
 const MAX_P99_MS: f64 = 30.0;
 const MAX_FAILOVER_P99: Duration = Duration::from_secs(3);
+/// How long the leaders may take to move to their partitions' primaries when asked.
+const PLACED_WITHIN: Duration = Duration::from_secs(15);
+
 /// How long a cluster may take to have every replica up and one leader per partition.
 const WHOLE_WITHIN: Duration = Duration::from_secs(120);
 /// How long the probe after a kill tries before the partition counts as stuck.
@@ -420,6 +424,49 @@ impl Brokers {
         Ok(brokers)
     }
 
+    /// Hands each partition's leadership to its primary (Zeebe's rebalancing: its benchmarks
+    /// run with the leaders spread over the brokers as the round-robin placement puts the
+    /// primaries) and waits until the brokers' metrics show every partition led there, or
+    /// `within` passes: a first election may leave two partitions led by one broker, and
+    /// where the leaders are changes what the load through broker 0 forwards. Says where the
+    /// leaders are either way.
+    async fn lead_at_primaries(&self, within: Duration) -> String {
+        let members: Vec<u64> = (0..self.nodes.len() as u64).collect();
+        let primaries: BTreeMap<u16, usize> = beeline_cluster::placement::round_robin(
+            &members,
+            u32::from(self.partitions),
+            self.replication_factor as u32,
+        )
+        .iter()
+        .filter_map(|p| Some((p.partition_id as u16, p.primary()? as usize)))
+        .collect();
+        let started = Instant::now();
+        let asked = self.client.rebalance().await;
+        let placed = loop {
+            let now = leaders(&self.client.roles().await);
+            if now == primaries || started.elapsed() > within || asked.is_err() {
+                break now;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        };
+        let listed = placed
+            .iter()
+            .map(|(partition, node)| format!("partition {partition} on broker {node}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        match asked {
+            Err(why) => format!("leaders: {listed} ({why})"),
+            Ok(()) if placed == primaries => format!(
+                "leaders: {listed}, each partition's primary ({} ms after asking)",
+                started.elapsed().as_millis()
+            ),
+            Ok(()) => format!(
+                "leaders: {listed}; not all at their primaries within {} s of asking",
+                within.as_secs()
+            ),
+        }
+    }
+
     /// Waits until every replica is up and healthy with one leader per partition; a broker
     /// that exits meanwhile fails the run.
     async fn whole(&mut self, within: Duration) -> Result<Duration, String> {
@@ -567,8 +614,9 @@ async fn compare(
     let mut journals = single.journals.peaks();
     drop(single);
 
-    // 2. Three brokers, factor 3.
+    // 2. Three brokers, factor 3, each partition led by its primary.
     let mut cluster = Brokers::start(&dir.join("cluster"), 3, 3, partitions, limit).await?;
+    println!("{}", cluster.lead_at_primaries(PLACED_WITHIN).await);
     let cluster_report = cluster.load(bench, |a| a.find_max = true).await?;
     let cluster_max = cluster_report
         .find_max

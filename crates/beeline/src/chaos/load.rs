@@ -218,6 +218,26 @@ impl ClusterClient {
         ))
     }
 
+    /// Asks the cluster to hand every partition's leadership to its primary (Zeebe's
+    /// `POST /actuator/rebalance`, on the first broker that answers: it asks the others).
+    pub async fn rebalance(&self) -> Result<(), String> {
+        let mut last = String::from("no broker to ask");
+        for &port in &self.monitoring {
+            let asked = tokio::time::timeout(
+                Duration::from_secs(2),
+                monitoring_request(port, "POST /actuator/rebalance"),
+            )
+            .await;
+            match asked {
+                Ok(Ok(answer)) if answer.starts_with("HTTP/1.1 200") => return Ok(()),
+                Ok(Ok(answer)) => last = answer.lines().next().unwrap_or_default().to_string(),
+                Ok(Err(e)) => last = e.to_string(),
+                Err(_) => last = "no answer within 2 s".into(),
+            }
+        }
+        Err(format!("rebalancing could not be asked for: {last}"))
+    }
+
     /// Each answering broker's view of its replicas, by node id, from its metrics.
     pub async fn roles(&self) -> BTreeMap<usize, BTreeMap<u16, Replica>> {
         let mut found = BTreeMap::new();
@@ -242,11 +262,18 @@ pub struct Replica {
 
 /// `GET /metrics` of the monitoring endpoint on `port`.
 async fn get_metrics(port: u16) -> std::io::Result<String> {
+    monitoring_request(port, "GET /metrics").await
+}
+
+/// A request without a body to a broker's monitoring port (`method` and path), and its whole
+/// answer.
+async fn monitoring_request(port: u16, request: &str) -> std::io::Result<String> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port)).await?;
-    stream
-        .write_all(b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
-        .await?;
+    let head = format!(
+        "{request} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    );
+    stream.write_all(head.as_bytes()).await?;
     let mut answer = String::new();
     stream.read_to_string(&mut answer).await?;
     Ok(answer)
