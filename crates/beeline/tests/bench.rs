@@ -219,8 +219,9 @@ fn a_soak_runs_its_restart_command_and_keeps_the_brokers_memory_over_time() {
     assert_eq!(number(&report, &["started"]), 250.0, "{text}");
 }
 
-/// `--compare-cluster` in short: one broker at replication factor 1 and three at factor 3 each
-/// through a short find-max, the cluster at half its rate, two leader kills under load, every
+/// `--compare-cluster` in short: one broker at replication factor 1 and three at factor 3 (the
+/// leaders asked to their primaries) each through a short find-max, the cluster at half its
+/// rate, two leader kills under load, every
 /// broker's RSS against its memory limit; a verdict per target with its figures. The targets
 /// themselves are not asserted (a shared machine decides them): that each was measured is.
 #[test]
@@ -265,6 +266,15 @@ fn compare_cluster_measures_both_sides_the_failover_and_each_broker_s_memory() {
     assert!(
         stdout.contains("voluntary context switches per instance"),
         "{stdout}"
+    );
+    // Where the cluster's leaders were for its search, after asking for them at the primaries.
+    let placed = stdout
+        .lines()
+        .find(|line| line.starts_with("leaders: "))
+        .unwrap_or_else(|| panic!("no line saying where the leaders are:\n{stdout}"));
+    assert!(
+        (1..=3).all(|p| placed.contains(&format!("partition {p} on broker "))),
+        "{placed}"
     );
     let failovers = report["failover_ms"].as_array().expect("failover_ms");
     assert_eq!(failovers.len(), 2, "both kills measured:\n{stdout}");
