@@ -221,9 +221,9 @@ fn a_soak_runs_its_restart_command_and_keeps_the_brokers_memory_over_time() {
 
 /// `--compare-cluster` in short: one broker at replication factor 1 and three at factor 3 (the
 /// leaders asked to their primaries) each through a short find-max, the cluster at half its
-/// rate, two leader kills under load, every
-/// broker's RSS against its memory limit; a verdict per target with its figures. The targets
-/// themselves are not asserted (a shared machine decides them): that each was measured is.
+/// rate, two leader kills under load, every broker's RSS against its memory limit; a verdict
+/// per target with its figures. The targets themselves are not asserted (a shared machine
+/// decides them): that each was measured is.
 #[test]
 fn compare_cluster_measures_both_sides_the_failover_and_each_broker_s_memory() {
     let output = Command::new(env!("CARGO_BIN_EXE_beeline"))

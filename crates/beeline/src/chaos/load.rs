@@ -265,8 +265,8 @@ async fn get_metrics(port: u16) -> std::io::Result<String> {
     monitoring_request(port, "GET /metrics").await
 }
 
-/// A request without a body to a broker's monitoring port (`method` and path), and its whole
-/// answer.
+/// A request without a body to a broker's monitoring port (`request`: its method and path),
+/// and its whole answer.
 async fn monitoring_request(port: u16, request: &str) -> std::io::Result<String> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port)).await?;
