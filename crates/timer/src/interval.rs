@@ -227,7 +227,9 @@ impl<'a> Sections<'a> {
             fraction = Some(&self.rest[start..end]);
             i = end;
         }
-        let designator = bytes.get(i)?.to_ascii_uppercase();
+        // A designator is one ASCII letter; anything else (a multi-byte character too)
+        // ends the sections, so the rest is never split inside a character.
+        let designator = bytes.get(i).filter(|b| b.is_ascii())?.to_ascii_uppercase();
         self.rest = &self.rest[i + 1..];
         Some((number, fraction, designator))
     }

@@ -399,6 +399,10 @@ fn cycle_errors() {
         ("R/", "Text cannot be parsed to a Period"),
         ("R/foo", "Text cannot be parsed to a Period"),
         ("R/PT", "Text cannot be parsed to a Duration"),
+        ("R/P0¡", "Text cannot be parsed to a Period"),
+        ("R/P1D¡", "Text cannot be parsed to a Period"),
+        ("R/PT1¥", "Text cannot be parsed to a Duration"),
+        ("R/P1DT2Ѩ", "Text cannot be parsed to a Duration"),
         ("R/P1DT", "Text cannot be parsed to a Duration"),
         (
             "R/PT9999999999999999999H",
