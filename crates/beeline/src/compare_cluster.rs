@@ -34,7 +34,7 @@ use beeline_bench::{BenchArgs, ProcessUse, Report, Sampler};
 use beeline_units::{parse_duration, parse_size};
 use serde::Serialize;
 
-use crate::chaos::load::{ClusterClient, leaders};
+use crate::chaos::load::{ClusterClient, JournalSyncs, leaders};
 use crate::chaos::percentile;
 use crate::harness::{BrokerSettings, Node, RunStart, Xorshift, connect, free_port};
 
@@ -134,15 +134,23 @@ struct Comparison {
 struct HoldCost {
     cpu_ms_per_instance: f64,
     switches_per_instance: f64,
+    /// The brokers' journal syncs per instance and their mean duration, from their metrics
+    /// (`None` if a broker's metrics could not be read).
+    syncs_per_instance: Option<f64>,
+    mean_sync_ms: Option<f64>,
 }
 
 impl HoldCost {
-    /// `used` over the instances `report` completed; `None` if none completed.
-    fn of(used: ProcessUse, report: &Report) -> Option<Self> {
+    /// `used` and `syncs` over the instances `report` completed; `None` if none completed.
+    fn of(used: ProcessUse, syncs: Option<JournalSyncs>, report: &Report) -> Option<Self> {
         let completed = report.result.completed;
         (completed > 0).then(|| Self {
             cpu_ms_per_instance: used.cpu_ms() / completed as f64,
             switches_per_instance: used.voluntary_switches as f64 / completed as f64,
+            syncs_per_instance: syncs.map(|s| s.syncs as f64 / completed as f64),
+            mean_sync_ms: syncs
+                .filter(|s| s.syncs > 0)
+                .map(|s| s.seconds * 1000.0 / s.syncs as f64),
         })
     }
 }
@@ -638,16 +646,23 @@ async fn compare(
     if let Some(half) = half {
         cluster.whole(WHOLE_WITHIN).await?;
         let before = cluster.used();
+        let syncs_before = cluster.client.journal_syncs().await;
         let report = cluster
             .load(bench, |a| {
                 a.rate = half;
                 a.duration = args.hold;
             })
             .await?;
+        let syncs = cluster
+            .client
+            .journal_syncs()
+            .await
+            .zip(syncs_before)
+            .map(|(after, before)| after.since(before));
         hold_cost = cluster
             .used()
             .zip(before)
-            .and_then(|(after, before)| HoldCost::of(after.since(before), &report));
+            .and_then(|(after, before)| HoldCost::of(after.since(before), syncs, &report));
         println!(
             "three brokers at {half}/s: p50 {}, p99 {}",
             ms_text(report.result.latency.p50_ms),
@@ -913,9 +928,15 @@ fn text(c: &Comparison) -> String {
             .unwrap_or_default()
     ));
     if let (Some(rate), Some(cost)) = (c.half_rate, c.half_rate_cost) {
+        let syncs = match (cost.syncs_per_instance, cost.mean_sync_ms) {
+            (Some(per_instance), Some(mean)) => {
+                format!(", {per_instance:.2} journal syncs per instance (mean {mean:.2} ms)")
+            }
+            _ => ", journal syncs not read".to_string(),
+        };
         out.push_str(&format!(
             "at {rate}/s the three brokers used {:.2} ms of CPU and {:.0} voluntary context \
-             switches per instance\n",
+             switches per instance{syncs}\n",
             cost.cpu_ms_per_instance, cost.switches_per_instance
         ));
     }

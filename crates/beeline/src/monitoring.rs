@@ -319,6 +319,9 @@ async fn metrics(State(state): State<Arc<NodeState>>) -> Response {
     if let Some(groups) = state.raft_groups.get() {
         beeline_cluster::metrics::render(&mut out, &groups.reports());
     }
+    if let Some(flusher) = state.raft_flusher.get() {
+        beeline_cluster::metrics::render_flusher(&mut out, &flusher.counts());
+    }
     let allocator = allocator_stats();
     let gauges = [
         (

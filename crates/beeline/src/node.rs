@@ -81,6 +81,8 @@ pub struct NodeState {
     pub membership: std::sync::OnceLock<Arc<beeline_cluster::Membership>>,
     /// This broker's Raft groups, in a replicated cluster (their metrics).
     pub raft_groups: std::sync::OnceLock<beeline_cluster::transport::Groups>,
+    /// The flusher that syncs those groups' journals (its figures).
+    pub raft_flusher: std::sync::OnceLock<beeline_cluster::NodeFlusher>,
 }
 
 impl NodeState {
@@ -140,6 +142,7 @@ pub async fn run(config: BrokerConfig) -> Result<(), NodeError> {
         disk: disk.clone(),
         membership: std::sync::OnceLock::new(),
         raft_groups: std::sync::OnceLock::new(),
+        raft_flusher: std::sync::OnceLock::new(),
     });
     let address = std::net::SocketAddr::new(config.host, config.monitoring_port);
     let listener = tokio::net::TcpListener::bind(address)
@@ -224,6 +227,7 @@ pub async fn run(config: BrokerConfig) -> Result<(), NodeError> {
                 config.recent_entries_memory(),
             )
             .map_err(NodeError::Cluster)?;
+            let _ = state.raft_flusher.set(replication.flusher.clone());
             Some(Arc::new(replication))
         } else {
             None

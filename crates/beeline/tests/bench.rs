@@ -267,6 +267,17 @@ fn compare_cluster_measures_both_sides_the_failover_and_each_broker_s_memory() {
         stdout.contains("voluntary context switches per instance"),
         "{stdout}"
     );
+    // ... and the journal syncs their flushers made, from the brokers' metrics: every
+    // replicated append is synced before it counts, so a completed instance took some.
+    assert!(
+        number(&report, &["half_rate_cost", "syncs_per_instance"]) > 0.0
+            && number(&report, &["half_rate_cost", "mean_sync_ms"]) > 0.0,
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("journal syncs per instance (mean "),
+        "{stdout}"
+    );
     // Where the cluster's leaders were for its search, after asking for them at the primaries.
     let placed = stdout
         .lines()

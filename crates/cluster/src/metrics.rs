@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use openraft::type_config::async_runtime::watch::WatchReceiver;
 
+use crate::storage::FlushCounts;
 use crate::transport::PartitionRaft;
 use crate::types::NodeId;
 
@@ -38,6 +39,9 @@ impl GroupMetrics {
     }
 }
 
+/// Cumulative counts per bound (seconds), the total count and the sum in seconds.
+pub type HistogramSnapshot = (Vec<(f64, u64)>, u64, f64);
+
 /// A histogram of durations with fixed buckets ([`COMMIT_LATENCY_BUCKETS_MS`]).
 #[derive(Debug, Default)]
 pub struct Histogram {
@@ -60,7 +64,7 @@ impl Histogram {
 
     /// Cumulative counts per bound (seconds), then the total count and the sum in seconds:
     /// Prometheus' histogram shape.
-    pub fn snapshot(&self) -> (Vec<(f64, u64)>, u64, f64) {
+    pub fn snapshot(&self) -> HistogramSnapshot {
         let mut cumulative = 0;
         let mut buckets = Vec::with_capacity(COMMIT_LATENCY_BUCKETS_MS.len());
         for (bound, count) in COMMIT_LATENCY_BUCKETS_MS.iter().zip(&self.counts) {
@@ -89,7 +93,7 @@ pub struct GroupReport {
     pub snapshot_sends_failed: u64,
     pub snapshots_installed: u64,
     /// Cumulative buckets (seconds), count and sum (seconds) of the commit latency.
-    pub commit_latency: (Vec<(f64, u64)>, u64, f64),
+    pub commit_latency: HistogramSnapshot,
 }
 
 impl GroupReport {
@@ -216,21 +220,75 @@ pub fn render(out: &mut String, reports: &[GroupReport]) {
         "From the leader's proposal of a batch to its commit by a quorum.",
     );
     for report in reports {
-        let (buckets, count, sum) = &report.commit_latency;
-        let partition = report.partition_id;
-        for (bound, cumulative) in buckets {
-            let _ = writeln!(
-                out,
-                "{name}_bucket{{partition=\"{partition}\",le=\"{bound}\"}} {cumulative}"
-            );
-        }
+        let labels = format!("partition=\"{}\"", report.partition_id);
+        histogram(out, name, &labels, &report.commit_latency);
+    }
+}
+
+/// Writes the broker's journal flusher's figures (every Raft group's syncs, one series each).
+pub fn render_flusher(out: &mut String, counts: &FlushCounts) {
+    let counters = [
+        (
+            "beeline_raft_log_syncs_total",
+            "Syncs (fdatasync) of the Raft groups' journals by the broker's flusher.",
+            counts.syncs,
+        ),
+        (
+            "beeline_raft_log_sync_rounds_total",
+            "The flusher's rounds: each starts a sync of every journal with appends waiting.",
+            counts.rounds,
+        ),
+        (
+            "beeline_raft_log_syncs_failed_total",
+            "Journal syncs that failed (their appends failed with them).",
+            counts.failed,
+        ),
+        (
+            "beeline_raft_log_sync_requests_total",
+            "Appends and barriers the syncs completed: divided by the syncs, the appends \
+             each sync covered.",
+            counts.completed,
+        ),
+    ];
+    for (name, help, value) in counters {
         let _ = writeln!(
             out,
-            "{name}_bucket{{partition=\"{partition}\",le=\"+Inf\"}} {count}\n\
-             {name}_sum{{partition=\"{partition}\"}} {sum}\n\
-             {name}_count{{partition=\"{partition}\"}} {count}"
+            "# HELP {name} {help}\n# TYPE {name} counter\n{name} {value}"
         );
     }
+    let name = "beeline_raft_log_sync_duration_seconds";
+    let _ = writeln!(
+        out,
+        "# HELP {name} How long one journal sync took.\n# TYPE {name} histogram"
+    );
+    histogram(out, name, "", &counts.latency);
+}
+
+/// One histogram's series in Prometheus' text format; `labels` go before `le`.
+fn histogram(
+    out: &mut String,
+    name: &str,
+    labels: &str,
+    (buckets, count, sum): &HistogramSnapshot,
+) {
+    let sep = if labels.is_empty() { "" } else { "," };
+    for (bound, cumulative) in buckets {
+        let _ = writeln!(
+            out,
+            "{name}_bucket{{{labels}{sep}le=\"{bound}\"}} {cumulative}"
+        );
+    }
+    let braces = if labels.is_empty() {
+        String::new()
+    } else {
+        format!("{{{labels}}}")
+    };
+    let _ = writeln!(
+        out,
+        "{name}_bucket{{{labels}{sep}le=\"+Inf\"}} {count}\n\
+         {name}_sum{braces} {sum}\n\
+         {name}_count{braces} {count}"
+    );
 }
 
 #[cfg(test)]
@@ -282,6 +340,37 @@ mod tests {
             "beeline_raft_commit_latency_seconds_bucket{partition=\"2\",le=\"0.005\"} 1",
             "beeline_raft_commit_latency_seconds_bucket{partition=\"2\",le=\"+Inf\"} 1",
             "beeline_raft_commit_latency_seconds_count{partition=\"2\"} 1",
+        ] {
+            assert!(out.lines().any(|l| l == line), "{line} missing in\n{out}");
+        }
+    }
+
+    #[test]
+    fn the_flusher_renders_as_broker_wide_series() {
+        let histogram = Histogram::default();
+        histogram.observe(Duration::from_micros(400));
+        histogram.observe(Duration::from_millis(2));
+        let counts = FlushCounts {
+            rounds: 3,
+            syncs: 2,
+            failed: 1,
+            completed: 7,
+            latency: histogram.snapshot(),
+        };
+        let mut out = String::new();
+        render_flusher(&mut out, &counts);
+        for line in [
+            "# TYPE beeline_raft_log_syncs_total counter",
+            "beeline_raft_log_syncs_total 2",
+            "beeline_raft_log_sync_rounds_total 3",
+            "beeline_raft_log_syncs_failed_total 1",
+            "beeline_raft_log_sync_requests_total 7",
+            "# TYPE beeline_raft_log_sync_duration_seconds histogram",
+            "beeline_raft_log_sync_duration_seconds_bucket{le=\"0.0005\"} 1",
+            "beeline_raft_log_sync_duration_seconds_bucket{le=\"0.0025\"} 2",
+            "beeline_raft_log_sync_duration_seconds_bucket{le=\"+Inf\"} 2",
+            "beeline_raft_log_sync_duration_seconds_sum 0.0024",
+            "beeline_raft_log_sync_duration_seconds_count 2",
         ] {
             assert!(out.lines().any(|l| l == line), "{line} missing in\n{out}");
         }

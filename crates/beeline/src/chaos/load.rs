@@ -238,6 +238,27 @@ impl ClusterClient {
         Err(format!("rebalancing could not be asked for: {last}"))
     }
 
+    /// The journal syncs of every broker's flusher so far, summed: how many, and the seconds
+    /// they took (`beeline_raft_log_syncs_total`, `beeline_raft_log_sync_duration_seconds_sum`);
+    /// `None` if a broker does not answer or shows neither.
+    pub async fn journal_syncs(&self) -> Option<JournalSyncs> {
+        let mut total = JournalSyncs::default();
+        for &port in &self.monitoring {
+            let text = tokio::time::timeout(Duration::from_secs(2), get_metrics(port))
+                .await
+                .ok()?
+                .ok()?;
+            let value = |name: &str| {
+                text.lines()
+                    .find_map(|line| line.strip_prefix(name)?.strip_prefix(' '))
+                    .and_then(|value| value.trim().parse::<f64>().ok())
+            };
+            total.syncs += value("beeline_raft_log_syncs_total")? as u64;
+            total.seconds += value("beeline_raft_log_sync_duration_seconds_sum")?;
+        }
+        Some(total)
+    }
+
     /// Each answering broker's view of its replicas, by node id, from its metrics.
     pub async fn roles(&self) -> BTreeMap<usize, BTreeMap<u16, Replica>> {
         let mut found = BTreeMap::new();
@@ -249,6 +270,23 @@ impl ClusterClient {
             }
         }
         found
+    }
+}
+
+/// Journal syncs counted by brokers' metrics: how many, and the seconds they took.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct JournalSyncs {
+    pub syncs: u64,
+    pub seconds: f64,
+}
+
+impl JournalSyncs {
+    /// What was counted between `earlier` and these.
+    pub fn since(self, earlier: Self) -> Self {
+        Self {
+            syncs: self.syncs.saturating_sub(earlier.syncs),
+            seconds: (self.seconds - earlier.seconds).max(0.0),
+        }
     }
 }
 

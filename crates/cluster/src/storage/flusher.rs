@@ -24,6 +24,7 @@ use openraft::storage::IOFlushed;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::TypeConfig;
+use crate::metrics::{Histogram, HistogramSnapshot};
 
 /// Syncs one journal: everything written to it before the call is durable when it returns.
 type SyncFn = Arc<dyn Fn() -> io::Result<()> + Send + std::marker::Sync>;
@@ -64,10 +65,11 @@ pub struct FlushStats {
     syncs: AtomicU64,
     failed: AtomicU64,
     completed: AtomicU64,
+    latency: Histogram,
 }
 
 /// A snapshot of [`FlushStats`].
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct FlushCounts {
     /// Rounds that started at least one sync.
     pub rounds: u64,
@@ -77,6 +79,8 @@ pub struct FlushCounts {
     pub failed: u64,
     /// Appends and barriers completed.
     pub completed: u64,
+    /// How long each sync took.
+    pub latency: HistogramSnapshot,
 }
 
 impl FlushStats {
@@ -86,6 +90,7 @@ impl FlushStats {
             syncs: self.syncs.load(Ordering::Relaxed),
             failed: self.failed.load(Ordering::Relaxed),
             completed: self.completed.load(Ordering::Relaxed),
+            latency: self.latency.snapshot(),
         }
     }
 }
@@ -226,7 +231,13 @@ async fn run(mut requests: mpsc::UnboundedReceiver<Request>, stats: Arc<FlushSta
             started += 1;
             let waiters = std::mem::take(&mut queue.waiting);
             let sync = queue.sync.clone();
-            let task = tokio::task::spawn_blocking(move || sync());
+            let stats = stats.clone();
+            let task = tokio::task::spawn_blocking(move || {
+                let started = std::time::Instant::now();
+                let synced = sync();
+                stats.latency.observe(started.elapsed());
+                synced
+            });
             syncing.push(async move {
                 let result = task.await.map_err(io::Error::other).and_then(|r| r);
                 (journal, result, waiters)
@@ -395,6 +406,10 @@ mod tests {
         assert_eq!(counts.syncs, syncs_a + syncs_b);
         assert!(counts.rounds < counts.syncs, "{counts:?}");
         assert_eq!(counts.completed, 200);
+        // Every sync timed: each of them slept 20 ms.
+        let (_, timed, seconds) = counts.latency;
+        assert_eq!(timed, counts.syncs);
+        assert!(seconds >= 0.02 * timed as f64, "{counts:?}");
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
