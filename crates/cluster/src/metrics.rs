@@ -234,11 +234,6 @@ pub fn render_flusher(out: &mut String, counts: &FlushCounts) {
             counts.syncs,
         ),
         (
-            "beeline_raft_log_sync_rounds_total",
-            "The flusher's rounds: each starts a sync of every journal with appends waiting.",
-            counts.rounds,
-        ),
-        (
             "beeline_raft_log_syncs_failed_total",
             "Journal syncs that failed (their appends failed with them).",
             counts.failed,
@@ -351,7 +346,6 @@ mod tests {
         histogram.observe(Duration::from_micros(400));
         histogram.observe(Duration::from_millis(2));
         let counts = FlushCounts {
-            rounds: 3,
             syncs: 2,
             failed: 1,
             completed: 7,
@@ -362,7 +356,6 @@ mod tests {
         for line in [
             "# TYPE beeline_raft_log_syncs_total counter",
             "beeline_raft_log_syncs_total 2",
-            "beeline_raft_log_sync_rounds_total 3",
             "beeline_raft_log_syncs_failed_total 1",
             "beeline_raft_log_sync_requests_total 7",
             "# TYPE beeline_raft_log_sync_duration_seconds histogram",

@@ -1,33 +1,34 @@
-//! The node's flusher: one task makes every Raft group's appends durable.
+//! The node's flusher: makes every Raft group's appends durable, with one sync at a time per
+//! journal.
 //!
 //! Each group's log store registers its journal and hands the flusher its appends (openraft's
-//! callbacks) and barriers. The task keeps one queue per journal and works in rounds: a round
-//! starts one blocking sync for every journal that has requests waiting and no sync running,
-//! all at once on the blocking pool (the file system's journal folds syncs that overlap into
-//! one commit); when a journal's sync returns, the requests it covered are completed in the
-//! order they arrived, and whatever arrived meanwhile rides with that journal's next sync
-//! (group commit per journal, as the single node does). A journal has at most one sync
-//! running, so its requests complete in order; a failed sync fails that journal's requests
-//! only.
+//! callbacks) and barriers. A request joins its journal's queue; if no sync of that journal is
+//! running, one starts on the blocking pool, and it goes on syncing on that thread, each sync
+//! completing the requests queued before it began, in the order they arrived, for as long as
+//! requests keep arriving (group commit per journal, as the single node does); it returns the
+//! thread once the queue is empty. A journal has at most one sync running, so its requests
+//! complete in order; a failed sync fails that journal's requests only. Journals sync
+//! independently, so syncs of several journals overlap (the file system's journal folds
+//! syncs that overlap into one commit).
 //!
-//! Idle, the task waits on its queue: no timer, no wake-up, whatever the number of groups.
+//! A request costs the thread that makes it a lock and a push; the thread that syncs
+//! completes the callbacks itself: no task stands between the two, and a journal under steady
+//! load keeps its blocking thread rather than taking one per sync. Idle, nothing runs: no
+//! timer, no wake-up, whatever the number of groups.
 
-use std::collections::HashMap;
 use std::io;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use beeline_log::Flusher;
-use futures_util::StreamExt;
-use futures_util::stream::FuturesUnordered;
 use openraft::storage::IOFlushed;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 
 use crate::TypeConfig;
 use crate::metrics::{Histogram, HistogramSnapshot};
 
 /// Syncs one journal: everything written to it before the call is durable when it returns.
-type SyncFn = Arc<dyn Fn() -> io::Result<()> + Send + std::marker::Sync>;
+type SyncFn = Box<dyn Fn() -> io::Result<()> + Send + std::marker::Sync>;
 
 /// What a request waits for: the next sync of its journal.
 enum Waiter {
@@ -52,16 +53,9 @@ impl Waiter {
     }
 }
 
-enum Request {
-    Register { journal: u64, sync: SyncFn },
-    Wait { journal: u64, waiter: Waiter },
-    Close { journal: u64 },
-}
-
 /// What the flusher has done since it started.
 #[derive(Debug, Default)]
 pub struct FlushStats {
-    rounds: AtomicU64,
     syncs: AtomicU64,
     failed: AtomicU64,
     completed: AtomicU64,
@@ -71,8 +65,6 @@ pub struct FlushStats {
 /// A snapshot of [`FlushStats`].
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FlushCounts {
-    /// Rounds that started at least one sync.
-    pub rounds: u64,
     /// Journal syncs (one `fdatasync` each for a file journal).
     pub syncs: u64,
     /// Syncs that failed.
@@ -86,7 +78,6 @@ pub struct FlushCounts {
 impl FlushStats {
     fn counts(&self) -> FlushCounts {
         FlushCounts {
-            rounds: self.rounds.load(Ordering::Relaxed),
             syncs: self.syncs.load(Ordering::Relaxed),
             failed: self.failed.load(Ordering::Relaxed),
             completed: self.completed.load(Ordering::Relaxed),
@@ -95,12 +86,11 @@ impl FlushStats {
     }
 }
 
-/// The node's flusher, shared by every Raft group's log store on the broker. Clones share the
-/// task; it ends when the last clone and the last registered journal are dropped.
+/// The node's flusher, shared by every Raft group's log store on the broker: the runtime whose
+/// blocking pool runs the syncs, and the figures of all of them.
 #[derive(Clone)]
 pub struct NodeFlusher {
-    requests: mpsc::UnboundedSender<Request>,
-    next_journal: Arc<AtomicU64>,
+    runtime: tokio::runtime::Handle,
     stats: Arc<FlushStats>,
 }
 
@@ -113,189 +103,117 @@ impl std::fmt::Debug for NodeFlusher {
 }
 
 impl NodeFlusher {
-    /// Starts the flush task on the current tokio runtime.
+    /// The flusher of the current tokio runtime: its syncs run on that runtime's blocking
+    /// pool.
     pub fn start() -> io::Result<Self> {
         let runtime = tokio::runtime::Handle::try_current()
             .map_err(|e| io::Error::other(format!("the node's flusher needs a runtime: {e}")))?;
-        let (requests, queue) = mpsc::unbounded_channel();
-        let stats = Arc::new(FlushStats::default());
-        runtime.spawn(run(queue, stats.clone()));
         Ok(Self {
-            requests,
-            next_journal: Arc::new(AtomicU64::new(0)),
-            stats,
+            runtime,
+            stats: Arc::new(FlushStats::default()),
         })
     }
 
-    /// Rounds, syncs and completed requests so far (benchmarks, tests).
+    /// Syncs and completed requests so far (benchmarks, tests, metrics).
     pub fn counts(&self) -> FlushCounts {
         self.stats.counts()
     }
 
     /// Registers a journal; its store hands the returned handle its appends.
     pub(crate) fn register<F: Flusher>(&self, flusher: F) -> io::Result<JournalFlush> {
-        let journal = self.next_journal.fetch_add(1, Ordering::Relaxed);
-        let sync: SyncFn = Arc::new(move || flusher.flush().map(|_| ()).map_err(io::Error::other));
-        self.requests
-            .send(Request::Register { journal, sync })
-            .map_err(|_| gone())?;
         Ok(JournalFlush {
-            journal,
-            requests: self.requests.clone(),
+            queue: Arc::new(Queue {
+                sync: Box::new(move || flusher.flush().map(|_| ()).map_err(io::Error::other)),
+                state: Mutex::default(),
+                stats: self.stats.clone(),
+            }),
+            runtime: self.runtime.clone(),
         })
     }
 }
 
-/// One journal's place at the node's flusher. Dropping it unregisters the journal once what
-/// it queued is done.
+/// One journal's place at the node's flusher. Dropped, the requests it queued are still
+/// synced and completed.
 pub(crate) struct JournalFlush {
-    journal: u64,
-    requests: mpsc::UnboundedSender<Request>,
+    queue: Arc<Queue>,
+    runtime: tokio::runtime::Handle,
 }
 
 impl JournalFlush {
     /// Completes `callback` once everything written to the journal before this call is
     /// durable.
     pub(crate) fn append(&self, callback: IOFlushed<TypeConfig>) -> io::Result<()> {
-        self.wait(Waiter::Append(callback))
+        self.wait(Waiter::Append(callback));
+        Ok(())
     }
 
     /// Returns once every request queued before it is done, and what was written before the
     /// call is durable.
     pub(crate) async fn barrier(&self) -> io::Result<()> {
         let (done, wait) = oneshot::channel();
-        self.wait(Waiter::Barrier(done))?;
-        wait.await.map_err(|_| gone())?
+        self.wait(Waiter::Barrier(done));
+        wait.await
+            .map_err(|_| io::Error::other("the journal's sync was dropped"))?
     }
 
-    fn wait(&self, waiter: Waiter) -> io::Result<()> {
-        self.requests
-            .send(Request::Wait {
-                journal: self.journal,
-                waiter,
-            })
-            .map_err(|_| gone())
-    }
-}
-
-impl Drop for JournalFlush {
-    fn drop(&mut self) {
-        let _ = self.requests.send(Request::Close {
-            journal: self.journal,
-        });
+    fn wait(&self, waiter: Waiter) {
+        let start = {
+            let mut state = self.queue.lock();
+            state.waiting.push(waiter);
+            !std::mem::replace(&mut state.syncing, true)
+        };
+        if start {
+            let queue = self.queue.clone();
+            drop(self.runtime.spawn_blocking(move || queue.sync_until_idle()));
+        }
     }
 }
 
-fn gone() -> io::Error {
-    io::Error::other("the node's flusher is gone")
-}
-
-/// A registered journal at the flush task.
+/// A journal's requests and whether a sync of it runs.
 struct Queue {
     sync: SyncFn,
+    state: Mutex<QueueState>,
+    stats: Arc<FlushStats>,
+}
+
+#[derive(Default)]
+struct QueueState {
     waiting: Vec<Waiter>,
     syncing: bool,
-    closed: bool,
 }
 
-/// The flush task: see the module's documentation.
-async fn run(mut requests: mpsc::UnboundedReceiver<Request>, stats: Arc<FlushStats>) {
-    let mut journals: HashMap<u64, Queue> = HashMap::new();
-    let mut syncing = FuturesUnordered::new();
-    let mut batch = Vec::new();
-    let mut open = true;
-    while open || !syncing.is_empty() {
-        tokio::select! {
-            received = requests.recv_many(&mut batch, 1024), if open => {
-                if received == 0 {
-                    open = false;
+impl Queue {
+    fn lock(&self) -> std::sync::MutexGuard<'_, QueueState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Syncs until no request waits: each sync completes what was queued before it began.
+    fn sync_until_idle(&self) {
+        loop {
+            let waiters = {
+                let mut state = self.lock();
+                if state.waiting.is_empty() {
+                    state.syncing = false;
+                    return;
                 }
+                std::mem::take(&mut state.waiting)
+            };
+            let started = std::time::Instant::now();
+            let result = (self.sync)();
+            let stats = &self.stats;
+            stats.latency.observe(started.elapsed());
+            stats.syncs.fetch_add(1, Ordering::Relaxed);
+            if let Err(error) = &result {
+                stats.failed.fetch_add(1, Ordering::Relaxed);
+                tracing::warn!(%error, "journal sync failed; failing its appends");
             }
-            Some((journal, result, waiters)) = syncing.next(), if !syncing.is_empty() => {
-                finish(&mut journals, journal, result, waiters, &stats);
-            }
-        }
-        // Take whatever else is queued, so that it joins this round rather than the next.
-        while let Ok(request) = requests.try_recv() {
-            batch.push(request);
-        }
-        for request in batch.drain(..) {
-            accept(&mut journals, request);
-        }
-        let mut started = 0;
-        for (&journal, queue) in journals.iter_mut() {
-            if queue.syncing || queue.waiting.is_empty() {
-                continue;
-            }
-            queue.syncing = true;
-            started += 1;
-            let waiters = std::mem::take(&mut queue.waiting);
-            let sync = queue.sync.clone();
-            let stats = stats.clone();
-            let task = tokio::task::spawn_blocking(move || {
-                let started = std::time::Instant::now();
-                let synced = sync();
-                stats.latency.observe(started.elapsed());
-                synced
-            });
-            syncing.push(async move {
-                let result = task.await.map_err(io::Error::other).and_then(|r| r);
-                (journal, result, waiters)
-            });
-        }
-        if started > 0 {
-            stats.rounds.fetch_add(1, Ordering::Relaxed);
-            stats.syncs.fetch_add(started, Ordering::Relaxed);
-        }
-        journals.retain(|_, queue| !(queue.closed && !queue.syncing && queue.waiting.is_empty()));
-    }
-}
-
-fn accept(journals: &mut HashMap<u64, Queue>, request: Request) {
-    match request {
-        Request::Register { journal, sync } => {
-            journals.insert(
-                journal,
-                Queue {
-                    sync,
-                    waiting: Vec::new(),
-                    syncing: false,
-                    closed: false,
-                },
-            );
-        }
-        Request::Wait { journal, waiter } => match journals.get_mut(&journal) {
-            Some(queue) => queue.waiting.push(waiter),
-            // Registration is sent before the handle exists, so this does not happen.
-            None => waiter.complete(&Err(io::Error::other("journal not registered"))),
-        },
-        Request::Close { journal } => {
-            if let Some(queue) = journals.get_mut(&journal) {
-                queue.closed = true;
+            stats
+                .completed
+                .fetch_add(waiters.len() as u64, Ordering::Relaxed);
+            for waiter in waiters {
+                waiter.complete(&result);
             }
         }
-    }
-}
-
-fn finish(
-    journals: &mut HashMap<u64, Queue>,
-    journal: u64,
-    result: io::Result<()>,
-    waiters: Vec<Waiter>,
-    stats: &FlushStats,
-) {
-    if let Err(error) = &result {
-        stats.failed.fetch_add(1, Ordering::Relaxed);
-        tracing::warn!(%error, "journal sync failed; failing its appends");
-    }
-    stats
-        .completed
-        .fetch_add(waiters.len() as u64, Ordering::Relaxed);
-    for waiter in waiters {
-        waiter.complete(&result);
-    }
-    if let Some(queue) = journals.get_mut(&journal) {
-        queue.syncing = false;
     }
 }
 
@@ -352,7 +270,7 @@ mod tests {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn appends_complete_in_order_with_one_sync_at_a_time_per_journal_and_journals_share_rounds()
+    async fn appends_complete_in_order_with_one_sync_at_a_time_per_journal_and_journals_sync_together()
      {
         let flusher = NodeFlusher::start().unwrap();
         let all = Arc::new(Mutex::new((0, 0)));
@@ -404,7 +322,6 @@ mod tests {
         );
         let counts = flusher.counts();
         assert_eq!(counts.syncs, syncs_a + syncs_b);
-        assert!(counts.rounds < counts.syncs, "{counts:?}");
         assert_eq!(counts.completed, 200);
         // Every sync timed: each of them slept 20 ms.
         let (_, timed, seconds) = counts.latency;
@@ -434,25 +351,17 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_dropped_journal_is_forgotten_once_its_requests_are_done() {
+    async fn a_dropped_journal_s_queued_requests_are_still_synced() {
         let flusher = NodeFlusher::start().unwrap();
-        let journal = flusher.register(SlowJournal::default()).unwrap();
+        let slow = SlowJournal::default();
+        let journal = flusher.register(slow.clone()).unwrap();
         let pending = append(&journal);
-        let id = journal.journal;
         drop(journal);
         pending
             .await
             .unwrap()
             .expect("queued before the drop, still synced");
-        let (done, wait) = oneshot::channel();
-        flusher
-            .requests
-            .send(Request::Wait {
-                journal: id,
-                waiter: Waiter::Barrier(done),
-            })
-            .unwrap();
-        let refused = wait.await.unwrap().expect_err("the journal is gone");
-        assert!(refused.to_string().contains("not registered"), "{refused}");
+        assert_eq!(slow.syncs.load(Ordering::SeqCst), 1);
+        assert_eq!(flusher.counts().completed, 1);
     }
 }

@@ -2,7 +2,7 @@
 //!
 //! - **Appends** write the entries into the journal at once (readable by the replication
 //!   reader, not yet durable) and hand openraft's callback to the node's flusher
-//!   ([`NodeFlusher`]), which syncs every group's journal in shared rounds: one `fdatasync`
+//!   ([`NodeFlusher`]), which syncs each group's journal one sync at a time: one `fdatasync`
 //!   covers everything a journal queued meanwhile, and the callbacks complete in order (group
 //!   commit, as the single node does).
 //! - **Ordering**: a vote, a truncation and a purge first drain the journal's flush queue, so
