@@ -572,6 +572,7 @@ impl<L: ReplicatedLog> Replica<L> {
         if latest.is_some_and(|s| s.position >= position) {
             return Ok(None);
         }
+        let started = std::time::Instant::now();
         let (snapshot, slowest_exporter) = crate::blocking::off_worker(|| {
             crate::processor::checkpoint(&self.exporters, &self.snapshots, store, position)
         })?;
@@ -582,6 +583,7 @@ impl<L: ReplicatedLog> Replica<L> {
         tracing::info!(
             partition = self.config.partition_id,
             position = snapshot.position,
+            millis = started.elapsed().as_millis() as u64,
             "follower took snapshot"
         );
         Ok(Some(snapshot.position))
