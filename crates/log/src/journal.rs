@@ -122,15 +122,53 @@ pub trait Journal: Send + 'static {
 ///
 /// Files go oldest first and stop at the first failure, so what stays on disk is always a
 /// contiguous run of segments that recovery can read.
+///
+/// [`finish`](Compaction::finish) frees a file's blocks a step at a time before the name goes:
+/// a 128 MiB segment unlinked at once frees all its blocks in one go of the file system's
+/// journal, and every log sync on the disk waits behind it (three brokers at 1,640
+/// instances/s: a 60 s p99 of 32.1 and 34.1 ms with segments unlinked at once, 20.4 and 24.4
+/// ms freed in steps; docs/benchmarks.md, "The journals' syncs").
 #[must_use = "dropping a compaction deletes its files on the spot"]
 #[derive(Default)]
 pub struct Compaction {
     /// Oldest first: the file, and what keeps it open until it is deleted.
-    files: VecDeque<(PathBuf, Box<dyn Send>)>,
+    files: VecDeque<(PathBuf, Box<dyn Held>)>,
 }
 
+/// What keeps a compacted file open until it is deleted.
+pub(crate) trait Held: Send {
+    /// Whether anything else still reads the file (a reader that held it when it was
+    /// compacted): it must keep its contents until that reader lets go.
+    fn read_elsewhere(&self) -> bool;
+}
+
+impl<T: Send + Sync> Held for std::sync::Arc<T> {
+    fn read_elsewhere(&self) -> bool {
+        std::sync::Arc::strong_count(self) > 1
+    }
+}
+
+/// Blocks freed at a time when a compacted file is deleted in steps.
+const FREE_STEP: u64 = 8 << 20;
+
+/// The pause after each step: a 128 MiB segment goes in about 40 ms.
+const FREE_PAUSE: std::time::Duration = std::time::Duration::from_millis(2);
+
+/// The name a compacted file takes while its blocks are freed: out of the journal at once
+/// (recovery never reads it), removed when the journal opens if a crash left it.
+pub(crate) fn being_deleted(path: &std::path::Path) -> PathBuf {
+    let name = path
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    path.with_file_name(format!("{BEING_DELETED}{name}"))
+}
+
+/// The prefix of [`being_deleted`] names.
+pub(crate) const BEING_DELETED: &str = "deleting-";
+
 impl Compaction {
-    pub(crate) fn push(&mut self, path: PathBuf, open: Box<dyn Send>) {
+    pub(crate) fn push(&mut self, path: PathBuf, open: Box<dyn Held>) {
         self.files.push_back((path, open));
     }
 
@@ -139,14 +177,21 @@ impl Compaction {
         self.files.is_empty()
     }
 
-    /// Deletes the files, oldest first. A file already gone counts as deleted.
+    /// Deletes the files, oldest first, each one's blocks freed a step at a time (unless a
+    /// reader still holds it). A file already gone counts as deleted. Blocks its thread for
+    /// about 40 ms per 128 MiB: run it where that does not matter.
     pub fn finish(mut self) -> Result<()> {
-        self.delete()
+        self.delete(true)
     }
 
-    fn delete(&mut self) -> Result<()> {
+    fn delete(&mut self, in_steps: bool) -> Result<()> {
         while let Some((path, open)) = self.files.pop_front() {
-            match std::fs::remove_file(&path) {
+            let deleted = if in_steps && !open.read_elsewhere() {
+                delete_in_steps(&path)
+            } else {
+                std::fs::remove_file(&path)
+            };
+            match deleted {
                 Ok(()) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
                 Err(e) => {
@@ -163,9 +208,27 @@ impl Compaction {
     }
 }
 
+/// Takes `path` out of the journal (renamed), frees its blocks a step at a time from the end,
+/// then removes it.
+fn delete_in_steps(path: &std::path::Path) -> std::io::Result<()> {
+    let renamed = being_deleted(path);
+    std::fs::rename(path, &renamed)?;
+    let file = std::fs::OpenOptions::new().write(true).open(&renamed)?;
+    let mut len = file.metadata()?.len();
+    while len > 0 {
+        len = len.saturating_sub(FREE_STEP);
+        file.set_len(len)?;
+        if len > 0 {
+            std::thread::sleep(FREE_PAUSE);
+        }
+    }
+    drop(file);
+    std::fs::remove_file(&renamed)
+}
+
 impl Drop for Compaction {
     fn drop(&mut self) {
-        if let Err(error) = self.delete() {
+        if let Err(error) = self.delete(false) {
             tracing::warn!(%error, "cannot delete a compacted journal segment");
         }
     }

@@ -586,6 +586,63 @@ fn compaction_removes_whole_segments_only() {
 }
 
 #[test]
+fn a_compacted_segment_a_reader_holds_is_unlinked_whole_and_the_reader_goes_on() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_entries(dir.path(), 600);
+    let mut journal = FileJournal::open(dir.path(), small_segments()).expect("open");
+    let mut reader = journal.reader();
+    reader.seek(1).expect("seek");
+    assert_eq!(reader.next_entry().expect("entry").expect("read").index, 1);
+    let before = segment_files(dir.path());
+    // The reader holds the first segment: its name goes at once, its blocks with the reader.
+    journal
+        .compact(400)
+        .expect("compact")
+        .finish()
+        .expect("delete");
+    assert!(segment_files(dir.path()) < before);
+    assert_eq!(files_being_deleted(dir.path()), 0);
+    let first_kept = journal.first_index();
+    let entry = reader.next_entry().expect("entry").expect("read");
+    assert_eq!((entry.index, entry.data), (first_kept, payload(first_kept)));
+}
+
+fn files_being_deleted(dir: &Path) -> usize {
+    std::fs::read_dir(dir)
+        .expect("list")
+        .filter(|e| {
+            let name = e.as_ref().expect("entry").file_name();
+            name.to_string_lossy().starts_with("deleting-")
+        })
+        .count()
+}
+
+#[test]
+fn a_deletion_cut_short_by_a_crash_is_finished_when_the_journal_opens() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_entries(dir.path(), 600);
+    // A compacted segment renamed out of the journal and partly freed when the process died.
+    let left = dir.path().join("deleting-segment-0000000000.log");
+    std::fs::write(&left, vec![0xAB; 10_000]).expect("write");
+    let journal = FileJournal::open(dir.path(), small_segments()).expect("open");
+    assert!(!left.exists(), "the half-deleted segment is removed");
+    let mut reader = journal.reader();
+    reader.seek(1).expect("seek");
+    assert_eq!(reader.next_entry().expect("entry").expect("read").index, 1);
+    // Finishing, with no reader in the old segments, leaves no such file behind.
+    drop(reader);
+    let before = segment_files(dir.path());
+    let mut journal = journal;
+    journal
+        .compact(400)
+        .expect("compact")
+        .finish()
+        .expect("delete");
+    assert!(segment_files(dir.path()) < before);
+    assert_eq!(files_being_deleted(dir.path()), 0);
+}
+
+#[test]
 fn a_compaction_cut_short_by_a_crash_leaves_a_readable_journal() {
     let dir = tempfile::tempdir().expect("tempdir");
     write_entries(dir.path(), 600);

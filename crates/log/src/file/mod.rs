@@ -188,6 +188,22 @@ pub struct FileJournal {
     abandoned: Vec<Abandoned>,
 }
 
+/// Removes the compacted segments a crash left half deleted in `dir` (see
+/// [`crate::journal::Compaction::finish`]): they were out of the journal already.
+fn remove_being_deleted(dir: &Path) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        if entry
+            .file_name()
+            .to_str()
+            .is_some_and(|name| name.starts_with(crate::journal::BEING_DELETED))
+        {
+            std::fs::remove_file(entry.path())?;
+        }
+    }
+    Ok(())
+}
+
 impl FileJournal {
     /// Opens (or creates) the journal in `dir`, recovering what is intact. Everything recovered
     /// is synced and committed.
@@ -196,6 +212,7 @@ impl FileJournal {
         let dir = dir.as_ref().to_path_buf();
         std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
         spare::remove_stale(&dir).map_err(|e| Error::io(&dir, e))?;
+        remove_being_deleted(&dir).map_err(|e| Error::io(&dir, e))?;
         let recovered = recovery::recover(&dir, &config)?;
         let tail = recovered
             .segments
