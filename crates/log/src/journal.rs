@@ -209,12 +209,15 @@ impl Compaction {
 }
 
 /// Takes `path` out of the journal (renamed), frees its blocks a step at a time from the end,
-/// then removes it.
+/// then removes it. A file with another name besides (a hard link: a backup's, or a chaos
+/// run's archive) keeps its contents: only the name goes, its blocks stay with the other.
 fn delete_in_steps(path: &std::path::Path) -> std::io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
     let renamed = being_deleted(path);
     std::fs::rename(path, &renamed)?;
     let file = std::fs::OpenOptions::new().write(true).open(&renamed)?;
-    let mut len = file.metadata()?.len();
+    let meta = file.metadata()?;
+    let mut len = if meta.nlink() > 1 { 0 } else { meta.len() };
     while len > 0 {
         len = len.saturating_sub(FREE_STEP);
         file.set_len(len)?;

@@ -226,11 +226,16 @@ fn a_damaged_sealed_segment_is_refused() {
 /// How many segment files `dir` holds (the next segment's spare, which comes and goes on a
 /// thread of its own, is not one).
 fn segment_files(dir: &Path) -> usize {
+    files_starting_with(dir, "segment-")
+}
+
+/// How many files in `dir` have a name starting with `prefix`.
+fn files_starting_with(dir: &Path, prefix: &str) -> usize {
     std::fs::read_dir(dir)
         .expect("list")
         .filter(|entry| {
             let name = entry.as_ref().expect("entry").file_name();
-            name.to_string_lossy().starts_with("segment-")
+            name.to_string_lossy().starts_with(prefix)
         })
         .count()
 }
@@ -608,13 +613,31 @@ fn a_compacted_segment_a_reader_holds_is_unlinked_whole_and_the_reader_goes_on()
 }
 
 fn files_being_deleted(dir: &Path) -> usize {
-    std::fs::read_dir(dir)
-        .expect("list")
-        .filter(|e| {
-            let name = e.as_ref().expect("entry").file_name();
-            name.to_string_lossy().starts_with("deleting-")
-        })
-        .count()
+    files_starting_with(dir, "deleting-")
+}
+
+#[test]
+fn a_compacted_segment_with_another_name_keeps_its_contents_there() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_entries(dir.path(), 600);
+    let first = dir.path().join("segment-0000000001.log");
+    let size = std::fs::metadata(&first).expect("first segment").len();
+    // A backup's hard link to the first segment, as a chaos run's archive takes.
+    let backup = tempfile::tempdir_in(dir.path().parent().expect("parent")).expect("tempdir");
+    let linked = backup.path().join("segment-0000000001.log");
+    std::fs::hard_link(&first, &linked).expect("link");
+    let mut journal = FileJournal::open(dir.path(), small_segments()).expect("open");
+    journal
+        .compact(400)
+        .expect("compact")
+        .finish()
+        .expect("delete");
+    assert!(!first.exists(), "the journal's name is gone");
+    assert_eq!(
+        std::fs::metadata(&linked).expect("the link").len(),
+        size,
+        "the other name keeps the whole file"
+    );
 }
 
 #[test]
