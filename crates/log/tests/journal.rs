@@ -598,22 +598,24 @@ fn a_compacted_segment_a_reader_holds_is_unlinked_whole_and_the_reader_goes_on()
     let mut reader = journal.reader();
     reader.seek(1).expect("seek");
     assert_eq!(reader.next_entry().expect("entry").expect("read").index, 1);
-    let before = segment_files(dir.path());
     // The reader holds the first segment: its name goes at once, its blocks with the reader.
-    journal
-        .compact(400)
-        .expect("compact")
-        .finish()
-        .expect("delete");
-    assert!(segment_files(dir.path()) < before);
-    assert_eq!(files_being_deleted(dir.path()), 0);
+    compact_to_400_leaving_nothing_behind(&mut journal, dir.path());
     let first_kept = journal.first_index();
     let entry = reader.next_entry().expect("entry").expect("read");
     assert_eq!((entry.index, entry.data), (first_kept, payload(first_kept)));
 }
 
-fn files_being_deleted(dir: &Path) -> usize {
-    files_starting_with(dir, "deleting-")
+/// Compacts `journal` (in `dir`) below entry 400 and finishes: fewer segment files, and no
+/// file left half deleted.
+fn compact_to_400_leaving_nothing_behind(journal: &mut FileJournal, dir: &Path) {
+    let before = segment_files(dir);
+    journal
+        .compact(400)
+        .expect("compact")
+        .finish()
+        .expect("delete");
+    assert!(segment_files(dir) < before);
+    assert_eq!(files_starting_with(dir, "deleting-"), 0);
 }
 
 #[test]
@@ -654,15 +656,8 @@ fn a_deletion_cut_short_by_a_crash_is_finished_when_the_journal_opens() {
     assert_eq!(reader.next_entry().expect("entry").expect("read").index, 1);
     // Finishing, with no reader in the old segments, leaves no such file behind.
     drop(reader);
-    let before = segment_files(dir.path());
     let mut journal = journal;
-    journal
-        .compact(400)
-        .expect("compact")
-        .finish()
-        .expect("delete");
-    assert!(segment_files(dir.path()) < before);
-    assert_eq!(files_being_deleted(dir.path()), 0);
+    compact_to_400_leaving_nothing_behind(&mut journal, dir.path());
 }
 
 #[test]
