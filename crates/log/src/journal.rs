@@ -178,7 +178,7 @@ impl Compaction {
     }
 
     /// Deletes the files, oldest first, each one's blocks freed a step at a time (unless a
-    /// reader still holds it). A file already gone counts as deleted. Blocks its thread for
+    /// reader still holds it or it has another name). A file already gone counts as deleted. Blocks its thread for
     /// about 40 ms per 128 MiB: run it where that does not matter.
     pub fn finish(mut self) -> Result<()> {
         self.delete(true)
