@@ -226,6 +226,14 @@ pub struct BrokerConfig {
     #[arg(long, env = "BEELINE_DISK_FREE_MIN", default_value = "2GiB", value_parser = parse_size_or_off)]
     pub disk_free_min: SizeOrOff,
 
+    /// Free space a replicated broker keeps for what it already holds: a size like 1GiB
+    /// (less than --disk-free-min), or `off`. Below it, the broker takes no replicated
+    /// entries and no snapshots from its partitions' leaders (they retry), its replicas fall
+    /// behind while the others go on, and they catch up by themselves once space is above it
+    /// again. Measured every second, with --disk-free-min.
+    #[arg(long, env = "BEELINE_DISK_FREE_REPLICATION_MIN", default_value = "1GiB", value_parser = parse_size_or_off)]
+    pub disk_free_replication_min: SizeOrOff,
+
     /// Worker threads (default: the number of CPU cores).
     #[arg(long, env = "BEELINE_THREADS")]
     pub threads: Option<usize>,
@@ -392,6 +400,19 @@ impl BrokerConfig {
         }
         settings.validate()?;
         self.raft_timing()?;
+        if let (Some(replication), Some(processing)) =
+            (self.disk_free_replication_min.0, self.disk_free_min.0)
+            && replication >= processing
+        {
+            return Err(SettingsError {
+                setting: "disk-free-replication-min",
+                reason: format!(
+                    "{replication} bytes is not less than --disk-free-min ({processing} bytes): \
+                     a broker stops taking new commands before it stops taking replicated \
+                     entries"
+                ),
+            });
+        }
         Ok(settings)
     }
 
@@ -631,6 +652,29 @@ mod tests {
             .unwrap()
             .config;
         assert_eq!(config.disk_free_min, SizeOrOff(None));
+        assert_eq!(config.disk_free_replication_min, SizeOrOff(Some(1 << 30)));
+        assert!(
+            config.cluster().is_ok(),
+            "no processing minimum to be below"
+        );
+        let config = Cli::try_parse_from(["beeline", "--disk-free-replication-min", "2GiB"])
+            .unwrap()
+            .config;
+        let error = config.cluster().unwrap_err().to_string();
+        assert!(
+            error.contains("--disk-free-replication-min") && error.contains("--disk-free-min"),
+            "{error}"
+        );
+        let config = Cli::try_parse_from([
+            "beeline",
+            "--disk-free-min",
+            "4GiB",
+            "--disk-free-replication-min",
+            "2GiB",
+        ])
+        .unwrap()
+        .config;
+        assert!(config.cluster().is_ok());
         let error = Cli::try_parse_from(["beeline", "--disk-free-min", "full"])
             .err()
             .unwrap()

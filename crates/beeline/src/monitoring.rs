@@ -381,7 +381,27 @@ async fn metrics(State(state): State<Arc<NodeState>>) -> Response {
             ),
         ]
     });
-    for (name, help, value) in gauges.into_iter().chain(disk.into_iter().flatten()) {
+    let replication_disk = state.replication_disk.as_ref().map(|disk| {
+        [
+            (
+                "beeline_disk_free_replication_min_bytes",
+                "The free space a broker of a cluster keeps for what it holds \
+                 (--disk-free-replication-min).",
+                disk.min_free(),
+            ),
+            (
+                "beeline_disk_full_for_replication",
+                "1 while free space is below the replication minimum and replicated entries and \
+                 snapshots are refused.",
+                u64::from(disk.is_short()),
+            ),
+        ]
+    });
+    for (name, help, value) in gauges
+        .into_iter()
+        .chain(disk.into_iter().flatten())
+        .chain(replication_disk.into_iter().flatten())
+    {
         let _ = writeln!(
             out,
             "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {value}"

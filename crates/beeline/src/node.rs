@@ -75,8 +75,11 @@ pub struct NodeState {
     pub gateway: std::sync::OnceLock<beeline_gateway::GatewayMetrics>,
     /// Set once the exporters run (not with `--secondary-storage none`).
     pub read_side: std::sync::OnceLock<ReadSideMetrics>,
-    /// The free-disk watermark, unless `--disk-free-min off`.
+    /// The free-disk watermark for processing, unless `--disk-free-min off`.
     pub disk: Option<Arc<DiskSpace>>,
+    /// The one for replication, on a broker of a cluster unless
+    /// `--disk-free-replication-min off`.
+    pub replication_disk: Option<Arc<DiskSpace>>,
     /// The cluster as this broker sees it, in a cluster of several brokers.
     pub membership: std::sync::OnceLock<Arc<beeline_cluster::Membership>>,
     /// This broker's Raft groups, in a replicated cluster (their metrics).
@@ -118,14 +121,21 @@ pub async fn run(config: BrokerConfig) -> Result<(), NodeError> {
         source,
     })?;
     let disk = config.disk_free_min.0.map(DiskSpace::new);
-    if let Some(disk) = &disk {
+    // Only brokers of a cluster take replicated entries.
+    let replication_disk = config
+        .disk_free_replication_min
+        .0
+        .filter(|_| config.cluster_size > 1)
+        .map(|min| DiskSpace::guarding(disk::Guard::Replication, min));
+    let watermarks: Vec<Arc<DiskSpace>> = disk.iter().chain(&replication_disk).cloned().collect();
+    if !watermarks.is_empty() {
         // Measured once before the partitions open, so the first commands already see it.
         match disk::available_bytes(&config.data_dir) {
-            Ok(free) => disk.update(free),
+            Ok(free) => watermarks.iter().for_each(|space| space.update(free)),
             Err(error) => tracing::warn!(%error, "cannot measure free disk space"),
         }
         tokio::spawn(disk::monitor(
-            disk.clone(),
+            watermarks,
             config.data_dir.clone(),
             disk::CHECK_INTERVAL,
         ));
@@ -140,6 +150,7 @@ pub async fn run(config: BrokerConfig) -> Result<(), NodeError> {
         gateway: std::sync::OnceLock::new(),
         read_side: std::sync::OnceLock::new(),
         disk: disk.clone(),
+        replication_disk: replication_disk.clone(),
         membership: std::sync::OnceLock::new(),
         raft_groups: std::sync::OnceLock::new(),
         raft_flusher: std::sync::OnceLock::new(),
@@ -194,7 +205,8 @@ pub async fn run(config: BrokerConfig) -> Result<(), NodeError> {
     // and the way to the partitions led elsewhere, whatever the replication factor.
     let roles_changed = Arc::new(tokio::sync::Notify::new());
     let (broker, replication) = if settings.cluster_size > 1 {
-        let groups = beeline_cluster::transport::Groups::of_node(settings.node_id);
+        let groups = beeline_cluster::transport::Groups::of_node(settings.node_id)
+            .with_replication_disk(replication_disk.clone());
         let broker = crate::cluster::join(
             &config,
             &settings,

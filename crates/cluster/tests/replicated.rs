@@ -25,6 +25,7 @@ use beeline_protocol::intent::MessageIntent;
 use beeline_protocol::value::MessageRecord;
 use beeline_state::snapshot::SnapshotStore;
 use beeline_state::{MemStore, Store};
+use beeline_stream::disk::{DiskSpace, Guard};
 use beeline_stream::{
     Partition, PartitionConfig, PartitionError, PartitionHandle, ReplicatedLog, Role, SystemClock,
 };
@@ -90,6 +91,8 @@ struct Broker {
     store: Arc<Mutex<Option<Arc<MemStore>>>>,
     /// Its sessions with the other brokers.
     peers: Peers,
+    /// Its replication watermark (1 GiB), free until the test says otherwise.
+    disk: Arc<DiskSpace>,
 }
 
 async fn start(
@@ -114,7 +117,8 @@ async fn start(
             }
         }
     };
-    let groups = Groups::of_node(node);
+    let disk = DiskSpace::guarding(Guard::Replication, 1 << 30);
+    let groups = Groups::of_node(node).with_replication_disk(Some(disk.clone()));
     let snapshots = SnapshotStore::open(dir.join("snapshots"), 2).expect("snapshots");
     let log = RaftLog::open(
         RaftLogConfig {
@@ -180,6 +184,7 @@ async fn start(
         stop_server,
         store,
         peers: sessions,
+        disk,
     }
 }
 
@@ -190,6 +195,16 @@ impl Broker {
         let _ = self.stop_server.send(());
         let _ = tokio::time::timeout(Duration::from_secs(5), self.server).await;
         (self.node, self.dir)
+    }
+
+    /// The last entry in its Raft log.
+    fn last_log_index(&self) -> u64 {
+        self.log
+            .raft()
+            .metrics()
+            .borrow_watched()
+            .last_log_index
+            .unwrap_or(0)
     }
 
     fn state(&self) -> Vec<(Vec<u8>, Vec<u8>)> {
@@ -821,6 +836,143 @@ async fn journals_stay_bounded_with_a_replica_down_which_then_returns_through_a_
     for broker in &brokers {
         assert_eq!(broker.state(), brokers[leader_at].state());
     }
+    shut_down(brokers).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_follower_short_of_disk_takes_no_entries_and_catches_up_once_space_is_back() {
+    logs();
+    let (_cluster, brokers) = Cluster::start(DEFAULTS).await;
+    let mut acknowledged = BTreeSet::new();
+    publish_each(&brokers, "before", 0..5, &mut acknowledged).await;
+    converged(&brokers).await;
+    let at = leader(&brokers).await;
+    let term = brokers[at].handle.role().term;
+    let short = (at + 1) % brokers.len();
+
+    // Below the replication watermark: the follower refuses entries; the leader and the other
+    // follower go on as a quorum.
+    brokers[short].disk.update(1 << 20);
+    publish_each(&brokers, "first-short", 0..1, &mut acknowledged).await;
+    // An AppendEntries already taken when the watermark was crossed may still land.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let held = brokers[short].last_log_index();
+    publish_each(&brokers, "short", 0..30, &mut acknowledged).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(
+        brokers[short].last_log_index(),
+        held,
+        "the follower short of disk took no entries ({})",
+        status(&brokers)
+    );
+    assert!(
+        brokers[at].last_log_index() >= held + 30,
+        "the others committed without it ({})",
+        status(&brokers)
+    );
+    // It stays in its group, hearing the leader's heartbeats: no election.
+    let role = brokers[short].handle.role();
+    assert_eq!(
+        (role.role, role.term, role.leader),
+        (Role::Follower, term, Some(brokers[at].node)),
+        "the follower short of disk still follows the same leader"
+    );
+    assert_eq!(leader(&brokers).await, at);
+
+    // Space is back: it catches up by itself, to the same log and state.
+    brokers[short].disk.update(u64::MAX);
+    publish_each(&brokers, "after", 0..5, &mut acknowledged).await;
+    converged(&brokers).await;
+    assert_eq!(
+        brokers[short].last_log_index(),
+        brokers[at].last_log_index()
+    );
+    assert_same_state(
+        &brokers,
+        at,
+        "the follower caught up after the disk had space again",
+    );
+    let suffixes = common_suffix(&brokers);
+    for suffix in &suffixes {
+        assert_eq!(suffix, &suffixes[0], "replicas agree on the committed log");
+    }
+    assert_eq!(acknowledged.len(), 41, "every publish acknowledged once");
+    shut_down(brokers).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_follower_short_of_disk_takes_no_snapshot_and_gets_one_once_space_is_back() {
+    logs();
+    const SEGMENT: u64 = 32 * 1024;
+    let options = Options {
+        guard_rejoin: true,
+        segment_size: SEGMENT,
+        kept_after_snapshot: 20,
+        snapshot_log_size: Some(2 * SEGMENT),
+    };
+    let (_cluster, brokers) = Cluster::start(options).await;
+    publish_each(&brokers, "before", 0..5, &mut BTreeSet::new()).await;
+    converged(&brokers).await;
+    let at = leader(&brokers).await;
+    let short = (at + 1) % brokers.len();
+    brokers[short].disk.update(1 << 20);
+    // The others go on and snapshot by size; the leader's replication to the short follower
+    // fails, so it purges its log past what that follower holds.
+    let installed = |broker: &Broker| {
+        broker
+            .log
+            .metrics()
+            .snapshots_installed
+            .load(std::sync::atomic::Ordering::Relaxed)
+    };
+    let purged_past = |brokers: &[Broker]| {
+        let purged = brokers[at]
+            .log
+            .raft()
+            .metrics()
+            .borrow_watched()
+            .purged
+            .map_or(0, |p| p.index);
+        purged > brokers[short].last_log_index()
+    };
+    let mut round = 0;
+    while !purged_past(&brokers) {
+        assert_eq!(
+            installed(&brokers[short]),
+            0,
+            "no snapshot taken while short"
+        );
+        assert!(round < 100, "the leader purged nothing in 100 rounds");
+        let commands = (0..50).map(|i| {
+            let brokers = &brokers;
+            async move { execute(brokers, &format!("r{round}-{i}")).await }
+        });
+        for outcome in futures_util::future::join_all(commands).await {
+            outcome.expect("published while a follower is short of disk");
+        }
+        round += 1;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // The leader now offers a snapshot, which the short follower refuses.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(
+        installed(&brokers[short]),
+        0,
+        "no snapshot taken while short"
+    );
+
+    brokers[short].disk.update(u64::MAX);
+    execute(&brokers, "after").await.expect("published");
+    converged(&brokers).await;
+    assert!(
+        installed(&brokers[short]) >= 1,
+        "caught up through a snapshot"
+    );
+    assert_same_state(
+        &brokers,
+        at,
+        "the follower rebuilt from the leader's snapshot",
+    );
     shut_down(brokers).await;
 }
 

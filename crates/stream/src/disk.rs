@@ -1,10 +1,17 @@
-//! The free-disk watermark (Zeebe's `data.disk.freeSpace.processing`): below a minimum of free
-//! space on the data directory's file system, partitions refuse new commands and their
-//! schedulers wait, while what is already in the log is processed, and snapshots and log
-//! compaction go on to free space. Above it again, service resumes by itself.
+//! Free-disk watermarks (Zeebe's `data.disk.freeSpace.processing` and `.replication`).
 //!
-//! One [`DiskSpace`] is shared by the partitions of a node; [`monitor`] measures the file
-//! system every interval and updates it.
+//! - *Processing*: below a minimum of free space on the data directory's file system,
+//!   partitions refuse new commands and their schedulers wait, while what is already in the
+//!   log is processed, and snapshots and log compaction go on to free space.
+//! - *Replication* (a replicated broker): below a lower minimum, the broker takes no more
+//!   replicated entries and no snapshots from its partitions' leaders (the internal server
+//!   refuses them as unavailable; the leaders retry with their backoff), so the rest of the
+//!   disk stays for what the broker already holds; its replicas stay in their groups, and the
+//!   others go on without them while a quorum remains.
+//!
+//! Above a minimum again, service resumes by itself. One [`DiskSpace`] per watermark is
+//! shared by the partitions of a node; [`monitor`] measures the file system every interval
+//! and updates them all.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -17,18 +24,36 @@ use tokio::sync::watch;
 /// How often [`monitor`] measures the free space (Zeebe's `disk.monitoringInterval`).
 pub const CHECK_INTERVAL: Duration = Duration::from_secs(1);
 
-/// Free space against the minimum processing needs.
+/// What a watermark keeps free space for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Guard {
+    /// New commands and timers (`--disk-free-min`).
+    Processing,
+    /// Entries and snapshots from other brokers (`--disk-free-replication-min`).
+    Replication,
+}
+
+/// Free space against the minimum one [`Guard`] needs.
 #[derive(Debug)]
 pub struct DiskSpace {
+    guard: Guard,
     min_free: u64,
     free: AtomicU64,
     short: watch::Sender<bool>,
 }
 
 impl DiskSpace {
-    /// A watermark of `min_free` bytes, with the disk taken as free until it is measured.
+    /// The processing watermark of `min_free` bytes, with the disk taken as free until it
+    /// is measured.
     pub fn new(min_free: u64) -> Arc<Self> {
+        Self::guarding(Guard::Processing, min_free)
+    }
+
+    /// A watermark of `min_free` bytes for `guard`, with the disk taken as free until it is
+    /// measured.
+    pub fn guarding(guard: Guard, min_free: u64) -> Arc<Self> {
         Arc::new(Self {
+            guard,
             min_free,
             free: AtomicU64::new(u64::MAX),
             short: watch::Sender::new(false),
@@ -44,19 +69,35 @@ impl DiskSpace {
             *current = short;
             changed
         });
-        if changed && short {
-            tracing::warn!(
+        if !changed {
+            return;
+        }
+        let min_free = self.min_free;
+        match (self.guard, short) {
+            (Guard::Processing, true) => tracing::warn!(
                 free,
-                min_free = self.min_free,
+                min_free,
                 "the disk is full: free space is below the minimum for processing; new commands \
                  are refused until snapshots, compaction or an operator free space"
-            );
-        } else if changed {
-            tracing::info!(
+            ),
+            (Guard::Processing, false) => tracing::info!(
                 free,
-                min_free = self.min_free,
+                min_free,
                 "free disk space is above the minimum for processing again; accepting commands"
-            );
+            ),
+            (Guard::Replication, true) => tracing::warn!(
+                free,
+                min_free,
+                "the disk is full: free space is below the minimum for replication; this broker \
+                 takes no replicated entries or snapshots until snapshots, compaction or an \
+                 operator free space"
+            ),
+            (Guard::Replication, false) => tracing::info!(
+                free,
+                min_free,
+                "free disk space is above the minimum for replication again; taking replicated \
+                 entries"
+            ),
         }
     }
 
@@ -74,6 +115,10 @@ impl DiskSpace {
         self.min_free
     }
 
+    pub fn guard(&self) -> Guard {
+        self.guard
+    }
+
     /// Changes of [`DiskSpace::is_short`].
     pub fn subscribe(&self) -> watch::Receiver<bool> {
         self.short.subscribe()
@@ -86,9 +131,10 @@ pub fn available_bytes(path: &Path) -> io::Result<u64> {
     Ok(stats.f_bavail.saturating_mul(stats.f_frsize))
 }
 
-/// Measures the file system of `dir` every `interval` and updates `space`, until the task is
-/// dropped. A failed measurement is reported and leaves the last one in place.
-pub async fn monitor(space: Arc<DiskSpace>, dir: PathBuf, interval: Duration) {
+/// Measures the file system of `dir` every `interval` and updates every watermark of
+/// `spaces`, until the task is dropped. A failed measurement is reported and leaves the last
+/// one in place.
+pub async fn monitor(spaces: Vec<Arc<DiskSpace>>, dir: PathBuf, interval: Duration) {
     let mut ticks = tokio::time::interval(interval);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut failing = false;
@@ -101,7 +147,9 @@ pub async fn monitor(space: Arc<DiskSpace>, dir: PathBuf, interval: Duration) {
         match measured {
             Ok(Ok(free)) => {
                 failing = false;
-                space.update(free);
+                for space in &spaces {
+                    space.update(free);
+                }
             }
             Ok(Err(error)) if !failing => {
                 failing = true;

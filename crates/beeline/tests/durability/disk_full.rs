@@ -114,7 +114,7 @@ fn disk_full_child() {
     let handle = {
         let _guard = runtime.enter();
         tokio::spawn(disk::monitor(
-            space.clone(),
+            vec![space.clone()],
             dir.clone(),
             Duration::from_millis(20),
         ));

@@ -6,6 +6,7 @@ use std::sync::{Arc, OnceLock, RwLock};
 
 use beeline_state::snapshot::SnapshotStore;
 use beeline_stream::JobStreams;
+use beeline_stream::disk::DiskSpace;
 use openraft::type_config::async_runtime::watch::WatchReceiver;
 use tonic::{Request, Response, Status};
 
@@ -28,6 +29,9 @@ pub struct Groups {
     rejoins: Arc<RwLock<HashMap<u32, Arc<crate::rejoin::Rejoin>>>>,
     /// This broker's node id: messages for another broker are refused.
     node: Option<u64>,
+    /// The free space this broker keeps for what it holds: below it, entries and snapshots
+    /// from leaders are refused (`--disk-free-replication-min`).
+    replication_disk: Option<Arc<DiskSpace>>,
 }
 
 impl Groups {
@@ -36,6 +40,31 @@ impl Groups {
         Self {
             node: Some(node),
             ..Self::default()
+        }
+    }
+
+    /// With the replication watermark `disk` (none: never refused for space).
+    pub fn with_replication_disk(self, disk: Option<Arc<DiskSpace>>) -> Self {
+        Self {
+            replication_disk: disk,
+            ..self
+        }
+    }
+
+    /// Refuses entries or a snapshot while free space is below the replication watermark, as
+    /// unavailable: the leader retries with its backoff, and the replica stays in its group
+    /// (its heartbeats still pass) until space is back.
+    fn check_space(&self) -> Result<(), Status> {
+        match &self.replication_disk {
+            Some(disk) if disk.is_short() => Err(Status::unavailable(format!(
+                "broker {}: {} bytes free, below the minimum for replication ({} bytes, \
+                 --disk-free-replication-min): it takes no replicated entries or snapshots \
+                 until space is freed",
+                self.node.map_or_else(|| "?".to_string(), |n| n.to_string()),
+                disk.free(),
+                disk.min_free()
+            ))),
+            _ => Ok(()),
         }
     }
 
@@ -393,21 +422,27 @@ fn answer_appends(
                 Ok(raft) => raft,
                 Err(status) => return futures_util::stream::once(async { Err(status) }).boxed(),
             };
-            let check = move |request: proto::AppendEntriesRequest| {
+            let space = groups.clone();
+            let check = Arc::new(move |request: proto::AppendEntriesRequest| {
+                if !request.entries.is_empty() {
+                    space.check_space()?;
+                }
                 if (request.partition_id, request.to_node) != (partition_id, to_node) {
                     return Err(Status::invalid_argument(format!(
-                        "a StreamAppend carries one partition to one broker: partition {} for                          broker {} after partition {partition_id} for broker {to_node}",
+                        "a StreamAppend carries one partition to one broker: partition {} for \
+                         broker {} after partition {partition_id} for broker {to_node}",
                         request.partition_id, request.to_node
                     )));
                 }
                 convert::append_from(request).map_err(malformed)
-            };
+            });
             let first = match check(first) {
                 Ok(first) => first,
                 Err(status) => return futures_util::stream::once(async { Err(status) }).boxed(),
             };
-            let rest =
-                futures_util::stream::unfold(Some((requests, failed)), move |state| async move {
+            let rest = futures_util::stream::unfold(Some((requests, failed)), move |state| {
+                let check = check.clone();
+                async move {
                     let (mut requests, failed) = state?;
                     let request = match requests.message().await {
                         Ok(Some(request)) => check(request),
@@ -421,7 +456,8 @@ fn answer_appends(
                             None
                         }
                     }
-                });
+                }
+            });
             let input = futures_util::stream::once(async { first }).chain(rest);
             raft.stream_append(input)
                 .map(|answer| match answer {
@@ -496,6 +532,9 @@ impl Internal for InternalServer {
     ) -> Result<Response<proto::AppendEntriesResponse>, Status> {
         let request = request.into_inner();
         self.groups.check_addressee(request.to_node)?;
+        if !request.entries.is_empty() {
+            self.groups.check_space()?;
+        }
         let raft = self.groups.get(request.partition_id)?;
         let rpc = convert::append_from(request).map_err(malformed)?;
         let response = raft.append_entries(rpc).await.map_err(raft_failed)?;
@@ -589,6 +628,7 @@ impl Internal for InternalServer {
         &self,
         request: Request<tonic::Streaming<proto::SnapshotChunk>>,
     ) -> Result<Response<proto::InstallSnapshotResponse>, Status> {
+        self.groups.check_space()?;
         let mut chunks = request.into_inner();
         let header = match chunks.message().await? {
             Some(proto::SnapshotChunk {
