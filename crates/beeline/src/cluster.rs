@@ -163,15 +163,22 @@ pub fn publish_partitions(
 }
 
 /// Notifies `changed` whenever the replica's role (an election, a step-down) or its health
-/// (it failed or stopped) moves.
+/// (it failed or stopped, or the broker's disk went short or has space again) moves.
 pub fn watch_roles(handle: &beeline_stream::PartitionHandle, changed: Arc<Notify>) {
     let mut roles = handle.roles();
     let mut statuses = handle.statuses();
+    let mut disk = handle.disk_changes();
     tokio::spawn(async move {
         loop {
             let moved = tokio::select! {
                 moved = roles.changed() => moved,
                 moved = statuses.changed() => moved,
+                Some(moved) = async {
+                    match disk.as_mut() {
+                        Some(disk) => Some(disk.changed().await),
+                        None => None,
+                    }
+                } => moved,
             };
             if moved.is_err() {
                 // The partition is gone: its last state is announced.

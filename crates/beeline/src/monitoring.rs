@@ -299,15 +299,18 @@ async fn metrics(State(state): State<Arc<NodeState>>) -> Response {
     }
     let _ = writeln!(
         out,
-        "# HELP beeline_partition_healthy Whether the partition serves (1) or not (0)."
+        "# HELP beeline_partition_healthy Whether the partition serves (1) or not (0): failed, \
+         stopped or short of disk."
     );
     let _ = writeln!(out, "# TYPE beeline_partition_healthy gauge");
     for (index, slot) in slots.iter().enumerate() {
         if matches!(slot, PartitionSlot::Elsewhere) {
             continue;
         }
-        let healthy =
-            matches!(slot, PartitionSlot::Open(h) if h.status() == PartitionStatus::Healthy);
+        let healthy = matches!(
+            slot,
+            PartitionSlot::Open(h) if h.status() == PartitionStatus::Healthy && !h.short_of_disk()
+        );
         let _ = writeln!(
             out,
             "beeline_partition_healthy{{partition=\"{}\"}} {}",

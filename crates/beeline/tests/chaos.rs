@@ -235,3 +235,102 @@ fn three_broker_processes_hold_one_connection_per_pair_also_after_a_restart() {
     let after = one_connection_per_pair(&brokers, &internal);
     println!("after broker 2 restarted, dialled (from, to): {after:?}");
 }
+
+/// A broker short of disk (its watermarks above any disk's size) reports its replicas
+/// unhealthy in the topology every broker gives, as Zeebe's partitions report themselves out
+/// of disk space; the other brokers' replicas stay healthy.
+#[test]
+fn a_broker_short_of_disk_shows_its_replicas_unhealthy_in_the_topology() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let internal: Vec<u16> = (0..3).map(|_| free_port()).collect();
+    let contact = internal
+        .iter()
+        .map(|p| format!("127.0.0.1:{p}"))
+        .collect::<Vec<_>>()
+        .join(",");
+    let mut brokers: Vec<Broker> = (0..3)
+        .map(|node: usize| {
+            let mut args = [
+                "--node-id",
+                &node.to_string(),
+                "--cluster-size",
+                "3",
+                "--partitions",
+                "3",
+                "--replication-factor",
+                "3",
+                "--contact-points",
+                &contact,
+                "--internal-port",
+                &internal[node].to_string(),
+                "--secondary-storage",
+                "none",
+            ]
+            .map(String::from)
+            .to_vec();
+            if node == 2 {
+                args.extend(
+                    [
+                        "--disk-free-min",
+                        "100000GiB",
+                        "--disk-free-replication-min",
+                        "50000GiB",
+                    ]
+                    .map(String::from),
+                );
+            }
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            Broker::spawn(
+                &dir.path().join(format!("data-{node}")),
+                &args,
+                free_port(),
+                free_port(),
+                free_port(),
+            )
+        })
+        .collect();
+    for broker in &mut brokers {
+        broker.wait_ready().expect("the broker is ready");
+    }
+    // Each broker's health by partition, as broker 0's gateway gives them.
+    let healths = || -> BTreeMap<(u64, u64), String> {
+        let output = Command::new(env!("CARGO_BIN_EXE_beeline"))
+            .args(["status", "--json", "--gateway", &brokers[0].gateway()])
+            .output()
+            .expect("the beeline binary runs");
+        let Ok(json) = serde_json::from_slice::<serde_json::Value>(&output.stdout) else {
+            return BTreeMap::new();
+        };
+        let mut healths = BTreeMap::new();
+        for broker in json["brokers"].as_array().into_iter().flatten() {
+            for partition in broker["partitions"].as_array().into_iter().flatten() {
+                healths.insert(
+                    (
+                        broker["nodeId"].as_u64().unwrap_or(u64::MAX),
+                        partition["partitionId"].as_u64().unwrap_or(u64::MAX),
+                    ),
+                    partition["health"].as_str().unwrap_or_default().to_string(),
+                );
+            }
+        }
+        healths
+    };
+    let expected: BTreeMap<(u64, u64), String> = (0..3u64)
+        .flat_map(|node| {
+            (1..=3u64).map(move |partition| {
+                let health = if node == 2 { "UNHEALTHY" } else { "HEALTHY" };
+                ((node, partition), health.to_string())
+            })
+        })
+        .collect();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut seen = healths();
+    while seen != expected && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(200));
+        seen = healths();
+    }
+    assert_eq!(
+        seen, expected,
+        "each broker's replicas by (broker, partition)"
+    );
+}

@@ -359,6 +359,32 @@ fn errors_show_the_gateways_code_and_message_and_exit_non_zero() {
 }
 
 #[test]
+fn status_shows_a_partition_short_of_disk_as_unhealthy() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // A minimum no disk here has: the partition refuses new commands from the start.
+    let broker = Broker::start(&dir.path().join("data"), &["--disk-free-min", "100000GiB"]);
+    let json = run(&broker, "status", &["--json"]).succeeded().json();
+    assert_eq!(
+        json["brokers"][0]["partitions"][0]["role"], "LEADER",
+        "{json}"
+    );
+    assert_eq!(
+        json["brokers"][0]["partitions"][0]["health"], "UNHEALTHY",
+        "{json}"
+    );
+    let (_, metrics) = common::get(broker.monitoring, "/metrics").expect("metrics answer");
+    for line in [
+        "beeline_disk_full 1",
+        "beeline_partition_healthy{partition=\"1\"} 0",
+    ] {
+        assert!(
+            metrics.lines().any(|l| l == line),
+            "missing {line} in:\n{metrics}"
+        );
+    }
+}
+
+#[test]
 fn status_shows_the_topology_of_the_gateway_named_by_flag_or_environment() {
     let (_dir, broker) = broker();
     let gateway = broker.gateway();

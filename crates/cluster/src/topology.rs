@@ -36,7 +36,8 @@ pub struct PartitionState {
 
 impl PartitionState {
     /// What a replica open on this broker reports: its role and term from its role watch
-    /// (a partition without replication leads term 1), its health from its status.
+    /// (a partition without replication leads term 1), its health from its status (unhealthy
+    /// while the broker is short of disk).
     pub fn of(handle: &beeline_stream::PartitionHandle) -> Self {
         let state = handle.role();
         let role = match state.role {
@@ -45,6 +46,7 @@ impl PartitionState {
             beeline_stream::Role::Inactive => Role::Inactive,
         };
         let health = match handle.status() {
+            beeline_stream::PartitionStatus::Healthy if handle.short_of_disk() => Health::Unhealthy,
             beeline_stream::PartitionStatus::Healthy => Health::Healthy,
             beeline_stream::PartitionStatus::Failed(_)
             | beeline_stream::PartitionStatus::Stopped => Health::Dead,

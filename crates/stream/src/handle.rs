@@ -52,9 +52,23 @@ pub struct PartitionHandle {
     pub(crate) role: watch::Receiver<crate::role::RoleState>,
     /// A replica of a replicated partition (see `crate::replica`).
     pub(crate) replicated: bool,
+    /// The node's processing watermark, when it watches its disk.
+    pub(crate) disk: Option<Arc<crate::disk::DiskSpace>>,
 }
 
 impl PartitionHandle {
+    /// Whether the node's free disk space is below the processing watermark: the partition
+    /// refuses new commands, and reports itself unhealthy (as Zeebe's partitions do when out
+    /// of disk space) until space is back.
+    pub fn short_of_disk(&self) -> bool {
+        self.disk.as_ref().is_some_and(|disk| disk.is_short())
+    }
+
+    /// Changes of [`short_of_disk`](Self::short_of_disk), when the node watches its disk.
+    pub fn disk_changes(&self) -> Option<watch::Receiver<bool>> {
+        self.disk.as_ref().map(|disk| disk.subscribe())
+    }
+
     pub fn partition_id(&self) -> u16 {
         self.partition_id
     }

@@ -191,6 +191,7 @@ impl Partition {
         J::Reader: 'static,
     {
         let partition = config.partition_id;
+        let disk = config.disk.clone();
         let replay_error = |reason: String| OpenError::Replay { partition, reason };
         let Restored {
             store,
@@ -246,6 +247,7 @@ impl Partition {
             exporters,
             role: watch::channel(RoleState::single_node()).1,
             replicated: false,
+            disk,
         })
     }
 }

@@ -81,6 +81,7 @@ impl Partition {
         // An answer waits for the group's commit, never for a local timer.
         config.flush = FlushPolicy::Immediate;
         let partition = config.partition_id;
+        let disk = config.disk.clone();
         // Subscribed before the state is restored: a snapshot installed meanwhile is seen.
         let installed = log.installed();
         let follower = follow::<L>(&config, &log, &snapshots, store_opener.as_ref())?;
@@ -117,6 +118,7 @@ impl Partition {
             exporters,
             role: role_rx,
             replicated: true,
+            disk,
         })
     }
 }

@@ -46,10 +46,16 @@ pub enum Health {
     Dead,
 }
 
-/// A partition's role and health from its state: an open partition is led here (one replica);
-/// one that refused to open is inactive and dead; a failed or stopped one is dead.
-pub(crate) fn partition(partition_id: u16, status: Option<&PartitionStatus>) -> PartitionInfo {
+/// A partition's role and health from its state: an open partition is led here (one replica),
+/// unhealthy while the node is short of disk; one that refused to open is inactive and dead; a
+/// failed or stopped one is dead.
+pub(crate) fn partition(
+    partition_id: u16,
+    status: Option<&PartitionStatus>,
+    short_of_disk: bool,
+) -> PartitionInfo {
     let (role, health) = match status {
+        Some(PartitionStatus::Healthy) if short_of_disk => (Role::Leader, Health::Unhealthy),
         Some(PartitionStatus::Healthy) => (Role::Leader, Health::Healthy),
         Some(PartitionStatus::Failed(_)) | Some(PartitionStatus::Stopped) => {
             (Role::Leader, Health::Dead)
@@ -69,7 +75,10 @@ pub fn run(d: &Dispatcher) -> Topology {
     }
     let partitions = d
         .partitions()
-        .map(|(id, p)| partition(id, d.partition_status(p).as_ref()))
+        .map(|(id, p)| {
+            let short_of_disk = p.slot.handle().is_some_and(|h| h.short_of_disk());
+            partition(id, d.partition_status(p).as_ref(), short_of_disk)
+        })
         .collect();
     Topology {
         brokers: vec![Broker {
@@ -129,13 +138,18 @@ mod tests {
 
     #[test]
     fn roles_and_health_follow_the_partition_state() {
-        let healthy = partition(1, Some(&PartitionStatus::Healthy));
+        let healthy = partition(1, Some(&PartitionStatus::Healthy), false);
         assert_eq!(healthy.partition_id, 1);
         assert_eq!(healthy.role, Role::Leader);
         assert_eq!(healthy.health, Health::Healthy);
-        let failed = partition(2, Some(&PartitionStatus::Failed("disk".into())));
+        let short = partition(1, Some(&PartitionStatus::Healthy), true);
+        assert_eq!(
+            (short.role, short.health),
+            (Role::Leader, Health::Unhealthy)
+        );
+        let failed = partition(2, Some(&PartitionStatus::Failed("disk".into())), true);
         assert_eq!(failed.health, Health::Dead);
-        let refused = partition(3, None);
+        let refused = partition(3, None, false);
         assert_eq!(refused.role, Role::Inactive);
         assert_eq!(refused.health, Health::Dead);
     }
