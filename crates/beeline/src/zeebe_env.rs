@@ -1,6 +1,8 @@
-//! Zeebe's environment variables for the cluster settings (`ZEEBE_BROKER_CLUSTER_NODEID`, ...)
-//! and multi-tenancy (`ZEEBE_GATEWAY_MULTITENANCY_ENABLED`, Camunda 8.8's
-//! `CAMUNDA_SECURITY_MULTITENANCY_CHECKSENABLED`), accepted beside Beeline's own, so Zeebe's Helm values and compose files keep working.
+//! Zeebe's environment variables for the cluster settings (`ZEEBE_BROKER_CLUSTER_NODEID`, ...),
+//! the free-disk watermarks (`ZEEBE_BROKER_DATA_DISK_FREESPACE_PROCESSING`, ..., sizes in
+//! Spring's units) and multi-tenancy (`ZEEBE_GATEWAY_MULTITENANCY_ENABLED`, Camunda 8.8's
+//! `CAMUNDA_SECURITY_MULTITENANCY_CHECKSENABLED`), accepted beside Beeline's own, so Zeebe's
+//! Helm values and compose files keep working.
 //!
 //! Each one that is set becomes its flag, placed after the config file's settings and before
 //! the command line's: a flag wins over it, and so does Beeline's own variable for the same
@@ -30,6 +32,82 @@ const GATEWAY_ENVIRONMENT: &[(&str, &str, &str)] = &[
     ),
 ];
 
+/// How a Zeebe variable's value becomes its flag's.
+#[derive(Clone, Copy)]
+enum Value {
+    /// As it is.
+    Same,
+    /// A size as Spring reads Zeebe's (`2GB`: KB, MB, GB and TB are 1024 times the unit
+    /// before), in bytes; any other text as it is, for the flag to refuse.
+    SpringSize,
+    /// `false` turns the setting `off`; `true` leaves it at its own value.
+    OffWhenFalse,
+}
+
+impl Value {
+    /// The flag's value, or none when the variable leaves the setting alone.
+    fn translate(self, value: &OsStr) -> Option<OsString> {
+        let text = value.to_string_lossy();
+        let text = text.trim();
+        match self {
+            Value::Same => Some(value.to_owned()),
+            Value::SpringSize => Some(spring_size(text).map_or_else(
+                || value.to_owned(),
+                |bytes| OsString::from(bytes.to_string()),
+            )),
+            Value::OffWhenFalse if text.eq_ignore_ascii_case("false") => Some("off".into()),
+            Value::OffWhenFalse if text.eq_ignore_ascii_case("true") => None,
+            Value::OffWhenFalse => Some(value.to_owned()),
+        }
+    }
+}
+
+/// Bytes of a size as Spring's `DataSize` writes it: digits and an optional unit.
+fn spring_size(text: &str) -> Option<u64> {
+    let digits = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(digits);
+    let shift = match unit.to_ascii_uppercase().as_str() {
+        "" | "B" => 0,
+        "KB" => 10,
+        "MB" => 20,
+        "GB" => 30,
+        "TB" => 40,
+        _ => return None,
+    };
+    number.parse::<u64>().ok()?.checked_mul(1 << shift)
+}
+
+/// Zeebe's variables for the free-disk watermarks: (variable, flag, Beeline's own variable,
+/// how the value translates). Monitoring turned off comes first, so it wins over the sizes.
+const DISK_ENVIRONMENT: &[(&str, &str, &str, Value)] = &[
+    (
+        "ZEEBE_BROKER_DATA_DISK_ENABLEMONITORING",
+        "disk-free-min",
+        "BEELINE_DISK_FREE_MIN",
+        Value::OffWhenFalse,
+    ),
+    (
+        "ZEEBE_BROKER_DATA_DISK_ENABLEMONITORING",
+        "disk-free-replication-min",
+        "BEELINE_DISK_FREE_REPLICATION_MIN",
+        Value::OffWhenFalse,
+    ),
+    (
+        "ZEEBE_BROKER_DATA_DISK_FREESPACE_PROCESSING",
+        "disk-free-min",
+        "BEELINE_DISK_FREE_MIN",
+        Value::SpringSize,
+    ),
+    (
+        "ZEEBE_BROKER_DATA_DISK_FREESPACE_REPLICATION",
+        "disk-free-replication-min",
+        "BEELINE_DISK_FREE_REPLICATION_MIN",
+        Value::SpringSize,
+    ),
+];
+
 /// `args` (the whole command line) with the settings of Zeebe's environment variables inserted
 /// after the `broker` subcommand.
 pub fn with_zeebe_environment(
@@ -43,11 +121,19 @@ pub fn with_zeebe_environment(
     let set = |name: &str| env(name).filter(|value| !value.is_empty());
     let mut flags = Vec::new();
     let mut taken = Vec::new();
-    for (zeebe, flag, beeline) in ZEEBE_ENVIRONMENT.iter().chain(GATEWAY_ENVIRONMENT) {
+    let as_they_are = ZEEBE_ENVIRONMENT
+        .iter()
+        .chain(GATEWAY_ENVIRONMENT)
+        .map(|&(zeebe, flag, beeline)| (zeebe, flag, beeline, Value::Same));
+    let translated = DISK_ENVIRONMENT.iter().copied();
+    for (zeebe, flag, beeline, translate) in as_they_are.chain(translated) {
         let Some(value) = set(zeebe) else { continue };
-        if set(beeline).is_some() || taken.contains(flag) {
+        if set(beeline).is_some() || taken.contains(&flag) {
             continue;
         }
+        let Some(value) = translate.translate(&value) else {
+            continue;
+        };
         taken.push(flag);
         let mut arg = OsString::from(format!("--{flag}="));
         arg.push(&value);
@@ -244,6 +330,71 @@ mod tests {
         assert!(config.contact_points.is_empty());
         assert_eq!(config.internal_port, 26502);
         assert!(config.cluster().is_ok());
+    }
+
+    #[test]
+    fn zeebes_disk_settings_set_the_watermarks_in_springs_units() {
+        let config = parse(
+            &[],
+            &[
+                ("ZEEBE_BROKER_DATA_DISK_FREESPACE_PROCESSING", "5GB"),
+                ("ZEEBE_BROKER_DATA_DISK_FREESPACE_REPLICATION", "512MB"),
+            ],
+        )
+        .expect("parse");
+        assert_eq!(
+            config.disk_free_min.0,
+            Some(5 << 30),
+            "Spring's GB is 1024^3"
+        );
+        assert_eq!(config.disk_free_replication_min.0, Some(512 << 20));
+        let config = parse(
+            &[],
+            &[
+                ("ZEEBE_BROKER_DATA_DISK_ENABLEMONITORING", "false"),
+                ("ZEEBE_BROKER_DATA_DISK_FREESPACE_PROCESSING", "5GB"),
+            ],
+        )
+        .expect("parse");
+        assert_eq!(
+            (config.disk_free_min.0, config.disk_free_replication_min.0),
+            (None, None),
+            "monitoring off turns both off"
+        );
+        let config = parse(
+            &[],
+            &[
+                ("ZEEBE_BROKER_DATA_DISK_ENABLEMONITORING", "true"),
+                ("ZEEBE_BROKER_DATA_DISK_FREESPACE_PROCESSING", "3GB"),
+            ],
+        )
+        .expect("parse");
+        assert_eq!(config.disk_free_min.0, Some(3 << 30));
+        assert_eq!(
+            config.disk_free_replication_min.0,
+            Some(1 << 30),
+            "the default"
+        );
+        let config = parse(
+            &["--disk-free-min", "4GiB"],
+            &[("ZEEBE_BROKER_DATA_DISK_FREESPACE_PROCESSING", "5GB")],
+        )
+        .expect("parse");
+        assert_eq!(config.disk_free_min.0, Some(4 << 30), "the flag wins");
+        let error = parse(
+            &[],
+            &[("ZEEBE_BROKER_DATA_DISK_FREESPACE_PROCESSING", "lots")],
+        )
+        .unwrap_err();
+        assert!(
+            error.starts_with("ZEEBE_BROKER_DATA_DISK_FREESPACE_PROCESSING (--disk-free-min):"),
+            "{error}"
+        );
+        assert_eq!(spring_size("1TB"), Some(1 << 40));
+        assert_eq!(spring_size("123"), Some(123));
+        assert_eq!(spring_size("2gb"), Some(2 << 30));
+        assert_eq!(spring_size("1.5GB"), None);
+        assert_eq!(spring_size("99999999999TB"), None, "too large");
     }
 
     #[test]
