@@ -163,29 +163,97 @@ pub fn publish_partitions(
 }
 
 /// Notifies `changed` whenever the replica's role (an election, a step-down) or its health
-/// (it failed or stopped, or the broker's disk went short or has space again) moves.
+/// (it failed or stopped, or the broker's disk went short or has space again) moves. It ends
+/// when the partition does (its status is gone); a partition without replication has no role
+/// that moves.
 pub fn watch_roles(handle: &beeline_stream::PartitionHandle, changed: Arc<Notify>) {
     let mut roles = handle.roles();
     let mut statuses = handle.statuses();
     let mut disk = handle.disk_changes();
     tokio::spawn(async move {
+        let mut roles_move = true;
         loop {
-            let moved = tokio::select! {
-                moved = roles.changed() => moved,
-                moved = statuses.changed() => moved,
+            tokio::select! {
+                moved = roles.changed(), if roles_move => {
+                    if moved.is_err() {
+                        roles_move = false;
+                        continue;
+                    }
+                }
+                moved = statuses.changed() => {
+                    if moved.is_err() {
+                        // The partition is gone: its last state is announced.
+                        changed.notify_one();
+                        break;
+                    }
+                }
                 Some(moved) = async {
                     match disk.as_mut() {
                         Some(disk) => Some(disk.changed().await),
                         None => None,
                     }
-                } => moved,
-            };
-            if moved.is_err() {
-                // The partition is gone: its last state is announced.
-                changed.notify_one();
-                break;
+                } => {
+                    if moved.is_err() {
+                        disk = None;
+                        continue;
+                    }
+                }
             }
             changed.notify_one();
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use beeline_cluster::{Health, PartitionState};
+    use beeline_log::MemJournal;
+    use beeline_state::snapshot::SnapshotStore;
+    use beeline_state::{MemStore, Store};
+    use beeline_stream::disk::DiskSpace;
+    use beeline_stream::{Partition, PartitionConfig, SystemClock};
+    use tokio::sync::Notify;
+
+    #[tokio::test]
+    async fn a_crossing_of_the_disk_watermark_republishes_the_partitions_health() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let disk = DiskSpace::new(1 << 20);
+        disk.update(u64::MAX);
+        let mut config = PartitionConfig::new(1);
+        config.snapshot_period = None;
+        config.disk = Some(disk.clone());
+        let snapshots = SnapshotStore::open(dir.path().join("snapshots"), 2).expect("snapshots");
+        let opener = |_: Option<&std::path::Path>| -> beeline_state::Result<Arc<dyn Store>> {
+            Ok(Arc::new(MemStore::new()))
+        };
+        let handle = Partition::open(
+            config,
+            MemJournal::default(),
+            snapshots,
+            &opener,
+            Arc::new(SystemClock),
+            None,
+        )
+        .expect("the partition opens");
+        assert_eq!(PartitionState::of(&handle).health, Health::Healthy);
+        let changed = Arc::new(Notify::new());
+        super::watch_roles(&handle, changed.clone());
+        // Whatever moved while the partition opened is announced first.
+        let _ = tokio::time::timeout(Duration::from_millis(100), changed.notified()).await;
+        for (free, health) in [(1 << 10, Health::Unhealthy), (u64::MAX, Health::Healthy)] {
+            disk.update(free);
+            tokio::time::timeout(Duration::from_secs(5), changed.notified())
+                .await
+                .expect("the crossing is announced");
+            assert_eq!(
+                PartitionState::of(&handle).health,
+                health,
+                "{free} bytes free"
+            );
+        }
+        handle.shutdown().await;
+    }
 }
