@@ -174,17 +174,28 @@ fn one_connection_per_pair(brokers: &[Broker], internal: &[u16]) -> Vec<(usize, 
     }
 }
 
-#[test]
-fn three_broker_processes_hold_one_connection_per_pair_also_after_a_restart() {
-    let dir = tempfile::tempdir().expect("a temporary directory");
-    let internal: Vec<u16> = (0..3).map(|_| free_port()).collect();
-    let contact = internal
-        .iter()
-        .map(|p| format!("127.0.0.1:{p}"))
-        .collect::<Vec<_>>()
-        .join(",");
-    let args = |node: usize| -> Vec<String> {
-        [
+/// Three brokers on one machine (3 partitions, factor 3, no secondary storage), each on an
+/// internal port of its own.
+struct ThreeBrokers {
+    internal: Vec<u16>,
+}
+
+impl ThreeBrokers {
+    fn new() -> Self {
+        Self {
+            internal: (0..3).map(|_| free_port()).collect(),
+        }
+    }
+
+    /// Broker `node`'s flags, then `extra`.
+    fn args(&self, node: usize, extra: &[&str]) -> Vec<String> {
+        let contact = self
+            .internal
+            .iter()
+            .map(|p| format!("127.0.0.1:{p}"))
+            .collect::<Vec<_>>()
+            .join(",");
+        let mut args = [
             "--node-id",
             &node.to_string(),
             "--cluster-size",
@@ -196,15 +207,24 @@ fn three_broker_processes_hold_one_connection_per_pair_also_after_a_restart() {
             "--contact-points",
             &contact,
             "--internal-port",
-            &internal[node].to_string(),
+            &self.internal[node].to_string(),
             "--secondary-storage",
             "none",
         ]
         .map(String::from)
-        .to_vec()
-    };
+        .to_vec();
+        args.extend(extra.iter().map(|arg| arg.to_string()));
+        args
+    }
+}
+
+#[test]
+fn three_broker_processes_hold_one_connection_per_pair_also_after_a_restart() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let three = ThreeBrokers::new();
+    let internal = three.internal.clone();
     let spawn = |node: usize, ports: Option<(u16, u16, u16)>| {
-        let args = args(node);
+        let args = three.args(node, &[]);
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let (grpc, rest, monitoring) =
             ports.unwrap_or_else(|| (free_port(), free_port(), free_port()));
@@ -242,43 +262,16 @@ fn three_broker_processes_hold_one_connection_per_pair_also_after_a_restart() {
 #[test]
 fn a_broker_short_of_disk_shows_its_replicas_unhealthy_in_the_topology() {
     let dir = tempfile::tempdir().expect("a temporary directory");
-    let internal: Vec<u16> = (0..3).map(|_| free_port()).collect();
-    let contact = internal
-        .iter()
-        .map(|p| format!("127.0.0.1:{p}"))
-        .collect::<Vec<_>>()
-        .join(",");
+    let three = ThreeBrokers::new();
     let mut brokers: Vec<Broker> = (0..3)
         .map(|node: usize| {
-            let mut args = [
-                "--node-id",
-                &node.to_string(),
-                "--cluster-size",
-                "3",
-                "--partitions",
-                "3",
-                "--replication-factor",
-                "3",
-                "--contact-points",
-                &contact,
-                "--internal-port",
-                &internal[node].to_string(),
-                "--secondary-storage",
-                "none",
-            ]
-            .map(String::from)
-            .to_vec();
-            if node == 2 {
-                args.extend(
-                    [
-                        "--disk-free-min",
-                        "100000GiB",
-                        "--disk-free-replication-min",
-                        "50000GiB",
-                    ]
-                    .map(String::from),
-                );
-            }
+            let short = [
+                "--disk-free-min",
+                "100000GiB",
+                "--disk-free-replication-min",
+                "50000GiB",
+            ];
+            let args = three.args(node, if node == 2 { &short } else { &[] });
             let args: Vec<&str> = args.iter().map(String::as_str).collect();
             Broker::spawn(
                 &dir.path().join(format!("data-{node}")),
