@@ -274,13 +274,25 @@ fn report(figures: &Figures, history: &History, verdict: &Verdict, took: Duratio
             .iter()
             .map(|(node, first, committed)| format!("broker {node}: {first}..={committed}"))
             .collect();
+        let from = |snapshot: &Option<i64>| {
+            snapshot.map_or("the start".to_string(), |s| format!("snapshot {s}"))
+        };
         let states: Vec<String> = summary
             .digests
             .iter()
             .map(|(node, snapshot, keys, hash)| {
-                let from = snapshot.map_or("the start".into(), |s| format!("snapshot {s}"));
-                format!("broker {node} from {from}: {keys} keys {hash:016x}")
+                format!(
+                    "broker {node} from {}: {keys} keys {hash:016x}",
+                    from(snapshot)
+                )
             })
+            .chain(summary.own.iter().map(|(node, end, snapshot, keys, hash)| {
+                format!(
+                    "broker {node} (compacted past it) at its end {end} from {}: {keys} keys \
+                     {hash:016x}",
+                    from(snapshot)
+                )
+            }))
             .collect();
         println!(
             "partition {partition}: committed entries {}; common prefix to {}; state there {}",

@@ -22,7 +22,9 @@
 //! - **Replaying gives the same state**: the whole committed log is replayed from its start,
 //!   and its state compared, key by key (their digests), with each replica's state at the end
 //!   of the common committed prefix (rebuilt from the replica's own latest snapshot at or
-//!   before that end and its own log after it), and with the state of every snapshot each
+//!   before that end and its own log after it; a replica whose log was compacted past that
+//!   end, which cannot rebuild it, at the end of its own committed log instead, as a lagging
+//!   replica leaves it), and with the state of every snapshot each
 //!   replica holds, at the snapshot's position: a snapshot a replica took, or installed from
 //!   its leader, holds exactly the committed log up to its position. The exporters' positions
 //!   are left out of the digests: a snapshot stores them as they were when it was taken, and
@@ -109,6 +111,9 @@ pub struct PartitionSummary {
     pub common: u64,
     /// Each replica's state digest at `common` (keys, hash), and the snapshot it started from.
     pub digests: Vec<(u64, Option<i64>, u64, u64)>,
+    /// The replicas whose log starts after `common`: (node, their committed end, the snapshot
+    /// they started from, keys, hash), each held against the whole log's replay there.
+    pub own: Vec<(u64, u64, Option<i64>, u64, u64)>,
     /// The whole committed log's last entry, and how many of its entries only the archive
     /// held (none when it could not be put together).
     pub whole: Option<(u64, u64)>,
@@ -304,6 +309,9 @@ fn state_digest(store: &dyn Store) -> Result<(u64, u64), String> {
 enum Point<'a> {
     /// The end of the common committed prefix: every replica's rebuilt state.
     Common,
+    /// The end of a replica's own committed log, for a replica compacted past the common
+    /// prefix: its rebuilt state there (node, snapshot, keys, hash).
+    Own(u64, Option<i64>, u64, u64),
     /// A snapshot a replica holds.
     Snapshot(&'a Replica, Snapshot, SnapshotStore),
 }
@@ -361,6 +369,18 @@ fn replay_whole(
                                 replayed.0, replayed.1
                             ));
                         }
+                    }
+                }
+                Point::Own(node, snapshot, keys, hash) => {
+                    summary.own.push((node, end, snapshot, keys, hash));
+                    if (keys, hash) != replayed {
+                        verdict.disagreements.push(format!(
+                            "partition {partition}: broker {node}'s state at entry {end}, the \
+                             end of its committed log (from snapshot {snapshot:?}): {keys} keys, \
+                             digest {hash:016x}; the whole committed log replayed to there: {} \
+                             keys, digest {:016x}",
+                            replayed.0, replayed.1
+                        ));
                     }
                 }
                 Point::Snapshot(replica, snapshot, snapshots) => {
@@ -536,13 +556,23 @@ fn check_partition(
         }
     }
 
-    // The same state from every replica at the end of the common prefix.
+    // The same state from every replica at the end of the common prefix; a replica that
+    // compacted past it, at the end of its own committed log (held below against the whole
+    // log's replay there).
+    let mut own = Vec::new();
     for (replica, (_, position)) in replicas.iter().zip(&logs) {
-        match digest(
-            stores, replica, partition, partitions, shape, common, *position,
-        ) {
-            Ok((snapshot, keys, hash)) => {
+        let (end, position) = if replica.first <= common {
+            (common, *position)
+        } else {
+            let (_, position) = hashes(replica, shape, replica.committed)?;
+            (replica.committed, position)
+        };
+        match digest(stores, replica, partition, partitions, shape, end, position) {
+            Ok((snapshot, keys, hash)) if end == common => {
                 summary.digests.push((replica.node, snapshot, keys, hash))
+            }
+            Ok((snapshot, keys, hash)) => {
+                own.push((end, Point::Own(replica.node, snapshot, keys, hash)))
             }
             Err(e) => verdict.not_checked.push(format!(
                 "partition {partition}: state of broker {}: {e}",
@@ -577,6 +607,9 @@ fn check_partition(
             summary.whole = Some((whole.last, whole.archived));
             let mut points: BTreeMap<u64, Vec<Point<'_>>> = BTreeMap::new();
             points.entry(common).or_default().push(Point::Common);
+            for (end, point) in own.drain(..) {
+                points.entry(end).or_default().push(point);
+            }
             for replica in &replicas {
                 let snapshots = SnapshotStore::open(replica.dir.join("snapshots"), usize::MAX)
                     .and_then(|store| Ok((store.list()?, store)));
@@ -619,6 +652,14 @@ fn check_partition(
             verdict.not_checked.push(format!(
                 "partition {partition}: {e}: work acknowledged there cannot be found"
             ));
+            for (end, point) in &own {
+                if let Point::Own(node, ..) = point {
+                    verdict.not_checked.push(format!(
+                        "partition {partition}: broker {node}'s state at entry {end}: no whole \
+                         log to replay to there"
+                    ));
+                }
+            }
             // What the replicas hold is still counted.
             let mut by_first: Vec<&Replica> = replicas.iter().collect();
             by_first.sort_by_key(|r| r.first);
