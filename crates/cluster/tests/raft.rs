@@ -839,3 +839,98 @@ async fn a_batch_landing_at_another_index_than_written_for_is_stored_void() {
     .await;
     assert_eq!(store.voids().first(), u64::MAX, "a batch at its own index");
 }
+
+/// A direct call reaches the other broker's internal server on its own substream, and the
+/// server's refusal comes back as the call's end with its status; the session still serves
+/// tonic calls beside it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_direct_call_ends_with_the_status_its_server_refused_it_with() {
+    use beeline_cluster::transport::direct::Method;
+    use beeline_cluster::transport::proto;
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr").to_string();
+    // Broker 1 holds no partition and serves Raft only.
+    let server_peers = Peers::new(1);
+    let served = tokio::spawn(beeline_cluster::transport::serve(
+        listener,
+        InternalServer::service(Groups::of_node(1)),
+        server_peers,
+        std::future::pending(),
+    ));
+    let peers = Peers::with_addresses(0, [(1, addr.clone())]);
+    let link = peers.link_to(&addr);
+
+    // Forwarded commands need a broker's services.
+    let call = proto::ExecuteCall {
+        id: 1,
+        request: Some(proto::ExecuteRequest {
+            partition_id: 1,
+            command: vec![1, 2, 3],
+            timeout_ms: 1_000,
+        }),
+    };
+    let mut answers = link
+        .call::<_, proto::ExecuteAnswer>(Method::Execute, futures_util::stream::iter([call]))
+        .await
+        .expect("opened");
+    let refused = answers.message().await.expect_err("refused");
+    assert_eq!(refused.code(), tonic::Code::Unimplemented, "{refused:?}");
+    assert!(answers.message().await.expect("over").is_none());
+
+    // Replication to a broker without the partition's replica; the requests stay open, the
+    // answer ends at once.
+    let append = proto::AppendEntriesRequest {
+        partition_id: 7,
+        to_node: 1,
+        ..Default::default()
+    };
+    let requests = futures_util::StreamExt::chain(
+        futures_util::stream::iter([append]),
+        futures_util::stream::pending(),
+    );
+    let mut answers = link
+        .call::<_, proto::StreamAppendResponse>(Method::StreamAppend, requests)
+        .await
+        .expect("opened");
+    let refused = answers.message().await.expect_err("refused");
+    assert_eq!(refused.code(), tonic::Code::Unavailable, "{refused:?}");
+    assert!(
+        refused.message().contains("no replica of partition 7"),
+        "{refused:?}"
+    );
+    // Addressed to another broker.
+    let misdirected = proto::AppendEntriesRequest {
+        partition_id: 7,
+        to_node: 2,
+        ..Default::default()
+    };
+    let mut answers = link
+        .call::<_, proto::StreamAppendResponse>(
+            Method::StreamAppend,
+            futures_util::stream::iter([misdirected]),
+        )
+        .await
+        .expect("opened");
+    let refused = answers.message().await.expect_err("refused");
+    assert_eq!(
+        refused.code(),
+        tonic::Code::FailedPrecondition,
+        "{refused:?}"
+    );
+
+    // A tonic call on the same session.
+    let channel = link.channel().expect("channel");
+    let probe = proto::internal_client::InternalClient::new(channel)
+        .probe(proto::ProbeRequest {
+            partition_id: 7,
+            to_node: 1,
+        })
+        .await
+        .expect_err("no replica");
+    assert_eq!(probe.code(), tonic::Code::Unavailable, "{probe:?}");
+    assert_eq!(peers.connections().len(), 1, "one session");
+    served.abort();
+}
