@@ -19,6 +19,10 @@
 //! (the other broker went away) fails as unavailable. HTTP/2's client preface starts with
 //! `P`: the server tells a direct call from a tonic connection by the substream's first
 //! byte ([`super::serve`]).
+//!
+//! Each side of a call reads and gathers its frames in a buffer of 8 KiB (tokio-util's
+//! default), grown only while a larger message passes; what the peer sent and nobody read yet
+//! is yamux's, within the session's receive window.
 
 use std::io;
 use std::marker::PhantomData;
@@ -39,9 +43,6 @@ pub const CALL: u8 = 0xB1;
 
 /// The largest message either side takes, as the tonic services take.
 const MAX_MESSAGE: usize = 64 * 1024 * 1024;
-
-/// Bytes a side reads from its substream at once, and gathers before it writes them.
-const BUFFER: usize = 64 * 1024;
 
 const MESSAGE: u8 = 0;
 const END: u8 = 1;
@@ -223,7 +224,7 @@ where
     Resp: prost::Message + Default,
 {
     let (read, write) = tokio::io::split(substream);
-    let mut sink = FramedWrite::with_capacity(write, Encode(PhantomData), BUFFER);
+    let mut sink = FramedWrite::new(write, Encode(PhantomData));
     sink.write_buffer_mut().put_slice(&[CALL, method as u8]);
     let stop = CancellationToken::new();
     let stopped = stop.clone();
@@ -238,7 +239,7 @@ where
         }
     });
     Answers {
-        frames: FramedRead::with_capacity(read, Decode::new(), BUFFER),
+        frames: FramedRead::new(read, Decode::new()),
         over: false,
         _sending: stop.drop_guard(),
     }
@@ -299,7 +300,7 @@ pub(super) async fn answer(handler: &impl Handler, mut substream: Substream) {
 fn requests<M: prost::Message + Default + Send + 'static>(
     read: ReadHalf<Substream>,
 ) -> Requests<M> {
-    let frames = FramedRead::with_capacity(read, Decode::<M>::new(), BUFFER);
+    let frames = FramedRead::new(read, Decode::<M>::new());
     Box::pin(frames.map(|frame| match frame {
         Ok(Frame::Message(message)) => Ok(message),
         Ok(Frame::End(_)) => Err(Status::invalid_argument(
@@ -316,7 +317,7 @@ async fn respond<M: prost::Message>(
     write: WriteHalf<Substream>,
     answers: Answering<M>,
 ) -> io::Result<()> {
-    let sink = FramedWrite::with_capacity(write, Encode(PhantomData), BUFFER);
+    let sink = FramedWrite::new(write, Encode(PhantomData));
     let frames = answers
         .map(|answer| match answer {
             Ok(message) => Frame::Message(message),

@@ -73,7 +73,7 @@ pub async fn serve(
     let sort = async move {
         while let Some(substream) = incoming.recv().await {
             let (handler, connections) = (handler.clone(), connections.clone());
-            tokio::spawn(async move { sort_substream(substream, &*handler, connections).await });
+            tokio::spawn(async move { sort_substream(substream, &handler, connections).await });
         }
     };
     let tonic_incoming = tokio_stream::wrappers::ReceiverStream::new(tonic_incoming)
