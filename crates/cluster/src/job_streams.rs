@@ -22,9 +22,8 @@ use beeline_stream::{
     JobStream, JobStreamProperties, JobStreams, LocalRouter, PushedJob, Undelivered,
 };
 use tokio::sync::mpsc;
-use tonic::Status;
+use tonic::{Status, Streaming};
 
-use crate::transport::direct::{Requests, next_message};
 use crate::transport::proto;
 use crate::transport::proto::job_stream_control::Control;
 
@@ -38,12 +37,12 @@ pub const REMOTE_STREAM_CAPACITY: usize = 16;
 pub async fn open(
     streams: &Arc<JobStreams>,
     local: Arc<LocalRouter>,
-    mut control: Requests<proto::JobStreamControl>,
+    mut control: Streaming<proto::JobStreamControl>,
 ) -> Result<
     impl futures_util::Stream<Item = Result<proto::PushedJob, Status>> + Send + 'static,
     Status,
 > {
-    let request = match next_message(&mut control).await? {
+    let request = match control.message().await? {
         Some(proto::JobStreamControl {
             control: Some(Control::Open(request)),
         }) => request,
@@ -76,13 +75,13 @@ pub async fn open(
 /// breaks or the registration closes.
 async fn send(
     mut registered: Registered,
-    mut control: Requests<proto::JobStreamControl>,
+    mut control: Streaming<proto::JobStreamControl>,
     answer: mpsc::Sender<Result<proto::PushedJob, Status>>,
 ) {
     let mut credit: u64 = 0;
     loop {
         tokio::select! {
-            message = next_message(&mut control) => match message {
+            message = control.message() => match message {
                 Ok(Some(proto::JobStreamControl { control: Some(Control::Credit(more)) })) => {
                     credit += u64::from(more);
                 }

@@ -27,8 +27,6 @@ use std::time::{Duration, Instant};
 use tokio::sync::watch;
 use tonic::transport::Channel;
 
-use crate::transport::Link;
-
 use crate::settings::SettingsError;
 use crate::topology::{BrokerInfo, ClusterView, Leader, PartitionState};
 use crate::transport::Peers;
@@ -265,17 +263,12 @@ impl Membership {
 
     /// The channel to live broker `node`.
     pub fn channel(&self, node: NodeId) -> Option<Channel> {
-        self.link(node)?.channel().ok()
-    }
-
-    /// How this broker reaches live broker `node`.
-    pub fn link(&self, node: NodeId) -> Option<Link> {
         let address = {
             let inner = self.lock();
             inner.members.get(&node).filter(|m| m.alive)?;
             self.route(&inner, node)?
         };
-        Some(self.peers.link_to(&address))
+        self.peers.channel_to(&address).ok()
     }
 
     /// Where this broker reaches broker `node`: through the contact point it was given for it

@@ -5,13 +5,13 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use beeline_cluster::transport::Link;
 use beeline_cluster::{Health, Membership, NodeId};
 use beeline_engine::Engine;
 use beeline_protocol::{Intent, Record, RecordType};
 use beeline_stream::{JobStreams, PartitionError, PartitionHandle, PartitionStatus};
 use tokio::sync::{broadcast, watch};
 use tokio::time::Instant;
+use tonic::transport::Channel;
 
 use crate::backpressure::PartitionLimiter;
 use crate::cluster::{Cluster, NodeInfo, PartitionSlot};
@@ -31,7 +31,7 @@ pub(crate) enum PartitionRoute<'a> {
     /// Led here.
     Local(&'a PartitionHandle),
     /// Led by another broker.
-    Remote(NodeId, Link),
+    Remote(NodeId, Channel),
     /// No leader is known (or it cannot take commands): why.
     NoLeader(GatewayError),
 }
@@ -191,7 +191,7 @@ impl Dispatcher {
         // A leader gone quiet (its connection open, nothing heard for a while: cut off, or
         // hung) takes nothing: a command sent there would wait out the request's time and
         // end "maybe written". Certainly not written, the request looks again instead.
-        let remote = |node: NodeId, link: Link| match membership.quiet(node) {
+        let remote = |node: NodeId, channel: Channel| match membership.quiet(node) {
             Some(silence) => {
                 PartitionRoute::NoLeader(GatewayError::Refused(PartitionError::Unavailable {
                     partition: partition_id,
@@ -201,17 +201,17 @@ impl Dispatcher {
                     ),
                 }))
             }
-            None => PartitionRoute::Remote(node, link),
+            None => PartitionRoute::Remote(node, channel),
         };
         if let Some(node) = hint.filter(|node| *node != membership.local_id())
-            && let Some(link) = membership.link(node)
+            && let Some(channel) = membership.channel(node)
         {
-            return Ok(remote(node, link));
+            return Ok(remote(node, channel));
         }
         Ok(match membership.leader(u32::from(partition_id)) {
             Some(leader) if leader.node != membership.local_id() => {
-                match membership.link(leader.node) {
-                    Some(link) => remote(leader.node, link),
+                match membership.channel(leader.node) {
+                    Some(channel) => remote(leader.node, channel),
                     None => local(),
                 }
             }
@@ -355,12 +355,12 @@ impl Dispatcher {
                 self.execute_here(partition_id, command.clone(), timeout)
                     .await
             }
-            PartitionRoute::Remote(node, link) => {
+            PartitionRoute::Remote(node, channel) => {
                 tracing::debug!(partition = partition_id, node, intent = %intent_name(command.intent), "forwarding command");
                 let record = crate::remote::forward(
                     &self.pipes,
                     node,
-                    link,
+                    channel,
                     partition_id,
                     command,
                     timeout,

@@ -2,11 +2,11 @@
 //! broker, whose gateway runs them through its partition (its in-flight limit, its answer) and
 //! sends back the answer or why there is none.
 //!
-//! Every command this gateway forwards to one broker goes on one direct `Execute` call to it
+//! Every command this gateway forwards to one broker goes on one `Execute` call to it
 //! ([`Pipes`]), opened with the first and kept while the connection lasts: each command is a
 //! message on it under an id of its own, and each answer comes back under that id, in the
-//! order the partitions answer. A command costs two messages on a call already open, not a
-//! call of its own (a substream opened and closed, a task on the other side).
+//! order the partitions answer. A command costs two messages on a stream already open, not a
+//! call of its own (an HTTP/2 stream opened and closed, a task on the other side).
 //!
 //! The internal API is a third transport of the gateway's errors, with its own table
 //! ([`failure`] and [`from_failure`]): what was certainly not written stays "not written"
@@ -20,14 +20,14 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use beeline_cluster::records;
-use beeline_cluster::transport::Link;
-use beeline_cluster::transport::direct::Method;
 use beeline_cluster::transport::proto;
 use beeline_cluster::transport::proto::failure::Kind;
+use beeline_cluster::transport::proto::internal_client::InternalClient;
 use beeline_cluster::{Executor, NodeId};
 use beeline_protocol::{Record, RecordType};
 use beeline_stream::PartitionError;
 use tokio::sync::{mpsc, oneshot};
+use tonic::transport::Channel;
 
 use crate::backpressure::Exhausted;
 use crate::dispatch::Dispatcher;
@@ -42,7 +42,7 @@ const MARGIN: Duration = Duration::from_millis(500);
 pub(crate) async fn forward(
     pipes: &Pipes,
     node: NodeId,
-    link: Link,
+    channel: Channel,
     partition: u16,
     command: &Record,
     timeout: Duration,
@@ -60,7 +60,7 @@ pub(crate) async fn forward(
             reason: format!("its leader, broker {node}, cannot be reached: {reason}"),
         })
     };
-    let (pipe, id, answer) = pipes.send(node, link, request).map_err(unreachable)?;
+    let (pipe, id, answer) = pipes.send(node, channel, request).map_err(unreachable)?;
     let answer = match tokio::time::timeout(timeout + MARGIN, answer).await {
         Err(_) => {
             pipe.abandon(id);
@@ -132,13 +132,13 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Pipes {
-    /// Puts `request` on the call to `node` (opening one over `link` when there is none,
+    /// Puts `request` on the call to `node` (opening one over `channel` when there is none,
     /// or the last one is over): the pipe, the command's id on it and where its answer comes.
     /// An error when the command certainly did not go (the call is over, cannot be opened).
     fn send(
         &self,
         node: NodeId,
-        link: Link,
+        channel: Channel,
         request: proto::ExecuteRequest,
     ) -> Result<(Arc<Pipe>, u64, oneshot::Receiver<Answer>), String> {
         let pipe = {
@@ -146,7 +146,7 @@ impl Pipes {
             match open.get(&node) {
                 Some(pipe) if lock(&pipe.waiting).over.is_none() => pipe.clone(),
                 _ => {
-                    let pipe = Pipe::open(node, link);
+                    let pipe = Pipe::open(node, channel);
                     open.insert(node, pipe.clone());
                     pipe
                 }
@@ -183,7 +183,7 @@ impl Pipes {
 impl Pipe {
     /// Opens the call to `node` on a task of its own, which hands each answer to the command
     /// waiting for it and, when the call is over, tells every command still waiting why.
-    fn open(node: NodeId, link: Link) -> Arc<Self> {
+    fn open(node: NodeId, channel: Channel) -> Arc<Self> {
         let (calls, to_send) = mpsc::unbounded_channel();
         let pipe = Arc::new(Pipe {
             calls,
@@ -191,29 +191,35 @@ impl Pipe {
         });
         let weak = Arc::downgrade(&pipe);
         tokio::spawn(async move {
+            let mut client = InternalClient::new(channel)
+                .max_decoding_message_size(usize::MAX)
+                .max_encoding_message_size(usize::MAX);
             let requests = tokio_stream::wrappers::UnboundedReceiverStream::new(to_send);
-            let why = match link
-                .call::<_, proto::ExecuteAnswer>(Method::Execute, requests)
-                .await
-            {
-                Err(reason) => Broken::NeverOpened(reason),
-                Ok(mut answers) => loop {
-                    let answer = match answers.message().await {
-                        Ok(Some(answer)) => answer,
-                        Ok(None) => break Broken::Cut(format!("broker {node} ended the call")),
-                        Err(status) => break Broken::Cut(status.message().to_string()),
-                    };
-                    let Some(pipe) = weak.upgrade() else { return };
-                    let waiter = lock(&pipe.waiting).answers.remove(&answer.id);
-                    if let Some(waiter) = waiter {
-                        let _ = waiter.send(answer.response.ok_or_else(|| {
-                            Broken::Cut(format!(
-                                "broker {node} answered forwarded command {} without a response",
-                                answer.id
-                            ))
-                        }));
+            let why = match client.execute(requests).await {
+                Err(status) if never_connected(&status) => {
+                    Broken::NeverOpened(status.message().to_string())
+                }
+                Err(status) => Broken::Cut(status.message().to_string()),
+                Ok(answers) => {
+                    let mut answers = answers.into_inner();
+                    loop {
+                        let answer = match answers.message().await {
+                            Ok(Some(answer)) => answer,
+                            Ok(None) => break Broken::Cut(format!("broker {node} ended the call")),
+                            Err(status) => break Broken::Cut(status.message().to_string()),
+                        };
+                        let Some(pipe) = weak.upgrade() else { return };
+                        let waiter = lock(&pipe.waiting).answers.remove(&answer.id);
+                        if let Some(waiter) = waiter {
+                            let _ = waiter.send(answer.response.ok_or_else(|| {
+                                Broken::Cut(format!(
+                                    "broker {node} answered forwarded command {} without a response",
+                                    answer.id
+                                ))
+                            }));
+                        }
                     }
-                },
+                }
             };
             if let Some(pipe) = weak.upgrade() {
                 let waiters = {
@@ -233,6 +239,19 @@ impl Pipe {
     fn abandon(&self, id: u64) {
         lock(&self.waiting).answers.remove(&id);
     }
+}
+
+/// Whether the call failed before it reached the other broker: its connection could not be
+/// made.
+fn never_connected(status: &tonic::Status) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(status);
+    while let Some(error) = source {
+        if error.is::<tonic::ConnectError>() {
+            return true;
+        }
+        source = error.source();
+    }
+    false
 }
 
 /// The internal API's form of a gateway error.

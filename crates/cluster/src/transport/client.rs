@@ -17,10 +17,9 @@ use openraft::raft::{
 };
 use tonic::transport::Channel;
 
-use super::direct::Method;
 use super::proto;
 use super::proto::internal_client::InternalClient;
-use super::{Ballot, Link, Peers, convert};
+use super::{Ballot, Peers, convert};
 use crate::metrics::GroupMetrics;
 use crate::state_machine::{Snapshot, SnapshotData};
 use crate::types::{NodeId, TypeConfig, Vote};
@@ -84,33 +83,23 @@ pub struct GroupNetwork {
 struct TransportError(String);
 
 impl GroupNetwork {
-    /// How the group reaches the target now.
-    fn link(&self) -> Result<Link, RPCError<TypeConfig>> {
-        match self.peers.address(self.target) {
-            None if !self.named.is_empty() => Ok(self.peers.link_to(&self.named)),
-            _ => self.peers.link(self.target),
-        }
-        .map_err(unreachable)
-    }
-
     fn client(&self) -> Result<InternalClient<Channel>, RPCError<TypeConfig>> {
-        self.link()?
-            .channel()
+        let channel = match self.peers.address(self.target) {
+            None if !self.named.is_empty() => self.peers.channel_to(&self.named),
+            _ => self.peers.channel(self.target),
+        };
+        channel
             .map(|channel| {
                 InternalClient::new(channel)
                     .max_decoding_message_size(64 * 1024 * 1024)
                     .max_encoding_message_size(64 * 1024 * 1024)
             })
-            .map_err(unreachable)
+            .map_err(|reason| RPCError::Unreachable(Unreachable::new(&TransportError(reason))))
     }
 
     fn failed(&self, status: tonic::Status) -> RPCError<TypeConfig> {
         failed(self.target, self.partition_id, status)
     }
-}
-
-fn unreachable(reason: String) -> RPCError<TypeConfig> {
-    RPCError::Unreachable(Unreachable::new(&TransportError(reason)))
 }
 
 fn failed(target: NodeId, partition_id: u32, status: tonic::Status) -> RPCError<TypeConfig> {
@@ -237,7 +226,7 @@ impl RaftNetworkV2<TypeConfig> for GroupNetwork {
         convert::append_response_from(response.into_inner()).map_err(malformed)
     }
 
-    /// Pipelined replication: the group's requests to this follower go out on one direct
+    /// Pipelined replication: the group's requests to this follower go out on one
     /// `StreamAppend` call, up to [`APPENDS_IN_FLIGHT`] of them unanswered at once; the
     /// follower appends them in the order sent and answers in that order. A next request is
     /// only taken from openraft once the window has room, so entries proposed meanwhile go
@@ -258,7 +247,7 @@ impl RaftNetworkV2<TypeConfig> for GroupNetwork {
         S: Stream<Item = AppendEntriesRequest<TypeConfig>> + Send + Unpin + 'static,
     {
         Box::pin(async move {
-            let link = self.link()?;
+            let mut client = self.client()?;
             let (partition_id, target) = (self.partition_id, self.target);
             let unanswered = Arc::new(Unanswered {
                 window: Arc::new(tokio::sync::Semaphore::new(APPENDS_IN_FLIGHT)),
@@ -298,14 +287,11 @@ impl RaftNetworkV2<TypeConfig> for GroupNetwork {
                     }
                 })
             };
-            let answers = link
-                .call::<_, proto::StreamAppendResponse>(Method::StreamAppend, requests)
+            let answers = client
+                .stream_append(requests)
                 .await
-                .map_err(|reason| {
-                    unreachable(format!(
-                        "broker {target} (partition {partition_id}): {reason}"
-                    ))
-                })?;
+                .map_err(|status| failed(target, partition_id, status))?
+                .into_inner();
             let ttl = option.hard_ttl();
             let check = tokio::time::interval(ttl / 4);
             let answers = futures_util::stream::unfold(

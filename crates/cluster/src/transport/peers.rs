@@ -11,7 +11,6 @@ use std::time::Duration;
 use hyper_util::rt::TokioIo;
 use tonic::transport::{Channel, Endpoint};
 
-use super::direct::{self, Answers, Method};
 use super::session::{self, Hello, Origin, Sessions, Substream};
 use crate::types::NodeId;
 
@@ -113,24 +112,6 @@ impl Peers {
         Ok(channel)
     }
 
-    /// How this broker reaches the broker whose internal API is at `addr`.
-    pub fn link_to(&self, addr: &str) -> Link {
-        Link {
-            peers: self.clone(),
-            addr: addr.into(),
-        }
-    }
-
-    /// How this broker reaches broker `node`, once its address is known.
-    pub(crate) fn link(&self, node: NodeId) -> Result<Link, String> {
-        let addr = self.address(node).ok_or_else(|| {
-            format!(
-                "broker {node}'s internal address is not known yet (it has not been heard from)"
-            )
-        })?;
-        Ok(self.link_to(&addr))
-    }
-
     /// How long nothing was heard from broker `node` on the session with it, if there is one.
     pub fn silence(&self, node: NodeId) -> Option<Duration> {
         self.inner.sessions.silence(node)
@@ -153,7 +134,13 @@ impl Peers {
 
     /// The channel to broker `node`, once its address is known.
     pub(crate) fn channel(&self, node: NodeId) -> Result<Channel, String> {
-        self.link(node)?.channel()
+        let addr = self.address(node).ok_or_else(|| {
+            format!(
+                "broker {node}'s internal address is not known yet (it has not been heard from)"
+            )
+        })?;
+        self.channel_to(&addr)
+            .map_err(|e| format!("broker {node}'s internal address {e}"))
     }
 
     /// Drops what is kept for broker `node` (gossip forgot it): its address, its channels
@@ -184,39 +171,6 @@ impl Peers {
     pub fn stop(&self) {
         self.inner.sessions.stop();
         lock(&self.inner.channels).clear();
-    }
-}
-
-/// How this broker reaches another, at one internal address: tonic calls over the channel to
-/// it, direct calls ([`super::direct`]) on substreams of the session with it.
-#[derive(Clone)]
-pub struct Link {
-    peers: Peers,
-    addr: Arc<str>,
-}
-
-impl Link {
-    /// The channel for tonic calls.
-    pub fn channel(&self) -> Result<Channel, String> {
-        self.peers
-            .channel_to(&self.addr)
-            .map_err(|e| format!("the internal address {e}"))
-    }
-
-    /// Makes a direct call: on the session with the broker (dialled if there is none), `requests`
-    /// sent as they come. An error when the call could not be opened: nothing reached the
-    /// other broker.
-    pub async fn call<Req, Resp>(
-        &self,
-        method: Method,
-        requests: impl futures_util::Stream<Item = Req> + Send + 'static,
-    ) -> Result<Answers<Resp>, String>
-    where
-        Req: prost::Message + 'static,
-        Resp: prost::Message + Default,
-    {
-        let substream = self.peers.inner.substream(&self.addr).await?;
-        Ok(direct::call(substream, method, requests))
     }
 }
 

@@ -1,6 +1,7 @@
 //! The receiving side: the internal API's server, handing each message to its partition.
 
 use std::collections::HashMap;
+use std::pin::Pin;
 use std::sync::{Arc, OnceLock, RwLock};
 
 use beeline_state::snapshot::SnapshotStore;
@@ -10,7 +11,6 @@ use openraft::type_config::async_runtime::watch::WatchReceiver;
 use tonic::{Request, Response, Status};
 
 use super::convert;
-use super::direct::{self, Answering, Requests, next_message};
 use super::proto;
 use super::proto::internal_server::{Internal, InternalServer as Generated};
 use super::{Ballot, PartitionRaft};
@@ -273,8 +273,7 @@ pub struct BrokerServices {
 /// The tonic service of the internal API, as [`super::serve`] serves it.
 pub type InternalService = Generated<InternalServer>;
 
-/// The internal API's server over a broker's [`Groups`] (and its [`BrokerServices`]): its
-/// tonic service, and the handler of its direct calls ([`direct`]).
+/// The internal API's service over a broker's [`Groups`] (and its [`BrokerServices`]).
 #[derive(Clone)]
 pub struct InternalServer {
     groups: Groups,
@@ -282,25 +281,24 @@ pub struct InternalServer {
 }
 
 impl InternalServer {
-    /// The server of Raft only.
-    pub fn service(groups: Groups) -> Self {
-        Self {
+    /// The tonic service to add to the internal port's server: Raft only.
+    pub fn service(groups: Groups) -> Generated<Self> {
+        Self::serve(Self {
             groups,
             broker: None,
-        }
+        })
     }
 
-    /// The server of a broker: Raft and everything between brokers.
-    pub fn broker(groups: Groups, broker: Arc<BrokerServices>) -> Self {
-        Self {
+    /// The tonic service of a broker: Raft and everything between brokers.
+    pub fn broker(groups: Groups, broker: Arc<BrokerServices>) -> Generated<Self> {
+        Self::serve(Self {
             groups,
             broker: Some(broker),
-        }
+        })
     }
 
-    /// The tonic service of the calls that are not direct.
-    pub(super) fn tonic(self) -> InternalService {
-        Generated::new(self)
+    fn serve(server: Self) -> Generated<Self> {
+        Generated::new(server)
             .max_decoding_message_size(64 * 1024 * 1024)
             .max_encoding_message_size(64 * 1024 * 1024)
     }
@@ -312,7 +310,10 @@ impl InternalServer {
     }
 }
 
-type ExecuteAnswers = Answering<proto::ExecuteAnswer>;
+type JobStream = Pin<Box<dyn tokio_stream::Stream<Item = Result<proto::PushedJob, Status>> + Send>>;
+
+type ExecuteAnswers =
+    Pin<Box<dyn tokio_stream::Stream<Item = Result<proto::ExecuteAnswer, Status>> + Send>>;
 
 /// Answers queued for a caller that has not read them: beyond, the call reads no more
 /// commands until it does.
@@ -330,7 +331,7 @@ const RUNNING_PER_CALL: usize = 200;
 /// command written stays written) and their answers dropped.
 fn answer_calls(
     services: Arc<BrokerServices>,
-    mut calls: Requests<proto::ExecuteCall>,
+    mut calls: tonic::Streaming<proto::ExecuteCall>,
 ) -> ExecuteAnswers {
     use futures_util::StreamExt as _;
     let (answers, to_answer) = tokio::sync::mpsc::channel(ANSWERS_QUEUED);
@@ -339,7 +340,7 @@ fn answer_calls(
         let mut taking = true;
         loop {
             tokio::select! {
-                call = next_message(&mut calls), if taking && running.len() < RUNNING_PER_CALL => match call {
+                call = calls.message(), if taking && running.len() < RUNNING_PER_CALL => match call {
                     Ok(Some(call)) => {
                         let services = services.clone();
                         running.push(async move {
@@ -388,7 +389,8 @@ impl BrokerServices {
     }
 }
 
-type AppendAnswers = Answering<proto::StreamAppendResponse>;
+type AppendAnswers =
+    Pin<Box<dyn tokio_stream::Stream<Item = Result<proto::StreamAppendResponse, Status>> + Send>>;
 
 /// Answers a `StreamAppend`: hands its requests, in order, to the group the first one names,
 /// which appends them pipelined (openraft's `Raft::stream_append`) and answers each in turn.
@@ -396,7 +398,7 @@ type AppendAnswers = Answering<proto::StreamAppendResponse>;
 /// requests; the answers then end with that error after the ones already due.
 fn answer_appends(
     groups: Groups,
-    requests: Requests<proto::AppendEntriesRequest>,
+    requests: tonic::Streaming<proto::AppendEntriesRequest>,
 ) -> AppendAnswers {
     use futures_util::StreamExt as _;
     let failed: Arc<std::sync::Mutex<Option<Status>>> = Arc::default();
@@ -407,7 +409,7 @@ fn answer_appends(
         let failed = failed.clone();
         async move {
             let mut requests = requests;
-            let first = match next_message(&mut requests).await {
+            let first = match requests.message().await {
                 Ok(Some(first)) => first,
                 Ok(None) => return futures_util::stream::empty().boxed(),
                 Err(status) => return futures_util::stream::once(async { Err(status) }).boxed(),
@@ -442,7 +444,7 @@ fn answer_appends(
                 let check = check.clone();
                 async move {
                     let (mut requests, failed) = state?;
-                    let request = match next_message(&mut requests).await {
+                    let request = match requests.message().await {
                         Ok(Some(request)) => check(request),
                         Ok(None) => return None,
                         Err(status) => Err(status),
@@ -472,50 +474,6 @@ fn answer_appends(
     Box::pin(futures_util::stream::once(answers).flatten().chain(last))
 }
 
-fn refused_call<M: Send + 'static>(status: Status) -> Answering<M> {
-    Box::pin(futures_util::stream::once(async { Err(status) }))
-}
-
-impl direct::Handler for InternalServer {
-    fn stream_append(
-        &self,
-        requests: Requests<proto::AppendEntriesRequest>,
-    ) -> Answering<proto::StreamAppendResponse> {
-        answer_appends(self.groups.clone(), requests)
-    }
-
-    fn execute(&self, calls: Requests<proto::ExecuteCall>) -> Answering<proto::ExecuteAnswer> {
-        match self.services() {
-            Ok(services) => answer_calls(services.clone(), calls),
-            Err(status) => refused_call(status),
-        }
-    }
-
-    fn open_job_stream(
-        &self,
-        controls: Requests<proto::JobStreamControl>,
-    ) -> Answering<proto::PushedJob> {
-        use futures_util::StreamExt as _;
-        let services = match self.services() {
-            Ok(services) => services.clone(),
-            Err(status) => return refused_call(status),
-        };
-        let opened = async move {
-            match crate::job_streams::open(
-                &services.job_streams,
-                services.router.local().clone(),
-                controls,
-            )
-            .await
-            {
-                Ok(jobs) => jobs.boxed(),
-                Err(status) => refused_call(status),
-            }
-        };
-        Box::pin(futures_util::stream::once(opened).flatten())
-    }
-}
-
 fn malformed(e: convert::Malformed) -> Status {
     Status::invalid_argument(e.to_string())
 }
@@ -526,6 +484,10 @@ fn raft_failed(e: impl std::fmt::Display) -> Status {
 
 #[tonic::async_trait]
 impl Internal for InternalServer {
+    type OpenJobStreamStream = JobStream;
+    type StreamAppendStream = AppendAnswers;
+    type ExecuteStream = ExecuteAnswers;
+
     async fn gossip(
         &self,
         request: Request<proto::BrokerInfo>,
@@ -534,12 +496,34 @@ impl Internal for InternalServer {
         Ok(Response::new(services.membership.answer(request.get_ref())))
     }
 
+    async fn execute(
+        &self,
+        request: Request<tonic::Streaming<proto::ExecuteCall>>,
+    ) -> Result<Response<Self::ExecuteStream>, Status> {
+        let services = self.services()?.clone();
+        Ok(Response::new(answer_calls(services, request.into_inner())))
+    }
+
     async fn route(
         &self,
         request: Request<proto::RouteRequest>,
     ) -> Result<Response<proto::Empty>, Status> {
         self.services()?.router.receive(request.into_inner());
         Ok(Response::new(proto::Empty {}))
+    }
+
+    async fn open_job_stream(
+        &self,
+        request: Request<tonic::Streaming<proto::JobStreamControl>>,
+    ) -> Result<Response<JobStream>, Status> {
+        let services = self.services()?;
+        let jobs = crate::job_streams::open(
+            &services.job_streams,
+            services.router.local().clone(),
+            request.into_inner(),
+        )
+        .await?;
+        Ok(Response::new(Box::pin(jobs)))
     }
 
     async fn append_entries(
@@ -555,6 +539,16 @@ impl Internal for InternalServer {
         let rpc = convert::append_from(request).map_err(malformed)?;
         let response = raft.append_entries(rpc).await.map_err(raft_failed)?;
         Ok(Response::new(convert::append_response_to(&response)))
+    }
+
+    async fn stream_append(
+        &self,
+        request: Request<tonic::Streaming<proto::AppendEntriesRequest>>,
+    ) -> Result<Response<AppendAnswers>, Status> {
+        Ok(Response::new(answer_appends(
+            self.groups.clone(),
+            request.into_inner(),
+        )))
     }
 
     async fn vote(

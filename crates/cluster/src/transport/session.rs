@@ -1,6 +1,6 @@
 //! One TCP connection per pair of brokers: a yamux session over it, on which each side's
-//! tonic client runs over one substream it opens, and each direct call over one of its own;
-//! the other side's internal server serves every substream its peers open.
+//! tonic client runs over one substream it opens and the other side's internal server serves
+//! it (as it serves every substream its peers open).
 //!
 //! A session starts with a hello each way (a magic, the broker's node id and the incarnation
 //! of its start), so the side that accepted it knows who dialled and uses the session for its
@@ -83,32 +83,8 @@ impl Hello {
     }
 }
 
-/// A substream of a session: one tonic connection (HTTP/2) or one direct call between two
-/// brokers.
-pub struct Substream {
-    stream: Compat<yamux::Stream>,
-    /// A byte read by [`Substream::peek`], read again first.
-    peeked: Option<u8>,
-}
-
-impl Substream {
-    fn new(stream: yamux::Stream) -> Self {
-        Self {
-            stream: stream.compat(),
-            peeked: None,
-        }
-    }
-
-    /// The substream's next byte, left to be read.
-    pub async fn peek(&mut self) -> std::io::Result<u8> {
-        if let Some(byte) = self.peeked {
-            return Ok(byte);
-        }
-        let byte = self.stream.read_u8().await?;
-        self.peeked = Some(byte);
-        Ok(byte)
-    }
-}
+/// A substream of a session: one tonic connection (HTTP/2) between two brokers.
+pub struct Substream(Compat<yamux::Stream>);
 
 impl AsyncRead for Substream {
     fn poll_read(
@@ -116,13 +92,7 @@ impl AsyncRead for Substream {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<std::io::Result<()>> {
-        if buf.remaining() > 0
-            && let Some(byte) = self.peeked.take()
-        {
-            buf.put_slice(&[byte]);
-            return Poll::Ready(Ok(()));
-        }
-        Pin::new(&mut self.stream).poll_read(cx, buf)
+        Pin::new(&mut self.0).poll_read(cx, buf)
     }
 }
 
@@ -132,15 +102,15 @@ impl AsyncWrite for Substream {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.stream).poll_write(cx, buf)
+        Pin::new(&mut self.0).poll_write(cx, buf)
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.stream).poll_flush(cx)
+        Pin::new(&mut self.0).poll_flush(cx)
     }
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.stream).poll_shutdown(cx)
+        Pin::new(&mut self.0).poll_shutdown(cx)
     }
 }
 
@@ -180,7 +150,7 @@ impl Session {
             .await
             .map_err(|_| "the session is closed".to_string())?;
         match stream.await {
-            Ok(Ok(stream)) => Ok(Substream::new(stream)),
+            Ok(Ok(stream)) => Ok(Substream(stream.compat())),
             Ok(Err(e)) => Err(format!("the session cannot open a substream: {e}")),
             Err(_) => Err("the session is closed".to_string()),
         }
@@ -447,22 +417,11 @@ impl Sessions {
     }
 }
 
-/// Substreams a session holds open at once: a few tonic connections, and a direct call for
-/// each partition's replication to each follower, each job stream a gateway registers and
-/// each direction's forwarded commands. A call beyond fails to open (as unreachable: Raft and
-/// a job stream's registration try again later, a forwarded command is not written).
-pub const MAX_SUBSTREAMS: usize = 256;
-
-/// What a session buffers of what its peer sent and was not read yet, over all substreams
-/// (yamux gives each substream at least 256 KiB of it).
-const RECEIVE_WINDOW: usize = 64 * 1024 * 1024;
-
 /// Large windows: one session carries every partition's Raft traffic and snapshot chunks.
 fn config() -> yamux::Config {
     let mut config = yamux::Config::default();
-    // In this order: each setting asserts that the window gives every substream its share.
-    config.set_max_num_streams(MAX_SUBSTREAMS);
-    config.set_max_connection_receive_window(Some(RECEIVE_WINDOW));
+    config.set_max_num_streams(64);
+    config.set_max_connection_receive_window(Some(64 * 1024 * 1024));
     config
 }
 
@@ -548,7 +507,7 @@ impl Driver {
                     }
                 }
                 Event::Inbound(stream) => {
-                    if self.incoming.try_send(Substream::new(stream)).is_err() {
+                    if self.incoming.try_send(Substream(stream.compat())).is_err() {
                         tracing::debug!(
                             "a peer's substream dropped: the internal server is busy or gone"
                         );

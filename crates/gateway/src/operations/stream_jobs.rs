@@ -20,9 +20,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use beeline_cluster::transport::Link;
-use beeline_cluster::transport::direct::Method;
 use beeline_cluster::transport::proto;
+use beeline_cluster::transport::proto::internal_client::InternalClient;
 use beeline_cluster::transport::proto::job_stream_control::Control;
 use beeline_cluster::{Membership, NodeId};
 use beeline_protocol::intent::JobBatchIntent;
@@ -30,6 +29,7 @@ use beeline_protocol::value::JobBatchRecord;
 use beeline_stream::{JobStream, JobStreamProperties, PushedJob};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
+use tonic::transport::Channel;
 use tracing::Instrument;
 
 use crate::dispatch::Dispatcher;
@@ -252,12 +252,12 @@ async fn remote_streams(
             if registered.contains_key(&node) {
                 continue;
             }
-            let (Some(incarnation), Some(link)) =
-                (membership.incarnation(node), membership.link(node))
+            let (Some(incarnation), Some(channel)) =
+                (membership.incarnation(node), membership.channel(node))
             else {
                 continue;
             };
-            let call = remote_stream(d.clone(), node, link, request.clone(), jobs.clone());
+            let call = remote_stream(d.clone(), node, channel, request.clone(), jobs.clone());
             let call = tokio::spawn(call.in_current_span());
             registered.insert(node, Registration { incarnation, call });
         }
@@ -285,7 +285,7 @@ const CLOSING: Duration = Duration::from_secs(5);
 async fn remote_stream(
     d: Arc<Dispatcher>,
     node: NodeId,
-    link: Link,
+    channel: Channel,
     request: proto::JobStreamRequest,
     jobs: mpsc::Sender<PushedJob>,
 ) {
@@ -295,14 +295,12 @@ async fn remote_stream(
     };
     let _ = control.send(open(Control::Open(request)));
     let _ = control.send(open(Control::Credit(REMOTE_CREDIT)));
+    let mut client = InternalClient::new(channel);
     let controls = tokio_stream::wrappers::UnboundedReceiverStream::new(controls);
-    let mut stream = match link
-        .call::<_, proto::PushedJob>(Method::OpenJobStream, controls)
-        .await
-    {
-        Ok(stream) => stream,
-        Err(reason) => {
-            tracing::debug!(node, %reason, "cannot register a job stream with a broker");
+    let mut stream = match client.open_job_stream(controls).await {
+        Ok(stream) => stream.into_inner(),
+        Err(status) => {
+            tracing::debug!(node, %status, "cannot register a job stream with a broker");
             return;
         }
     };
