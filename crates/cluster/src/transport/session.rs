@@ -418,10 +418,17 @@ impl Sessions {
 }
 
 /// Large windows: one session carries every partition's Raft traffic and snapshot chunks.
+///
+/// Frames of at most 12 KiB: yamux reads each frame's body into a zeroed buffer of its size,
+/// and a buffer of 16 KiB (its default) is one of jemalloc's large classes, served from page
+/// extents that it zeroes by returning them to the kernel (`madvise`, then a page fault per
+/// page on the copy in). 12 KiB is a small class, cut from slabs that stay mapped: the brokers'
+/// page faults halved (docs/benchmarks.md, "yamux frames in jemalloc's small classes").
 fn config() -> yamux::Config {
     let mut config = yamux::Config::default();
     config.set_max_num_streams(64);
     config.set_max_connection_receive_window(Some(64 * 1024 * 1024));
+    config.set_split_send_size(12 * 1024);
     config
 }
 
