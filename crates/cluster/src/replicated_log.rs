@@ -848,7 +848,7 @@ impl Journal for RaftJournal {
         let index = self.last_index + 1;
         let batch = Batch {
             asqn,
-            data: data.to_vec(),
+            data: bytes::Bytes::copy_from_slice(data),
             expected_index: index,
         };
         self.turn

@@ -11,6 +11,7 @@ use std::fmt;
 use std::io;
 
 use beeline_log::EntryKind;
+use bytes::Bytes;
 use openraft::EntryPayload;
 use openraft::entry::RaftEntry;
 use serde::{Deserialize, Serialize};
@@ -46,10 +47,15 @@ pub type SnapshotMeta = openraft::SnapshotMeta<
 
 /// What a partition leader proposes: one journal entry's batch of records, with the position
 /// of its first record (the journal's asqn).
+///
+/// The bytes are shared: the log's cache of recent entries hands openraft a clone of an entry
+/// for each follower it replicates to and for each apply, and the request to a follower
+/// carries the same bytes, so a batch is copied into the journal and into the wire's buffer
+/// only.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Batch {
     pub asqn: u64,
-    pub data: Vec<u8>,
+    pub data: Bytes,
     /// The journal index the leader's processor wrote the batch for, 0 for none: a batch that
     /// lands elsewhere is void (see [`is_void`]). Not stored: a replica stores what the entry
     /// is, a batch or a void.
@@ -59,10 +65,10 @@ pub struct Batch {
 
 impl Batch {
     /// A batch written for no index in particular.
-    pub fn new(asqn: u64, data: Vec<u8>) -> Self {
+    pub fn new(asqn: u64, data: impl Into<Bytes>) -> Self {
         Self {
             asqn,
-            data,
+            data: data.into(),
             expected_index: 0,
         }
     }
@@ -111,6 +117,16 @@ pub(crate) fn to_journal(entry: &Entry) -> io::Result<(u64, EntryKind, u64, Vec<
     Ok((term, kind, asqn, data.into_owned()))
 }
 
+/// [`to_journal`] with a normal entry's batch shared, not copied (for sending it).
+pub(crate) fn shared_parts(entry: &Entry) -> io::Result<(u64, EntryKind, u64, Bytes)> {
+    let (term, kind, asqn, data) = journal_parts(entry)?;
+    let data = match (&entry.payload, kind) {
+        (EntryPayload::Normal(batch), EntryKind::Normal) => batch.data.clone(),
+        _ => Bytes::from(data.into_owned()),
+    };
+    Ok((term, kind, asqn, data))
+}
+
 /// [`to_journal`] with a normal entry's batch borrowed, for writing it.
 pub(crate) fn journal_parts(entry: &Entry) -> io::Result<(u64, EntryKind, u64, Cow<'_, [u8]>)> {
     let term = term_of(&entry.log_id());
@@ -134,18 +150,35 @@ pub(crate) fn journal_parts(entry: &Entry) -> io::Result<(u64, EntryKind, u64, C
 
 /// The Raft entry a journal entry holds.
 pub(crate) fn from_journal(entry: beeline_log::Entry) -> io::Result<Entry> {
-    let Some(index) = entry.index.checked_sub(1) else {
+    from_parts(
+        entry.index,
+        entry.term,
+        entry.kind,
+        entry.asqn,
+        Bytes::from(entry.data),
+    )
+}
+
+/// The Raft entry at journal index `index` with these parts (see [`journal_parts`]).
+pub(crate) fn from_parts(
+    index: u64,
+    term: u64,
+    kind: EntryKind,
+    asqn: u64,
+    data: Bytes,
+) -> io::Result<Entry> {
+    let Some(index) = index.checked_sub(1) else {
         return Err(io::Error::new(
             io::ErrorKind::InvalidData,
             "journal entry 0 does not exist",
         ));
     };
-    let log_id = log_id(entry.term, index);
-    let payload = match entry.kind {
+    let log_id = log_id(term, index);
+    let payload = match kind {
         EntryKind::Blank => EntryPayload::Blank,
-        EntryKind::Normal => EntryPayload::Normal(Batch::new(entry.asqn, entry.data)),
+        EntryKind::Normal => EntryPayload::Normal(Batch::new(asqn, data)),
         EntryKind::Membership => {
-            let membership: Membership = serde_json::from_slice(&entry.data).map_err(|e| {
+            let membership: Membership = serde_json::from_slice(&data).map_err(|e| {
                 io::Error::new(
                     io::ErrorKind::InvalidData,
                     format!("membership entry {index} is undecodable: {e}"),

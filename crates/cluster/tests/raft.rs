@@ -780,7 +780,7 @@ async fn a_batch_landing_at_another_index_than_written_for_is_stored_void() {
     let members = Membership::new_with_defaults(vec![BTreeSet::from([0, 1, 2])], []);
     let written_for = |expected_index: u64, asqn: u64| Batch {
         asqn,
-        data: format!("records from {asqn}").into_bytes(),
+        data: format!("records from {asqn}").into_bytes().into(),
         expected_index,
     };
     // Raft index i is journal index i + 1. The batch written for journal index 4 was refused;

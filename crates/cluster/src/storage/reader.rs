@@ -161,7 +161,7 @@ mod tests {
         let append = |journal: &mut FileJournal, batch: Option<Batch>| {
             let index = journal.last_index();
             let (kind, asqn, data) = match &batch {
-                Some(batch) => (EntryKind::Normal, batch.asqn, batch.data.clone()),
+                Some(batch) => (EntryKind::Normal, batch.asqn, batch.data.to_vec()),
                 None => (EntryKind::Blank, 0, Vec::new()),
             };
             journal.append_entry(1, kind, asqn, &data).expect("append");
@@ -171,7 +171,7 @@ mod tests {
         };
         append(&mut journal, None);
         for i in 1..=normal {
-            let data = (0..300).map(|b| (i + b) as u8).collect();
+            let data: Vec<u8> = (0..300).map(|b| (i + b) as u8).collect();
             append(&mut journal, Some(Batch::new(i * 10, data)));
             if i % 7 == 0 {
                 append(&mut journal, None);

@@ -1,6 +1,7 @@
 //! openraft's messages to and from the internal API's protobuf messages.
 
 use beeline_log::EntryKind;
+use bytes::Bytes;
 use openraft::entry::RaftEntry;
 use openraft::raft::{
     AppendEntriesRequest, AppendEntriesResponse, StreamAppendError, StreamAppendResult,
@@ -9,8 +10,8 @@ use openraft::raft::{
 
 use super::proto;
 use crate::types::{
-    Entry, LogId, Membership, SnapshotMeta, StoredMembership, TypeConfig, Vote, from_journal,
-    log_id, term_of, to_journal,
+    Entry, LogId, Membership, SnapshotMeta, StoredMembership, TypeConfig, Vote, from_parts, log_id,
+    shared_parts, term_of,
 };
 
 /// A message that does not hold what it must.
@@ -52,7 +53,7 @@ pub fn log_id_from(id: Option<proto::LogId>) -> Option<LogId> {
 }
 
 pub fn entry_to(entry: &Entry) -> Result<proto::Entry, Malformed> {
-    let (term, kind, asqn, data) = to_journal(entry).map_err(|e| Malformed(e.to_string()))?;
+    let (term, kind, asqn, data) = shared_parts(entry).map_err(|e| Malformed(e.to_string()))?;
     Ok(proto::Entry {
         term,
         index: entry.index(),
@@ -71,14 +72,10 @@ pub fn entry_from(entry: proto::Entry) -> Result<Entry, Malformed> {
         .index
         .checked_add(1)
         .ok_or_else(|| Malformed("entry index out of range".into()))?;
-    from_journal(beeline_log::Entry {
-        index,
-        term: entry.term,
-        kind,
-        asqn: entry.asqn,
-        data: entry.data,
-    })
-    .map_err(|e| Malformed(e.to_string()))
+    // Copied out of the request's buffer: a slice of it kept in the log's cache would keep the
+    // whole buffer alive.
+    let data = Bytes::copy_from_slice(&entry.data);
+    from_parts(index, entry.term, kind, entry.asqn, data).map_err(|e| Malformed(e.to_string()))
 }
 
 pub fn append_to(
