@@ -50,8 +50,8 @@ pub type SnapshotMeta = openraft::SnapshotMeta<
 ///
 /// The bytes are shared: the log's cache of recent entries hands openraft a clone of an entry
 /// for each follower it replicates to and for each apply, and the request to a follower
-/// carries the same bytes, so a batch is copied into the journal and into the wire's buffer
-/// only.
+/// carries the same bytes: once in a batch, they are copied only into the journal and into
+/// each request's buffer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Batch {
     pub asqn: u64,
