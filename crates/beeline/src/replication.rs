@@ -97,6 +97,7 @@ impl Replication {
                 flusher: self.flusher.clone(),
                 recent_entries: self.recent_entries,
                 election_band: placement.election_band(self.settings.node_id),
+                ahead: placement.ahead_of(self.settings.node_id),
             },
             &dir,
             self.peers.clone(),

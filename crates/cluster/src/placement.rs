@@ -40,18 +40,26 @@ impl PartitionPlacement {
     /// Where `node`'s election wait falls in the group's range: its rank among the replicas
     /// by priority, so that the primary stands first (Zeebe's priority election).
     pub fn election_band(&self, node: NodeId) -> ElectionBand {
-        let Some(own) = self.replicas.iter().find(|r| r.node == node) else {
+        if !self.has_replica(node) {
             return ElectionBand::WHOLE;
-        };
-        let rank = self
-            .replicas
-            .iter()
-            .filter(|r| r.priority > own.priority)
-            .count();
+        }
         ElectionBand {
-            rank: rank as u32,
+            rank: self.ahead_of(node).len() as u32,
             of: self.replicas.len() as u32,
         }
+    }
+
+    /// The replicas of higher priority than `node`'s: those that stand for election before
+    /// it (a new cluster's replica waits for them to be able to, [`crate::rejoin`]).
+    pub fn ahead_of(&self, node: NodeId) -> Vec<NodeId> {
+        let Some(own) = self.replicas.iter().find(|r| r.node == node) else {
+            return Vec::new();
+        };
+        self.replicas
+            .iter()
+            .filter(|r| r.priority > own.priority)
+            .map(|r| r.node)
+            .collect()
     }
 }
 
@@ -149,6 +157,11 @@ mod tests {
             let primary = p.primary().unwrap();
             assert_eq!(p.election_band(primary).rank, 0);
         }
+        // Who stands before each replica of partition 2: nobody before its primary.
+        assert_eq!(p.ahead_of(1), Vec::<NodeId>::new());
+        assert_eq!(p.ahead_of(2), vec![1]);
+        assert_eq!(p.ahead_of(0), vec![1, 2]);
+        assert_eq!(p.ahead_of(7), Vec::<NodeId>::new());
     }
 
     /// The priority of each node per partition, as Zeebe's documentation tabulates it

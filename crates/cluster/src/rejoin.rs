@@ -29,7 +29,9 @@
 //!   a leader, so those entries are the committed ones) reaches that index; if no answer holds
 //!   more than the group's initial membership entry, nothing was ever committed and it is a
 //!   member at once (how a new cluster starts: every replica is new, and each learns from the
-//!   others that none holds anything).
+//!   others that none holds anything). A new cluster's replica then stands for election only
+//!   after the replicas of higher priority could ([`FirstElection`]), so that the partition's
+//!   primary leads it however far apart the brokers started.
 //! - **The price.** A new cluster elects its first leaders only once `ceil(n / 2)` peers of each
 //!   replica answer (for three replicas: all three brokers up). A rejoining replica whose peers
 //!   do not answer stays out of elections: with one of three replicas lost and another down,
@@ -42,11 +44,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
+use tokio::time::Instant;
+
 use openraft::type_config::async_runtime::watch::WatchReceiver;
 
 use crate::placement::ElectionBand;
-use crate::transport::proto::ProbeRequest;
 use crate::transport::proto::internal_client::InternalClient;
+use crate::transport::proto::{ProbeRequest, ProbeResponse};
 use crate::transport::{PartitionRaft, Peers};
 use crate::types::NodeId;
 
@@ -57,9 +61,23 @@ const REJOINING: &str = "rejoining\n";
 /// How often a rejoining replica asks its peers and looks at its commit index.
 const PROBE_EVERY: Duration = Duration::from_millis(250);
 
-/// A new cluster's replicas stand for their first election this far apart by priority rank
-/// (see [`ElectionBand`]): more than a probe round, by which their settling may differ.
-const FIRST_ELECTION_STAGGER: Duration = Duration::from_millis(400);
+/// How long a new cluster's replica waits, at most, for the replicas of higher priority to
+/// vote before it stands for election after them anyway (they may be down for good).
+const AHEAD_WITHIN: Duration = Duration::from_secs(5);
+
+/// How a new cluster's replica stands for its first election: after the replicas of higher
+/// priority could (Zeebe's priority election, kept when brokers start seconds apart).
+#[derive(Debug, Clone)]
+pub struct FirstElection {
+    /// The replica's share of the election range; `rank` replicas stand before it.
+    pub band: ElectionBand,
+    /// Those replicas.
+    pub ahead: Vec<NodeId>,
+    /// How far apart replicas of consecutive ranks stand once all vote: longer than the
+    /// election range's end, so that a replica of higher priority whose first try found the
+    /// others not yet voting tries again before the next one stands.
+    pub stagger: Duration,
+}
 
 /// Why a replica opens as rejoining (or not).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -180,7 +198,7 @@ pub async fn run(
     partition_id: u32,
     others: Vec<NodeId>,
     peers: Peers,
-    band: ElectionBand,
+    first: FirstElection,
 ) {
     if guard.votes() {
         return;
@@ -206,7 +224,11 @@ pub async fn run(
                     continue;
                 }
                 // Index 0 is the group's initial membership, which every replica writes.
-                let target = answers.into_iter().flatten().max().unwrap_or(0);
+                let target = answers
+                    .iter()
+                    .filter_map(|answer| answer.last_log_index)
+                    .max()
+                    .unwrap_or(0);
                 tracing::info!(
                     partition = partition_id,
                     target,
@@ -231,9 +253,8 @@ pub async fn run(
             if target == 0 {
                 // A new cluster: every replica's wait for an election ran out while it probed,
                 // so the first to settle would stand at once whatever its priority. Each
-                // votes from now on but stands only after those of higher priority could
-                // (they settle within a probe round of each other).
-                tokio::time::sleep(FIRST_ELECTION_STAGGER * band.rank).await;
+                // votes from now on but stands only after those of higher priority could.
+                stand_after_those_ahead(partition_id, &first, &peers).await;
             }
             raft.runtime_config().elect(true);
             tracing::info!(
@@ -247,8 +268,23 @@ pub async fn run(
     }
 }
 
-/// The last log index of each peer that answered (`None`: an empty log).
-async fn probe(partition_id: u32, others: &[NodeId], peers: &Peers) -> Vec<Option<u64>> {
+/// Waits until the replicas of higher priority vote (so that they can win an election), or
+/// [`AHEAD_WITHIN`], then one stagger per rank: brokers that start seconds apart settle
+/// seconds apart, and a replica of lower priority that stood at once would win.
+async fn stand_after_those_ahead(partition_id: u32, first: &FirstElection, peers: &Peers) {
+    let since = Instant::now();
+    while !first.ahead.is_empty() && since.elapsed() < AHEAD_WITHIN {
+        let answers = probe(partition_id, &first.ahead, peers).await;
+        if answers.len() == first.ahead.len() && answers.iter().all(|answer| answer.member) {
+            break;
+        }
+        tokio::time::sleep(PROBE_EVERY).await;
+    }
+    tokio::time::sleep(first.stagger * first.band.rank).await;
+}
+
+/// The answers of the peers that answered.
+async fn probe(partition_id: u32, others: &[NodeId], peers: &Peers) -> Vec<ProbeResponse> {
     let asks = others.iter().map(|&node| {
         let peers = peers.clone();
         async move {
@@ -259,7 +295,7 @@ async fn probe(partition_id: u32, others: &[NodeId], peers: &Peers) -> Vec<Optio
             });
             request.set_timeout(Duration::from_secs(1));
             let answer = InternalClient::new(channel).probe(request).await.ok()?;
-            Some(answer.into_inner().last_log_index)
+            Some(answer.into_inner())
         }
     });
     futures_util::future::join_all(asks)

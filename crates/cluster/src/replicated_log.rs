@@ -132,6 +132,10 @@ pub struct RaftLogConfig {
     /// The replica's part of the election range, by its priority in the placement
     /// ([`PartitionPlacement::election_band`](crate::placement::PartitionPlacement::election_band)).
     pub election_band: ElectionBand,
+    /// The replicas of higher priority than this one
+    /// ([`PartitionPlacement::ahead_of`](crate::placement::PartitionPlacement::ahead_of)):
+    /// in a new cluster it stands for election only once they could have.
+    pub ahead: Vec<NodeId>,
 }
 
 impl RaftLogConfig {
@@ -434,10 +438,18 @@ impl RaftLog {
                 partition_id,
                 others,
                 peers,
-                if config.timing.priority_election {
-                    config.election_band
-                } else {
-                    ElectionBand::WHOLE
+                crate::rejoin::FirstElection {
+                    band: if config.timing.priority_election {
+                        config.election_band
+                    } else {
+                        ElectionBand::WHOLE
+                    },
+                    ahead: if config.timing.priority_election {
+                        config.ahead
+                    } else {
+                        Vec::new()
+                    },
+                    stagger: config.timing.leader_lease(),
                 },
             ));
         }

@@ -159,6 +159,7 @@ async fn open(node: u64, dir: &Path, net: &SimNet, groups: &Groups, seen: &Share
             flusher: NodeFlusher::start().expect("flusher"),
             recent_entries: RaftLogConfig::RECENT_ENTRIES,
             election_band: ElectionBand::WHOLE,
+            ahead: Vec::new(),
         },
         dir,
         |_| net.factory(node, PARTITION),

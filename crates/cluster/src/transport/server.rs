@@ -621,7 +621,10 @@ impl Internal for InternalServer {
         self.groups.check_addressee(request.to_node)?;
         let raft = self.groups.get(request.partition_id)?;
         let last_log_index = raft.metrics().borrow_watched().last_log_index;
-        Ok(Response::new(proto::ProbeResponse { last_log_index }))
+        Ok(Response::new(proto::ProbeResponse {
+            last_log_index,
+            member: self.groups.votes(request.partition_id),
+        }))
     }
 
     async fn install_snapshot(

@@ -129,6 +129,14 @@ async fn publish(membership: Arc<Membership>, handles: Vec<PartitionHandle>) {
 
 impl TestCluster {
     pub async fn start(shape: Shape, config: GatewayConfig) -> Self {
+        let cluster = Self::start_without(shape, config, None).await;
+        cluster.await_leaders().await;
+        cluster
+    }
+
+    /// Starts every broker but `absent` (which [`restart`](Self::restart) starts later),
+    /// without waiting for leaders.
+    pub async fn start_without(shape: Shape, config: GatewayConfig, absent: Option<usize>) -> Self {
         let mut listeners = Vec::new();
         for _ in 0..shape.brokers {
             let port = beeline_ports::free_port().expect("a free port");
@@ -151,14 +159,17 @@ impl TestCluster {
         let starting: Vec<_> = listeners
             .into_iter()
             .enumerate()
-            .map(|(node, listener)| tokio::spawn(cluster.launch(node, listener)))
+            .map(|(node, listener)| {
+                (absent != Some(node)).then(|| tokio::spawn(cluster.launch(node, listener)))
+            })
             .collect();
         for broker in starting {
-            cluster
-                .brokers
-                .push(Some(broker.await.expect("broker starts")));
+            let broker = match broker {
+                Some(starting) => Some(starting.await.expect("broker starts")),
+                None => None,
+            };
+            cluster.brokers.push(broker);
         }
-        cluster.await_leaders().await;
         cluster
     }
 
@@ -185,8 +196,9 @@ impl TestCluster {
         }
     }
 
-    /// Starts broker `node` again, stopped before, from its replicas' logs on its internal
-    /// address; waits until every partition's leader is known everywhere again.
+    /// Starts broker `node` again (stopped before, or not started yet), from its replicas'
+    /// logs on its internal address; waits until every partition's leader is known everywhere
+    /// again.
     pub async fn restart(&mut self, node: usize) {
         assert!(self.brokers[node].is_none(), "broker {node} runs");
         let mut listener = None;
@@ -459,6 +471,7 @@ async fn start_broker(
                 flusher: flusher.clone(),
                 recent_entries: RaftLogConfig::RECENT_ENTRIES,
                 election_band: placement[usize::from(id) - 1].election_band(node),
+                ahead: placement[usize::from(id) - 1].ahead_of(node),
             },
             &partition_dir,
             membership.peers().clone(),
@@ -895,6 +908,7 @@ async fn a_forwarded_command_keeps_the_callers_tenants() {
 }
 
 /// Partition p of three brokers is led by its primary, broker p - 1.
+#[track_caller]
 fn assert_primaries_lead(cluster: &TestCluster) {
     for partition in 1..=THREE.partitions {
         assert_eq!(
@@ -943,6 +957,30 @@ async fn rebalancing_hands_each_partition_back_to_its_primary() {
         format!(r#"{{"orderId": "rebalanced-{attempt}"}}"#)
     })
     .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_clusters_primary_that_starts_last_leads_its_partition() {
+    // Five replicas: the four others settle without the primary (three answers are a
+    // majority of the others) and wait for it to vote before they stand.
+    let shape = Shape {
+        brokers: 5,
+        partitions: 1,
+        factor: 5,
+    };
+    let mut cluster = TestCluster::start_without(shape, gateway_config(), Some(0)).await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(
+        cluster.leader_of(1),
+        None,
+        "nobody stands before the primary"
+    );
+    cluster.restart(0).await;
+    assert_eq!(
+        cluster.leader_of(1),
+        Some(0),
+        "the primary, started last, leads"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
