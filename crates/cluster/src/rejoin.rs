@@ -250,6 +250,11 @@ pub async fn run(
                 tracing::error!(partition = partition_id, %error, "cannot record the replica as a member; it stays out of elections");
                 return;
             }
+            tracing::info!(
+                partition = partition_id,
+                committed,
+                "rejoined: the replica holds its peers' committed log and votes again"
+            );
             if target == 0 {
                 // A new cluster: every replica's wait for an election ran out while it probed,
                 // so the first to settle would stand at once whatever its priority. Each
@@ -257,11 +262,6 @@ pub async fn run(
                 stand_after_those_ahead(partition_id, &first, &peers).await;
             }
             raft.runtime_config().elect(true);
-            tracing::info!(
-                partition = partition_id,
-                committed,
-                "rejoined: the replica holds its peers' committed log and votes again"
-            );
             return;
         }
         tokio::time::sleep(PROBE_EVERY).await;
