@@ -105,6 +105,10 @@ fn options(budget: &MemoryBudget) -> Options {
     options.set_compression_type(DBCompressionType::Lz4);
     options.set_max_background_jobs(2);
     options.set_max_open_files(512);
+    // Files written by flushes and compactions are handed to the disk a megabyte at a time
+    // rather than at their end, so that no burst of a whole file lands on the disk at once
+    // for the journal's syncs (the same disk's) to wait behind.
+    options.set_bytes_per_sync(1 << 20);
     // Small logs, kept few: the info log is for operators, not for state.
     options.set_keep_log_file_num(2);
     options.set_max_log_file_size(4 * 1024 * 1024);
