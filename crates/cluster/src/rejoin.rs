@@ -79,6 +79,15 @@ pub struct FirstElection {
     pub stagger: Duration,
 }
 
+impl FirstElection {
+    /// Without priorities: every replica stands as soon as it votes.
+    pub const AT_ONCE: FirstElection = FirstElection {
+        band: ElectionBand::WHOLE,
+        ahead: Vec::new(),
+        stagger: Duration::ZERO,
+    };
+}
+
 /// Why a replica opens as rejoining (or not).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Opening {

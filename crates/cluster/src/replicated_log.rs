@@ -438,18 +438,13 @@ impl RaftLog {
                 partition_id,
                 others,
                 peers,
-                crate::rejoin::FirstElection {
-                    band: if config.timing.priority_election {
-                        config.election_band
-                    } else {
-                        ElectionBand::WHOLE
+                match config.timing.priority_election {
+                    true => crate::rejoin::FirstElection {
+                        band: config.election_band,
+                        ahead: config.ahead,
+                        stagger: config.timing.leader_lease(),
                     },
-                    ahead: if config.timing.priority_election {
-                        config.ahead
-                    } else {
-                        Vec::new()
-                    },
-                    stagger: config.timing.leader_lease(),
+                    false => crate::rejoin::FirstElection::AT_ONCE,
                 },
             ));
         }
