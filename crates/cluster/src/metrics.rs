@@ -31,6 +31,9 @@ pub struct GroupMetrics {
     /// entries they carried: their ratio is the entries per request.
     pub appends_sent: AtomicU64,
     pub entries_sent: AtomicU64,
+    /// Replication calls to a follower that failed (it could not be reached, or did not
+    /// answer in time); openraft sends again after its backoff.
+    pub appends_failed: AtomicU64,
 }
 
 impl GroupMetrics {
@@ -89,6 +92,7 @@ pub struct GroupReport {
     pub uncommitted: Option<u64>,
     pub appends_sent: u64,
     pub entries_sent: u64,
+    pub appends_failed: u64,
     pub snapshots_sent: u64,
     pub snapshot_sends_failed: u64,
     pub snapshots_installed: u64,
@@ -128,6 +132,7 @@ impl GroupReport {
             uncommitted,
             appends_sent: load(&metrics.appends_sent),
             entries_sent: load(&metrics.entries_sent),
+            appends_failed: load(&metrics.appends_failed),
             snapshots_sent: load(&metrics.snapshots_sent),
             snapshot_sends_failed: load(&metrics.snapshot_sends_failed),
             snapshots_installed: load(&metrics.snapshots_installed),
@@ -174,7 +179,7 @@ pub fn render(out: &mut String, reports: &[GroupReport]) {
         }
     }
     type Counter = (&'static str, &'static str, fn(&GroupReport) -> u64);
-    let counters: [Counter; 5] = [
+    let counters: [Counter; 6] = [
         (
             "beeline_raft_append_entries_sent_total",
             "AppendEntries requests this broker sent as leader, heartbeats included.",
@@ -184,6 +189,12 @@ pub fn render(out: &mut String, reports: &[GroupReport]) {
             "beeline_raft_entries_sent_total",
             "Log entries the AppendEntries requests this broker sent as leader carried.",
             |r| r.entries_sent,
+        ),
+        (
+            "beeline_raft_append_entries_failed_total",
+            "Replication calls to a follower that failed (unreachable, or no answer in time); \
+             each is sent again after a backoff.",
+            |r| r.appends_failed,
         ),
         (
             "beeline_raft_snapshots_sent_total",
@@ -316,6 +327,7 @@ mod tests {
             uncommitted: Some(5),
             appends_sent: 4,
             entries_sent: 9,
+            appends_failed: 6,
             snapshots_sent: 3,
             snapshot_sends_failed: 1,
             snapshots_installed: 0,
@@ -330,6 +342,7 @@ mod tests {
             "beeline_raft_uncommitted_entries{partition=\"2\"} 5",
             "beeline_raft_append_entries_sent_total{partition=\"2\"} 4",
             "beeline_raft_entries_sent_total{partition=\"2\"} 9",
+            "beeline_raft_append_entries_failed_total{partition=\"2\"} 6",
             "beeline_raft_snapshot_sends_failed_total{partition=\"2\"} 1",
             "beeline_raft_snapshots_installed_total{partition=\"2\"} 0",
             "beeline_raft_commit_latency_seconds_bucket{partition=\"2\",le=\"0.005\"} 1",

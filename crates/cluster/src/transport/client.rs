@@ -218,11 +218,14 @@ impl RaftNetworkV2<TypeConfig> for GroupNetwork {
         request.to_node = self.target;
         GroupMetrics::add(&self.metrics.appends_sent, 1);
         GroupMetrics::add(&self.metrics.entries_sent, rpc.entries.len() as u64);
-        let response = self
-            .client()?
-            .append_entries(with_deadline(request, &option))
-            .await
-            .map_err(|status| self.failed(status))?;
+        let response = async {
+            self.client()?
+                .append_entries(with_deadline(request, &option))
+                .await
+                .map_err(|status| self.failed(status))
+        }
+        .await
+        .inspect_err(|_| GroupMetrics::add(&self.metrics.appends_failed, 1))?;
         convert::append_response_from(response.into_inner()).map_err(malformed)
     }
 
@@ -247,7 +250,20 @@ impl RaftNetworkV2<TypeConfig> for GroupNetwork {
         S: Stream<Item = AppendEntriesRequest<TypeConfig>> + Send + Unpin + 'static,
     {
         Box::pin(async move {
-            let mut client = self.client()?;
+            // The first request is taken before the call is made. openraft waits out its
+            // backoff after a failed call in making the next request, and a call to a broker
+            // that is down fails before it asks for one: without this, a dead follower's
+            // replication would be tried again at once, over and over, at full speed.
+            let mut input = input.fuse();
+            let Some(first) = input.next().await else {
+                return Ok(futures_util::stream::empty().boxed());
+            };
+            let metrics = self.metrics.clone();
+            let count_failure = move |error: RPCError<TypeConfig>| {
+                GroupMetrics::add(&metrics.appends_failed, 1);
+                error
+            };
+            let mut client = self.client().map_err(&count_failure)?;
             let (partition_id, target) = (self.partition_id, self.target);
             let unanswered = Arc::new(Unanswered {
                 window: Arc::new(tokio::sync::Semaphore::new(APPENDS_IN_FLIGHT)),
@@ -256,7 +272,7 @@ impl RaftNetworkV2<TypeConfig> for GroupNetwork {
             let requests = {
                 let unanswered = unanswered.clone();
                 let metrics = self.metrics.clone();
-                futures_util::stream::unfold((input.fuse(), false), move |(mut input, started)| {
+                futures_util::stream::unfold((input, Some(first)), move |(mut input, first)| {
                     let unanswered = unanswered.clone();
                     let metrics = metrics.clone();
                     async move {
@@ -268,10 +284,13 @@ impl RaftNetworkV2<TypeConfig> for GroupNetwork {
                             .await
                             .ok()?
                             .forget();
-                        let mut rpc = input.next().await?;
-                        if started {
-                            rpc = with_next_request(rpc, &mut input).await;
-                        }
+                        let rpc = match first {
+                            Some(first) => first,
+                            None => {
+                                let next = input.next().await?;
+                                with_next_request(next, &mut input).await
+                            }
+                        };
                         let mut request = match convert::append_to(partition_id, &rpc) {
                             Ok(request) => request,
                             Err(error) => {
@@ -283,44 +302,48 @@ impl RaftNetworkV2<TypeConfig> for GroupNetwork {
                         GroupMetrics::add(&metrics.appends_sent, 1);
                         GroupMetrics::add(&metrics.entries_sent, rpc.entries.len() as u64);
                         unanswered.sent_at().push_back(Instant::now());
-                        Some((request, (input, true)))
+                        Some((request, (input, None)))
                     }
                 })
             };
             let answers = client
                 .stream_append(requests)
                 .await
-                .map_err(|status| failed(target, partition_id, status))?
+                .map_err(|status| count_failure(failed(target, partition_id, status)))?
                 .into_inner();
             let ttl = option.hard_ttl();
             let check = tokio::time::interval(ttl / 4);
-            let answers = futures_util::stream::unfold(
-                Some((answers, unanswered, check)),
-                move |state| async move {
-                    let (mut answers, unanswered, mut check) = state?;
-                    let answer = loop {
-                        tokio::select! {
-                            answer = answers.message() => break answer,
-                            _ = check.tick() => if unanswered.overdue(ttl) {
-                                let status = tonic::Status::unavailable(format!(
-                                    "no answer to an AppendEntries within {ttl:?}"
-                                ));
-                                return Some((Err(failed(target, partition_id, status)), None));
-                            },
-                        }
-                    };
-                    let result = match answer {
-                        Ok(Some(answer)) => {
-                            unanswered.answered();
-                            convert::stream_result_from(answer).map_err(malformed)
-                        }
-                        Ok(None) => return None,
-                        Err(status) => Err(failed(target, partition_id, status)),
-                    };
-                    let go_on = matches!(result, Ok(Ok(_)));
-                    Some((result, go_on.then_some((answers, unanswered, check))))
-                },
-            );
+            let metrics = self.metrics.clone();
+            let answers =
+                futures_util::stream::unfold(Some((answers, unanswered, check)), move |state| {
+                    let metrics = metrics.clone();
+                    async move {
+                        let (mut answers, unanswered, mut check) = state?;
+                        let answer = loop {
+                            tokio::select! {
+                                answer = answers.message() => break answer,
+                                _ = check.tick() => if unanswered.overdue(ttl) {
+                                    break Err(tonic::Status::unavailable(format!(
+                                        "no answer to an AppendEntries within {ttl:?}"
+                                    )));
+                                },
+                            }
+                        };
+                        let result = match answer {
+                            Ok(Some(answer)) => {
+                                unanswered.answered();
+                                convert::stream_result_from(answer).map_err(malformed)
+                            }
+                            Ok(None) => return None,
+                            Err(status) => {
+                                GroupMetrics::add(&metrics.appends_failed, 1);
+                                Err(failed(target, partition_id, status))
+                            }
+                        };
+                        let go_on = matches!(result, Ok(Ok(_)));
+                        Some((result, go_on.then_some((answers, unanswered, check))))
+                    }
+                });
             Ok(answers.boxed())
         })
     }

@@ -1168,3 +1168,43 @@ async fn an_awaited_result_whose_leader_goes_ends_deadline_exceeded_at_once() {
         took.as_millis()
     );
 }
+
+/// A broker that is down is tried again at openraft's backoff, not at once over and over: the
+/// leaders' replication calls to it that fail (a refused connection fails before the call asks
+/// for its first request, where openraft waits out its backoff) stay a few a second per
+/// partition, where a retry at once would make thousands.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replication_to_a_dead_broker_is_retried_at_a_pace() {
+    let mut cluster = TestCluster::start(THREE, gateway_config()).await;
+    cluster.await_leaders().await;
+    let dead = cluster.follower_broker();
+    cluster.stop(dead).await;
+    cluster.await_leaders().await;
+    let failed = |cluster: &TestCluster| -> u64 {
+        cluster
+            .running()
+            .into_iter()
+            .flat_map(|node| cluster.broker(node).groups.values())
+            .map(|group| {
+                group
+                    .metrics()
+                    .appends_failed
+                    .load(std::sync::atomic::Ordering::Relaxed)
+            })
+            .sum()
+    };
+    let window = Duration::from_secs(2);
+    let before = failed(&cluster);
+    tokio::time::sleep(window).await;
+    let during = failed(&cluster) - before;
+    assert!(
+        during > 0,
+        "the leaders kept trying broker {dead} (no failed call in {window:?})"
+    );
+    // A heartbeat every 100 ms and a replication retry every 200 ms, per partition.
+    let most = u64::from(THREE.partitions) * 15 * window.as_secs();
+    assert!(
+        during <= most,
+        "{during} failed replication calls to broker {dead} in {window:?} (at most {most})"
+    );
+}
