@@ -31,8 +31,9 @@ pub struct GroupMetrics {
     /// entries they carried: their ratio is the entries per request.
     pub appends_sent: AtomicU64,
     pub entries_sent: AtomicU64,
-    /// Replication calls to a follower that failed (it could not be reached, or did not
-    /// answer in time); openraft sends again after its backoff.
+    /// Replication calls to a follower (heartbeats included) that failed: it could not be
+    /// reached, answered with an error or not in time, or ended the call with requests
+    /// unanswered. openraft sends again at its next heartbeat or after its backoff.
     pub appends_failed: AtomicU64,
 }
 
@@ -192,8 +193,9 @@ pub fn render(out: &mut String, reports: &[GroupReport]) {
         ),
         (
             "beeline_raft_append_entries_failed_total",
-            "Replication calls to a follower that failed (unreachable, or no answer in time); \
-             each is sent again after a backoff.",
+            "Replication calls to a follower, heartbeats included, that failed (unreachable, an \
+             error or a late answer, the call ended early); sent again at the next heartbeat or \
+             after a backoff.",
             |r| r.appends_failed,
         ),
         (

@@ -170,6 +170,11 @@ impl Unanswered {
         self.sent_at().front().is_some_and(|at| at.elapsed() > ttl)
     }
 
+    /// Whether a request sent is still unanswered.
+    fn waiting(&self) -> bool {
+        !self.sent_at().is_empty()
+    }
+
     fn answered(&self) {
         self.sent_at().pop_front();
         self.window.add_permits(1);
@@ -334,12 +339,19 @@ impl RaftNetworkV2<TypeConfig> for GroupNetwork {
                                 unanswered.answered();
                                 convert::stream_result_from(answer).map_err(malformed)
                             }
-                            Ok(None) => return None,
-                            Err(status) => {
-                                GroupMetrics::add(&metrics.appends_failed, 1);
-                                Err(failed(target, partition_id, status))
+                            Ok(None) => {
+                                // Ended with requests unanswered: openraft takes that as a
+                                // failed call too.
+                                if unanswered.waiting() {
+                                    GroupMetrics::add(&metrics.appends_failed, 1);
+                                }
+                                return None;
                             }
+                            Err(status) => Err(failed(target, partition_id, status)),
                         };
+                        if result.is_err() {
+                            GroupMetrics::add(&metrics.appends_failed, 1);
+                        }
                         let go_on = matches!(result, Ok(Ok(_)));
                         Some((result, go_on.then_some((answers, unanswered, check))))
                     }
