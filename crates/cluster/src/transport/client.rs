@@ -318,44 +318,43 @@ impl RaftNetworkV2<TypeConfig> for GroupNetwork {
                 .into_inner();
             let ttl = option.hard_ttl();
             let check = tokio::time::interval(ttl / 4);
-            let metrics = self.metrics.clone();
-            let answers =
-                futures_util::stream::unfold(Some((answers, unanswered, check)), move |state| {
-                    let metrics = metrics.clone();
-                    async move {
-                        let (mut answers, unanswered, mut check) = state?;
-                        let answer = loop {
-                            tokio::select! {
-                                answer = answers.message() => break answer,
-                                _ = check.tick() => if unanswered.overdue(ttl) {
-                                    break Err(tonic::Status::unavailable(format!(
-                                        "no answer to an AppendEntries within {ttl:?}"
-                                    )));
-                                },
-                            }
-                        };
-                        let result = match answer {
-                            Ok(Some(answer)) => {
-                                unanswered.answered();
-                                convert::stream_result_from(answer).map_err(malformed)
-                            }
-                            Ok(None) => {
-                                // Ended with requests unanswered: openraft takes that as a
-                                // failed call too.
-                                if unanswered.waiting() {
-                                    GroupMetrics::add(&metrics.appends_failed, 1);
-                                }
-                                return None;
-                            }
-                            Err(status) => Err(failed(target, partition_id, status)),
-                        };
-                        if result.is_err() {
+            let state = (answers, unanswered, check, self.metrics.clone());
+            let answers = futures_util::stream::unfold(Some(state), move |state| async move {
+                let (mut answers, unanswered, mut check, metrics) = state?;
+                let answer = loop {
+                    tokio::select! {
+                        answer = answers.message() => break answer,
+                        _ = check.tick() => if unanswered.overdue(ttl) {
+                            break Err(tonic::Status::unavailable(format!(
+                                "no answer to an AppendEntries within {ttl:?}"
+                            )));
+                        },
+                    }
+                };
+                let result = match answer {
+                    Ok(Some(answer)) => {
+                        unanswered.answered();
+                        convert::stream_result_from(answer).map_err(malformed)
+                    }
+                    Ok(None) => {
+                        // Ended with requests unanswered: openraft takes that as a
+                        // failed call too.
+                        if unanswered.waiting() {
                             GroupMetrics::add(&metrics.appends_failed, 1);
                         }
-                        let go_on = matches!(result, Ok(Ok(_)));
-                        Some((result, go_on.then_some((answers, unanswered, check))))
+                        return None;
                     }
-                });
+                    Err(status) => Err(failed(target, partition_id, status)),
+                };
+                if result.is_err() {
+                    GroupMetrics::add(&metrics.appends_failed, 1);
+                }
+                let go_on = matches!(result, Ok(Ok(_)));
+                Some((
+                    result,
+                    go_on.then_some((answers, unanswered, check, metrics)),
+                ))
+            });
             Ok(answers.boxed())
         })
     }
