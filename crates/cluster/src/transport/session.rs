@@ -4,9 +4,14 @@
 //!
 //! A session starts with a hello each way (a magic, the broker's node id and the incarnation
 //! of its start), so the side that accepted it knows who dialled and uses the session for its
-//! own calls too. Each broker keeps at most one session per peer ([`Sessions`]); when both
-//! dialled at once, both keep the one dialled by the lower node id and close the other, and a
-//! session with a newer start of the peer replaces one with an older start.
+//! own calls too. Each broker keeps at most one session per peer ([`Sessions`]), and of the
+//! two brokers of a pair the one with the lower node id decides which: after the hellos it
+//! sends a verdict, keep or refuse, and the other side uses no connection before it has the
+//! verdict. So when both dialled at once, the lower broker keeps whichever connection it
+//! decided on first and refuses the other before anything runs on it, and the higher broker,
+//! refused, waits for the kept one: a session in use is never closed to settle who dialled.
+//! A session with a newer start of the peer replaces one with an older start, and a peer that
+//! dials again where it dialled before found its session dead: the new one replaces it.
 //!
 //! A session that goes quiet is dead: the tonic clients send HTTP/2 pings every
 //! [`KEEPALIVE`], so a live peer is heard from at least that often, and a session from which
@@ -36,8 +41,11 @@ pub const KEEPALIVE: Duration = Duration::from_secs(1);
 pub const SILENCE: Duration = Duration::from_secs(4);
 /// How long the hello may take, each way.
 const HELLO_TIMEOUT: Duration = Duration::from_secs(2);
-/// Opens a session's first bytes each way; the last byte is the hello's version.
-const MAGIC: [u8; 8] = *b"BEELINE\x01";
+/// Opens a session's first bytes each way; the last byte is the handshake's version.
+const MAGIC: [u8; 8] = *b"BEELINE\x02";
+/// The lower broker's verdict on a connection, the byte after its hello.
+const KEEP: u8 = 1;
+const REFUSE: u8 = 0;
 
 /// Who is at the other end of a session: what its hello said.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,10 +69,20 @@ impl Hello {
             stream.write_all(&self.encode()).await?;
             let mut bytes = [0u8; 24];
             stream.read_exact(&mut bytes).await?;
-            if bytes[..8] != MAGIC {
+            if bytes[..7] != MAGIC[..7] {
                 return Err(std::io::Error::new(
                     std::io::ErrorKind::InvalidData,
                     "not a Beeline broker's internal port (no session hello)",
+                ));
+            }
+            if bytes[7] != MAGIC[7] {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    format!(
+                        "the broker speaks version {} of the internal handshake, this one {}: \
+                         brokers of one cluster run one Beeline version",
+                        bytes[7], MAGIC[7]
+                    ),
                 ));
             }
             let field = |range: std::ops::Range<usize>| {
@@ -175,6 +193,8 @@ pub struct Sessions {
     /// Every substream a peer opens, for the internal server.
     incoming: mpsc::Sender<Substream>,
     incoming_rx: Mutex<Option<mpsc::Receiver<Substream>>>,
+    /// Counts the sessions kept: a broker refused a connection waits for the one kept.
+    kept: tokio::sync::watch::Sender<u64>,
     /// Set when this broker stops: sessions close, and none is made or taken any more.
     stopped: CancellationToken,
 }
@@ -189,6 +209,7 @@ impl Sessions {
             open: Mutex::default(),
             incoming,
             incoming_rx: Mutex::new(Some(incoming_rx)),
+            kept: tokio::sync::watch::Sender::new(0),
             stopped: CancellationToken::new(),
         })
     }
@@ -228,8 +249,9 @@ impl Sessions {
             .map(Session::silence)
     }
 
-    /// Dials `addr`, exchanges hellos and keeps the session (or the one already kept with
-    /// that peer): returns who answered, if anyone did, and a substream on the kept session.
+    /// Dials `addr`, exchanges hellos and settles the connection with the broker that
+    /// answers: returns who answered, if anyone did, and a substream on the session kept with
+    /// it (this connection's, or the one kept instead of it).
     pub async fn dial(
         self: &Arc<Self>,
         addr: &str,
@@ -257,12 +279,15 @@ impl Sessions {
             };
             return (Some(peer), Err(error));
         }
-        let session = self.start(socket, peer, Origin::Dialled);
-        (Some(peer), session.open().await)
+        let substream = match self.settle(socket, peer, Origin::Dialled).await {
+            Ok(Some(session)) => session.open().await,
+            Ok(None) => self.kept_instead(peer).await,
+            Err(e) => Err(format!("{addr}: {e}")),
+        };
+        (Some(peer), substream)
     }
 
-    /// Takes a connection a peer dialled: hellos, then the session (unless a better one with
-    /// that peer is kept).
+    /// Takes a connection a peer dialled: hellos, then the session, if it is the one kept.
     pub async fn accept(self: &Arc<Self>, mut socket: TcpStream) {
         if self.stopped.is_cancelled() {
             return;
@@ -286,18 +311,54 @@ impl Sessions {
             }
             return;
         }
-        self.start(socket, peer, Origin::Accepted);
+        if let Err(error) = self.settle(socket, peer, Origin::Accepted).await {
+            tracing::debug!(peer = peer.node, %error, "an internal connection not settled");
+        }
     }
 
-    /// Starts the session's driver and keeps the session unless a better one with the peer
-    /// is kept; returns the one kept.
-    fn start(self: &Arc<Self>, socket: TcpStream, peer: Hello, origin: Origin) -> Session {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+    /// Settles a connection with `peer` after the hellos: of the two brokers the one with the
+    /// lower node id decides whether it becomes their session and sends its verdict; the
+    /// other reads it and does as told. The session when it is kept, `None` when refused (a
+    /// session with the peer is kept instead, or is being settled).
+    async fn settle(
+        self: &Arc<Self>,
+        mut socket: TcpStream,
+        peer: Hello,
+        origin: Origin,
+    ) -> std::io::Result<Option<Session>> {
+        let (session, opens) = self.session(peer, origin);
+        if self.local.node < peer.node {
+            let kept = self.decide(&session);
+            let verdict = if kept { KEEP } else { REFUSE };
+            if let Err(e) = socket.write_all(&[verdict]).await {
+                if kept {
+                    session.closed.cancel();
+                    self.ended(session.id, peer.node);
+                }
+                return Err(e);
+            }
+            if !kept {
+                return Ok(None);
+            }
+        } else {
+            let verdict = tokio::time::timeout(HELLO_TIMEOUT, socket.read_u8())
+                .await
+                .map_err(|_| {
+                    std::io::Error::new(std::io::ErrorKind::TimedOut, "no verdict after the hello")
+                })??;
+            if verdict != KEEP || !self.apply(&session) {
+                return Ok(None);
+            }
+        }
+        self.run(&session, opens, socket, origin);
+        Ok(Some(session))
+    }
+
+    /// A new session with `peer`, not yet kept or running.
+    fn session(&self, peer: Hello, origin: Origin) -> (Session, mpsc::Receiver<Opened>) {
         let (opens, opens_rx) = mpsc::channel(16);
-        let last_read = Arc::new(AtomicU64::new(0));
-        let started = Instant::now();
         let session = Session {
-            id,
+            id: self.next_id.fetch_add(1, Ordering::Relaxed),
             peer,
             dialled_by: match origin {
                 Origin::Dialled => self.local.node,
@@ -305,9 +366,90 @@ impl Sessions {
             },
             opens,
             closed: self.stopped.child_token(),
-            started,
-            last_read: last_read.clone(),
+            started: Instant::now(),
+            last_read: Arc::new(AtomicU64::new(0)),
         };
+        (session, opens_rx)
+    }
+
+    /// The deciding (lower) broker's verdict on `new`, kept at once when it is kept. Kept:
+    /// the first session with the peer; one with a newer start of the peer, which replaces the
+    /// older; one the peer dialled where it dialled the one kept before (it found that one
+    /// dead: it replaces it). Refused: any other while a session is kept, so a session in use
+    /// is never closed for one that came at the same time.
+    fn decide(&self, new: &Session) -> bool {
+        let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
+        let keep = match live.get(&new.peer.node) {
+            Some(old) if !old.closed.is_cancelled() => {
+                if new.peer.incarnation != old.peer.incarnation {
+                    new.peer.incarnation > old.peer.incarnation
+                } else {
+                    new.dialled_by == new.peer.node && old.dialled_by == new.peer.node
+                }
+            }
+            _ => true,
+        };
+        if keep {
+            self.keep(&mut live, new);
+        }
+        keep
+    }
+
+    /// Keeps `new`, which the lower broker kept, unless a session with a newer start of the
+    /// peer is kept: whatever was kept before is closed, as the lower broker closed it.
+    fn apply(&self, new: &Session) -> bool {
+        let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
+        let newer_kept = live.get(&new.peer.node).is_some_and(|old| {
+            !old.closed.is_cancelled() && old.peer.incarnation > new.peer.incarnation
+        });
+        if !newer_kept {
+            self.keep(&mut live, new);
+        }
+        !newer_kept
+    }
+
+    fn keep(&self, live: &mut HashMap<NodeId, Session>, new: &Session) {
+        if let Some(old) = live.insert(new.peer.node, new.clone()) {
+            old.closed.cancel();
+        }
+        self.kept.send_modify(|kept| *kept += 1);
+    }
+
+    /// A substream on the session kept with `peer` instead of a connection refused: the one
+    /// kept, or the one the lower broker is settling (its verdict is on its way), waited for
+    /// as long as a hello may take.
+    async fn kept_instead(&self, peer: Hello) -> Result<Substream, String> {
+        let mut kept = self.kept.subscribe();
+        let wait = async {
+            loop {
+                if let Some(opened) = self.open(peer.node).await {
+                    return opened;
+                }
+                if kept.changed().await.is_err() {
+                    return Err("this broker is stopping".to_string());
+                }
+            }
+        };
+        tokio::time::timeout(HELLO_TIMEOUT, wait)
+            .await
+            .unwrap_or_else(|_| {
+                Err(format!(
+                    "broker {} kept another connection with this one, which did not come",
+                    peer.node
+                ))
+            })
+    }
+
+    /// Runs the kept `session` over `socket`: its driver, until the session closes.
+    fn run(
+        self: &Arc<Self>,
+        session: &Session,
+        opens: mpsc::Receiver<Opened>,
+        socket: TcpStream,
+        origin: Origin,
+    ) {
+        let peer = session.peer;
+        let (id, started, last_read) = (session.id, session.started, session.last_read.clone());
         let (wire, outgoing) = Wire::new(socket, started, last_read.clone());
         let mode = match origin {
             Origin::Dialled => yamux::Mode::Client,
@@ -318,18 +460,12 @@ impl Sessions {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .insert(id, (peer.node, origin));
-        let kept = self.keep(session.clone());
-        tracing::debug!(
-            peer = peer.node,
-            ?origin,
-            kept = kept.id == id,
-            "an internal session started"
-        );
+        tracing::debug!(peer = peer.node, ?origin, "an internal session started");
         let sessions = self.clone();
         let driver = Driver {
             connection,
             outgoing,
-            opens: opens_rx,
+            opens,
             incoming: self.incoming.clone(),
             closed: session.closed.clone(),
             started,
@@ -341,37 +477,6 @@ impl Sessions {
             }
             sessions.ended(id, peer.node);
         });
-        kept
-    }
-
-    /// Keeps `new` as the session with its peer, or the one kept already: a newer start of
-    /// the peer wins; between two sessions with the same start, the one dialled by the lower
-    /// node id (both sides decide alike); between two dialled by the same side, the newer
-    /// (that side dialled again: it found the older one dead).
-    fn keep(&self, new: Session) -> Session {
-        let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
-        let lower = self.local.node.min(new.peer.node);
-        let keep_new = match live.get(&new.peer.node) {
-            Some(old) if !old.closed.is_cancelled() => {
-                if new.peer.incarnation != old.peer.incarnation {
-                    new.peer.incarnation > old.peer.incarnation
-                } else if new.dialled_by != old.dialled_by {
-                    new.dialled_by == lower
-                } else {
-                    true
-                }
-            }
-            _ => true,
-        };
-        if keep_new {
-            if let Some(old) = live.insert(new.peer.node, new.clone()) {
-                old.closed.cancel();
-            }
-            new
-        } else {
-            new.closed.cancel();
-            live.get(&new.peer.node).cloned().unwrap_or(new)
-        }
     }
 
     fn ended(&self, id: u64, peer: NodeId) {
@@ -538,5 +643,85 @@ impl Driver {
         let close = std::future::poll_fn(|cx| self.connection.poll_close(cx));
         let _ = tokio::time::timeout(Duration::from_secs(1), close).await;
         end.map_or(Ok(()), Err)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A broker's sessions on a listener of its own, echoing back what arrives on every
+    /// substream a peer opens.
+    async fn broker(node: NodeId) -> (Arc<Sessions>, String) {
+        let sessions = Sessions::new(Hello {
+            node,
+            incarnation: 1,
+        });
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("listener");
+        let addr = listener.local_addr().expect("address").to_string();
+        let accepting = sessions.clone();
+        tokio::spawn(async move {
+            while let Ok((socket, _)) = listener.accept().await {
+                let sessions = accepting.clone();
+                tokio::spawn(async move { sessions.accept(socket).await });
+            }
+        });
+        let mut incoming = sessions.incoming().expect("incoming");
+        tokio::spawn(async move {
+            while let Some(substream) = incoming.recv().await {
+                tokio::spawn(async move {
+                    let (mut read, mut write) = tokio::io::split(substream);
+                    let _ = tokio::io::copy(&mut read, &mut write).await;
+                });
+            }
+        });
+        (sessions, addr)
+    }
+
+    async fn echoes(substream: &mut Substream, what: &[u8]) -> std::io::Result<()> {
+        substream.write_all(what).await?;
+        substream.flush().await?;
+        let mut back = vec![0u8; what.len()];
+        tokio::time::timeout(Duration::from_secs(2), substream.read_exact(&mut back))
+            .await
+            .map_err(|_| std::io::Error::other("no echo"))??;
+        assert_eq!(back, what);
+        Ok(())
+    }
+
+    /// Two brokers dial each other at the same time, over and over: each ends with one
+    /// session, on one connection, and the substreams both opened at once stay open (the
+    /// lower broker refused one connection before anything ran on it).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn brokers_dialling_each_other_at_once_keep_one_session_and_lose_no_substream() {
+        for round in 0..40 {
+            let (lower, lower_addr) = broker(1).await;
+            let (higher, higher_addr) = broker(2).await;
+            let ((_, from_lower), (_, from_higher)) = tokio::join!(
+                lower.dial(&higher_addr, Duration::from_secs(2)),
+                higher.dial(&lower_addr, Duration::from_secs(2)),
+            );
+            let mut from_lower = from_lower.expect("the lower broker's dial gives a substream");
+            let mut from_higher = from_higher.expect("the higher broker's dial gives a substream");
+            for attempt in 0..3 {
+                let what = format!("round {round}, attempt {attempt}");
+                echoes(&mut from_lower, what.as_bytes())
+                    .await
+                    .unwrap_or_else(|e| panic!("{what}: the lower broker's substream: {e}"));
+                echoes(&mut from_higher, what.as_bytes())
+                    .await
+                    .unwrap_or_else(|e| panic!("{what}: the higher broker's substream: {e}"));
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            assert_eq!(lower.connections().len(), 1, "round {round}");
+            assert_eq!(higher.connections().len(), 1, "round {round}");
+            let (_, lower_origin) = lower.connections()[0];
+            let (_, higher_origin) = higher.connections()[0];
+            assert_ne!(lower_origin, higher_origin, "both ends agree who dialled");
+            lower.stop();
+            higher.stop();
+        }
     }
 }
