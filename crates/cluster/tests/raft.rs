@@ -696,8 +696,8 @@ async fn a_black_holed_connection_is_closed_by_the_silence_watchdog_and_calls_di
     let dials = || to_0.accepted.load(Ordering::Relaxed) + to_1.accepted.load(Ordering::Relaxed);
 
     // While heartbeats and keepalives flow the watchdog leaves the one session alone. (Both
-    // brokers may have dialled at start-up, when both stood for election at once: the session
-    // dialled by the lower id is kept and the other closed, so that counts two dials.)
+    // brokers may have dialled at start-up, when both stood for election at once: the lower
+    // broker kept one connection and refused the other, so that counts two dials.)
     let dialled_at_start = dials();
     assert!(
         (1..=2).contains(&dialled_at_start),

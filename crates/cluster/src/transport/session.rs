@@ -9,9 +9,14 @@
 //! sends a verdict, keep or refuse, and the other side uses no connection before it has the
 //! verdict. So when both dialled at once, the lower broker keeps whichever connection it
 //! decided on first and refuses the other before anything runs on it, and the higher broker,
-//! refused, waits for the kept one: a session in use is never closed to settle who dialled.
-//! A session with a newer start of the peer replaces one with an older start, and a peer that
-//! dials again where it dialled before found its session dead: the new one replaces it.
+//! refused, waits (at most [`HELLO_TIMEOUT`]) for the kept one: a session in use is not
+//! closed to settle who dialled. A session with a newer start of the peer replaces one with
+//! an older start; a peer that dials again where it dialled before replaces its session only
+//! when nothing was heard on that for [`REDIAL_SILENCE`] (it found it dead; else it reached
+//! this broker by a second address, and is refused).
+//!
+//! The handshake's version is the magic's last byte: brokers of different handshake versions
+//! refuse each other's connections (a cluster is upgraded as a whole).
 //!
 //! A session that goes quiet is dead: the tonic clients send HTTP/2 pings every
 //! [`KEEPALIVE`], so a live peer is heard from at least that often, and a session from which
@@ -41,6 +46,10 @@ pub const KEEPALIVE: Duration = Duration::from_secs(1);
 pub const SILENCE: Duration = Duration::from_secs(4);
 /// How long the hello may take, each way.
 const HELLO_TIMEOUT: Duration = Duration::from_secs(2);
+/// A peer that dials again while its session is kept found it dead, if nothing was heard on it
+/// for this long (a live peer's pings come every [`KEEPALIVE`]); else it reached this broker
+/// by a second address and is refused, to use the session kept.
+const REDIAL_SILENCE: Duration = Duration::from_secs(2);
 /// Opens a session's first bytes each way; the last byte is the handshake's version.
 const MAGIC: [u8; 8] = *b"BEELINE\x02";
 /// The lower broker's verdict on a connection, the byte after its hello.
@@ -279,10 +288,16 @@ impl Sessions {
             };
             return (Some(peer), Err(error));
         }
-        let substream = match self.settle(socket, peer, Origin::Dialled).await {
-            Ok(Some(session)) => session.open().await,
-            Ok(None) => self.kept_instead(peer).await,
-            Err(e) => Err(format!("{addr}: {e}")),
+        // Settled on a task of its own: a caller that gives up (tonic's connect timeout) does
+        // not leave a session kept by the verdict but never run.
+        let sessions = self.clone();
+        let settled =
+            tokio::spawn(async move { sessions.settle(socket, peer, Origin::Dialled).await }).await;
+        let substream = match settled {
+            Ok(Ok(Some(session))) => session.open().await,
+            Ok(Ok(None)) => self.kept_instead(peer).await,
+            Ok(Err(e)) => Err(format!("{addr}: {e}")),
+            Err(e) => Err(format!("{addr}: the handshake's task ended: {e}")),
         };
         (Some(peer), substream)
     }
@@ -374,9 +389,10 @@ impl Sessions {
 
     /// The deciding (lower) broker's verdict on `new`, kept at once when it is kept. Kept:
     /// the first session with the peer; one with a newer start of the peer, which replaces the
-    /// older; one the peer dialled where it dialled the one kept before (it found that one
-    /// dead: it replaces it). Refused: any other while a session is kept, so a session in use
-    /// is never closed for one that came at the same time.
+    /// older; one the peer dialled where it dialled the one kept before and nothing was heard
+    /// on that for [`REDIAL_SILENCE`] (the peer found it dead: the new one replaces it).
+    /// Refused: any other while a session is kept (the peer uses the one kept), so a session
+    /// heard from is not closed for one that came after it.
     fn decide(&self, new: &Session) -> bool {
         let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
         let keep = match live.get(&new.peer.node) {
@@ -384,7 +400,9 @@ impl Sessions {
                 if new.peer.incarnation != old.peer.incarnation {
                     new.peer.incarnation > old.peer.incarnation
                 } else {
-                    new.dialled_by == new.peer.node && old.dialled_by == new.peer.node
+                    new.dialled_by == new.peer.node
+                        && old.dialled_by == new.peer.node
+                        && old.silence() > REDIAL_SILENCE
                 }
             }
             _ => true,
@@ -425,19 +443,19 @@ impl Sessions {
                 if let Some(opened) = self.open(peer.node).await {
                     return opened;
                 }
-                if kept.changed().await.is_err() {
-                    return Err("this broker is stopping".to_string());
-                }
+                // The sender lives as long as `self`: `changed` does not fail here.
+                let _ = kept.changed().await;
             }
         };
-        tokio::time::timeout(HELLO_TIMEOUT, wait)
-            .await
-            .unwrap_or_else(|_| {
+        tokio::select! {
+            waited = tokio::time::timeout(HELLO_TIMEOUT, wait) => waited.unwrap_or_else(|_| {
                 Err(format!(
                     "broker {} kept another connection with this one, which did not come",
                     peer.node
                 ))
-            })
+            }),
+            () = self.stopped.cancelled() => Err("this broker is stopping".to_string()),
+        }
     }
 
     /// Runs the kept `session` over `socket`: its driver, until the session closes.
@@ -723,5 +741,29 @@ mod tests {
             lower.stop();
             higher.stop();
         }
+    }
+
+    /// A broker reached by a second address (a contact point's name beside the address it
+    /// gives itself) is dialled again while its session runs: the dial gets a substream on the
+    /// session kept, and the substream already open on it goes on, whichever side dials.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_second_address_of_a_broker_leads_to_the_session_kept() {
+        let (lower, lower_addr) = broker(1).await;
+        let (higher, higher_addr) = broker(2).await;
+        let alias = |addr: &str| addr.replace("127.0.0.1", "localhost");
+        let (_, first) = higher.dial(&lower_addr, Duration::from_secs(2)).await;
+        let mut first = first.expect("a substream");
+        echoes(&mut first, b"first").await.expect("echoed");
+        for (dialler, addr) in [(&higher, alias(&lower_addr)), (&lower, alias(&higher_addr))] {
+            let (peer, again) = dialler.dial(&addr, Duration::from_secs(2)).await;
+            assert!(peer.is_some(), "{addr} answers");
+            let mut again = again.expect("a substream on the session kept");
+            echoes(&mut again, b"again").await.expect("echoed");
+            echoes(&mut first, b"first, still").await.expect("echoed");
+            assert_eq!(lower.connections().len(), 1);
+            assert_eq!(higher.connections().len(), 1);
+        }
+        lower.stop();
+        higher.stop();
     }
 }
