@@ -5,7 +5,8 @@
 //! 2. three brokers, the same partitions, factor 3 (started as `beeline chaos` starts its
 //!    brokers, without the proxies), each partition's leadership handed to its primary
 //!    (`/actuator/rebalance`): their highest sustained rate through broker 0;
-//! 3. the cluster at half that rate for `--hold`: the instance latency;
+//! 3. the cluster at half that rate for `--hold`: the instance latency, after
+//!    `--hold-warm-up` at that rate whose figures are not taken;
 //! 4. `--kills` times, under that load: the leader of a partition (seeded choice) SIGKILLed,
 //!    the time to the partition's first successful command measured as `beeline chaos`
 //!    measures it (a message published on the partition, tried through each broker in turn),
@@ -64,6 +65,12 @@ pub struct CompareArgs {
     /// --compare-cluster: how long the cluster runs at half its highest rate for the latency.
     #[arg(long, default_value = "60s", requires = "compare_cluster", value_parser = parse_duration)]
     pub hold: Duration,
+
+    /// --compare-cluster: the hold begins with this long at its rate, not measured: its
+    /// figures are of the rate held, not of its first seconds after the search (new
+    /// connections and job streams, backpressure limits the search's overloaded steps lowered).
+    #[arg(long, default_value = "10s", requires = "compare_cluster", value_parser = parse_duration)]
+    pub hold_warm_up: Duration,
 
     /// --compare-cluster: directory of the brokers' data and logs (default: a new one under
     /// the system's temporary directory, removed after the run).
@@ -143,7 +150,9 @@ struct HoldCost {
 impl HoldCost {
     /// `used` and `syncs` over the instances `report` completed; `None` if none completed.
     fn of(used: ProcessUse, syncs: Option<JournalSyncs>, report: &Report) -> Option<Self> {
-        let completed = report.result.completed;
+        // The brokers' use and syncs are taken over the warm-up too.
+        let completed =
+            report.result.completed + report.warm_up.as_ref().map_or(0, |w| w.completed);
         (completed > 0).then(|| Self {
             cpu_ms_per_instance: used.cpu_ms() / completed as f64,
             switches_per_instance: used.voluntary_switches as f64 / completed as f64,
@@ -589,6 +598,8 @@ async fn load(
     let mut args = bench.clone();
     args.gateway = Some(gateway.to_string());
     args.json = false;
+    // Only the hold warms up (`--hold-warm-up`).
+    args.warm_up = None;
     change(&mut args);
     beeline_bench::run_until(args, until)
         .await
@@ -651,6 +662,7 @@ async fn compare(
             .load(bench, |a| {
                 a.rate = half;
                 a.duration = args.hold;
+                a.warm_up = (!args.hold_warm_up.is_zero()).then_some(args.hold_warm_up);
             })
             .await?;
         let syncs = cluster
@@ -664,9 +676,15 @@ async fn compare(
             .zip(before)
             .and_then(|(after, before)| HoldCost::of(after.since(before), syncs, &report));
         println!(
-            "three brokers at {half}/s: p50 {}, p99 {}",
+            "three brokers at {half}/s: p50 {}, p99 {}{}",
             ms_text(report.result.latency.p50_ms),
-            ms_text(report.result.latency.p99_ms)
+            ms_text(report.result.latency.p99_ms),
+            report.warm_up.as_ref().map_or(String::new(), |w| format!(
+                " (after {:.0} s at that rate not measured, whose p50 {}, p99 {})",
+                w.seconds,
+                ms_text(w.latency.p50_ms),
+                ms_text(w.latency.p99_ms)
+            ))
         );
         hold = Some(report);
 

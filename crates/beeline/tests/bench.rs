@@ -109,6 +109,31 @@ fn a_run_reports_throughput_latency_and_the_brokers_memory() {
 }
 
 #[test]
+fn a_warm_up_runs_at_the_rate_before_the_measured_run_and_is_reported_apart() {
+    let (_dir, broker) = broker();
+    let gateway = broker.gateway();
+    let (text, report) = bench(&format!(
+        "--gateway {gateway} --rate 100 --warm-up 1s --duration 2s --payload 1KiB"
+    ));
+    // The report's figures are the measured run's alone; the warm-up's are beside them.
+    assert_eq!(number(&report, &["started"]), 200.0, "{text}");
+    assert_eq!(number(&report, &["completed"]), 200.0, "{text}");
+    assert_eq!(number(&report, &["warm_up", "started"]), 100.0, "{text}");
+    assert_eq!(number(&report, &["warm_up", "completed"]), 100.0, "{text}");
+    assert_eq!(
+        number(&report, &["warm_up", "target_rate"]),
+        100.0,
+        "{text}"
+    );
+    assert!(number(&report, &["warm_up", "p99_ms"]) > 0.0, "{text}");
+    assert!(text.contains("warm-up (not measured): "), "{text}");
+    // Without --warm-up there is none.
+    let (text, report) = bench(&format!("--gateway {gateway} --rate 100 --duration 1s"));
+    assert!(report["warm_up"].is_null(), "{text}");
+    assert!(!text.contains("warm-up"), "{text}");
+}
+
+#[test]
 fn the_same_load_runs_over_the_rest_api() {
     let (_dir, broker) = broker();
     let gateway = broker.rest_gateway();
@@ -229,7 +254,7 @@ fn compare_cluster_measures_both_sides_the_failover_and_each_broker_s_memory() {
     let output = Command::new(env!("CARGO_BIN_EXE_beeline"))
         .args(
             "bench --compare-cluster --rate 50 --max-rate 60 --duration 3s --drain 5s --kills 2 \
-             --hold 4s --broker-memory-limit 512MiB --json"
+             --hold 4s --hold-warm-up 1s --broker-memory-limit 512MiB --json"
                 .split_whitespace(),
         )
         .output()
@@ -257,6 +282,14 @@ fn compare_cluster_measures_both_sides_the_failover_and_each_broker_s_memory() {
         "{stdout}"
     );
     assert!(number(&report, &["half_rate_p99_ms"]) > 0.0, "{stdout}");
+    // The hold's figures follow a warm-up at its rate, which the line about the hold names.
+    assert!(
+        stdout
+            .lines()
+            .any(|line| line.starts_with("three brokers at ")
+                && line.contains("(after 1 s at that rate not measured, whose p50 ")),
+        "{stdout}"
+    );
     // The brokers' cost at half the rate: some CPU, and threads that waited.
     assert!(
         number(&report, &["half_rate_cost", "cpu_ms_per_instance"]) > 0.0

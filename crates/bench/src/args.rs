@@ -97,6 +97,12 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 1000)]
     pub max_in_flight: usize,
 
+    /// Before the measured run, start instances at --rate for this long without taking their
+    /// figures: the run then measures the rate held, not its first seconds (new connections
+    /// and job streams, backpressure limits a load before this one lowered).
+    #[arg(long, value_parser = parse_duration, conflicts_with_all = ["find_max", "soak"])]
+    pub warm_up: Option<Duration>,
+
     /// After the starts stop, how long to wait for started instances to complete.
     #[arg(long, default_value = "15s", value_parser = parse_duration)]
     pub drain: Duration,

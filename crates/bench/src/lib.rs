@@ -301,6 +301,10 @@ pub async fn run_until(
         steps: progress.steps,
     });
     let result = result_phase.map(|p| p.summary(now)).unwrap_or_default();
+    let warm_up = progress
+        .warm_up_phase
+        .and_then(|i| ctx.registry.phase(i))
+        .map(|p| p.summary(now));
     Ok(Report {
         gateway,
         api: args.api,
@@ -322,6 +326,7 @@ pub async fn run_until(
         machine,
         find_max,
         soak,
+        warm_up,
     })
 }
 
@@ -331,6 +336,8 @@ pub async fn run_until(
 struct Progress {
     /// The phase whose figures are the report's (find-max: the best step).
     result_phase: Option<usize>,
+    /// The warm-up's phase, before the measured one (`--warm-up`).
+    warm_up_phase: Option<usize>,
     best_rate: Option<f64>,
     steps: Vec<StepReport>,
     restarts: u32,
@@ -414,8 +421,18 @@ async fn drive(
             _ = restarts => {}
         }
     } else {
-        progress(shared).result_phase = Some(0);
-        run_phase(ctx, args.rate, args.duration, args.drain).await;
+        if let Some(warm_up) = args.warm_up {
+            eprintln!(
+                "beeline bench: warming up at {:.1}/s for {warm_up:?} (not measured)",
+                args.rate
+            );
+            // No drain: the measured phase's starts follow at once, at the same rate.
+            let (index, _) = run_phase(ctx, args.rate, warm_up, Duration::ZERO).await;
+            progress(shared).warm_up_phase = Some(index);
+        }
+        let (index, stats) = ctx.registry.begin(args.rate, Instant::now());
+        progress(shared).result_phase = Some(index);
+        run_begun_phase(ctx, index, &stats, args.rate, args.duration, args.drain).await;
     }
 }
 
@@ -495,12 +512,24 @@ async fn run_phase(
     drain: Duration,
 ) -> (usize, Arc<PhaseStats>) {
     let (index, stats) = ctx.registry.begin(rate, Instant::now());
-    load::start_phase(ctx, index, &stats, Schedule::new(rate, length)).await;
+    run_begun_phase(ctx, index, &stats, rate, length, drain).await;
+    (index, stats)
+}
+
+/// [`run_phase`] for a phase begun already.
+async fn run_begun_phase(
+    ctx: &Arc<Ctx>,
+    index: usize,
+    stats: &Arc<PhaseStats>,
+    rate: f64,
+    length: Duration,
+    drain: Duration,
+) {
+    load::start_phase(ctx, index, stats, Schedule::new(rate, length)).await;
     let until = Instant::now() + drain;
     while Instant::now() < until && (ctx.starts_in_flight() > 0 || stats.outstanding() > 0) {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    (index, stats)
 }
 
 /// Prints a progress line every `every` on stderr; during a soak, also keeps it for the report.

@@ -37,6 +37,8 @@ pub struct Report {
     pub machine: Option<MachineReport>,
     pub find_max: Option<FindMaxReport>,
     pub soak: Option<SoakReport>,
+    /// The warm-up before the measured run (`--warm-up`): its figures are not the report's.
+    pub warm_up: Option<PhaseSummary>,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -186,6 +188,17 @@ impl Report {
                     let _ = writeln!(t, "no rate was sustained; figures of the last step:");
                 }
             }
+        }
+        if let Some(w) = &self.warm_up {
+            let _ = writeln!(
+                t,
+                "warm-up (not measured): {:.1} s at {:.1}/s, completed {}, p50 {} p99 {}",
+                w.seconds,
+                w.target_rate,
+                w.completed,
+                ms(w.latency.p50_ms),
+                ms(w.latency.p99_ms)
+            );
         }
         let _ = writeln!(
             t,
