@@ -835,10 +835,11 @@ async fn kill_leader(
          {through}; \
          the partition's first successful command {} ms later (the last answer before: \
          {before}); the restarted broker's replicas all back {} ms after its restart; instance \
-         p99 of that load {}",
+         p99 of that load {}; its failed requests: {}",
         took.as_millis(),
         back.as_millis(),
-        ms_text(report.result.latency.p99_ms)
+        ms_text(report.result.latency.p99_ms),
+        report.result.errors_text()
     );
     Ok(Killed {
         first_success: took,

@@ -322,6 +322,18 @@ fn compare_cluster_measures_both_sides_the_failover_and_each_broker_s_memory() {
     );
     let failovers = report["failover_ms"].as_array().expect("failover_ms");
     assert_eq!(failovers.len(), 2, "both kills measured:\n{stdout}");
+    // Each kill's line says which requests failed under it, by RPC and code.
+    let kills: Vec<&str> = stdout
+        .lines()
+        .filter(|line| line.starts_with("kill "))
+        .collect();
+    assert_eq!(kills.len(), 2, "{stdout}");
+    assert!(
+        kills
+            .iter()
+            .all(|line| line.contains("; its failed requests: ")),
+        "{stdout}"
+    );
     assert!(number(&report, &["failover_p99_ms"]) > 0.0, "{stdout}");
     let brokers = report["brokers"].as_array().expect("brokers");
     let names: Vec<&str> = brokers

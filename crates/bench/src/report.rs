@@ -234,16 +234,7 @@ impl Report {
         );
         let requests: Vec<String> = r.requests.iter().map(|(k, v)| format!("{k} {v}")).collect();
         let _ = writeln!(t, "requests: {}", requests.join(", "));
-        if r.errors.is_empty() {
-            let _ = writeln!(t, "errors: none");
-        } else {
-            let by_rpc: Vec<String> = r
-                .errors_by_rpc
-                .iter()
-                .flat_map(|(rpc, codes)| codes.iter().map(move |(c, n)| format!("{rpc} {c} {n}")))
-                .collect();
-            let _ = writeln!(t, "errors: {}", by_rpc.join(", "));
-        }
+        let _ = writeln!(t, "errors: {}", r.errors_text());
         if let Some(b) = &self.broker {
             let _ = writeln!(
                 t,

@@ -259,6 +259,22 @@ pub struct PhaseSummary {
     pub errors_by_rpc: BTreeMap<String, BTreeMap<String, u64>>,
 }
 
+impl PhaseSummary {
+    /// The failed requests by RPC and code (`CompleteJob UNAVAILABLE 3, ...`), or `none`.
+    pub fn errors_text(&self) -> String {
+        let by_rpc: Vec<String> = self
+            .errors_by_rpc
+            .iter()
+            .flat_map(|(rpc, codes)| codes.iter().map(move |(c, n)| format!("{rpc} {c} {n}")))
+            .collect();
+        if by_rpc.is_empty() {
+            "none".to_string()
+        } else {
+            by_rpc.join(", ")
+        }
+    }
+}
+
 /// The phases of one run, so a worker can attribute a job of an earlier phase (a find-max
 /// step that already ended) to that phase. Bounded: one entry per phase.
 #[derive(Debug)]
