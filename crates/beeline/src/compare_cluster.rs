@@ -785,9 +785,17 @@ async fn kill_leader(
 ) -> Result<Killed, String> {
     cluster.whole(WHOLE_WITHIN).await?;
     let partition = random.below(u64::from(cluster.partitions)) as u16 + 1;
-    let leader = *leaders(&cluster.client.roles().await)
+    let leaders = leaders(&cluster.client.roles().await);
+    let leader = *leaders
         .get(&partition)
         .ok_or_else(|| format!("partition {partition} has no leader"))?;
+    // Every partition the killed broker leads fails over with it: with all of them, the
+    // load's new instances have no partition to go to until one has a new leader.
+    let led: Vec<String> = leaders
+        .iter()
+        .filter(|(_, node)| **node == leader)
+        .map(|(partition, _)| partition.to_string())
+        .collect();
     let through =
         (leader + 1 + random.below(cluster.nodes.len() as u64 - 1) as usize) % cluster.nodes.len();
     let gateway = cluster.gateway(through);
@@ -831,11 +839,12 @@ async fn kill_leader(
     let (took, before, back) = outcome?;
     let report = report?;
     let line = format!(
-        "broker {leader} (leader of partition {partition}) killed under {rate}/s through broker \
-         {through}; \
+        "broker {leader} (leader of partitions {}; partition {partition} measured) killed under \
+         {rate}/s through broker {through}; \
          the partition's first successful command {} ms later (the last answer before: \
          {before}); the restarted broker's replicas all back {} ms after its restart; instance \
          p99 of that load {}; its failed requests: {}",
+        led.join(", "),
         took.as_millis(),
         back.as_millis(),
         ms_text(report.result.latency.p99_ms),
