@@ -260,10 +260,15 @@ pub async fn run_until(
 
     let now = Instant::now();
     let progress = std::mem::take(&mut *shared.lock().unwrap_or_else(PoisonError::into_inner));
+    // Interrupted in a warm-up, the run measured nothing: the warm-up's figures are its own.
     let result_phase = progress
         .result_phase
         .and_then(|i| ctx.registry.phase(i))
-        .or_else(|| ctx.registry.current());
+        .or_else(|| {
+            ctx.registry
+                .current()
+                .filter(|_| progress.warm_up_phase.is_none())
+        });
     let broker = sampler.as_ref().map(|s| s.report(0.0));
     let machine = machine_before
         .zip(machine::CpuTimes::read())
@@ -426,9 +431,10 @@ async fn drive(
                 "beeline bench: warming up at {:.1}/s for {warm_up:?} (not measured)",
                 args.rate
             );
-            // No drain: the measured phase's starts follow at once, at the same rate.
-            let (index, _) = run_phase(ctx, args.rate, warm_up, Duration::ZERO).await;
+            let (index, stats) = ctx.registry.begin(args.rate, Instant::now());
             progress(shared).warm_up_phase = Some(index);
+            // No drain: the measured phase's starts follow at once, at the same rate.
+            run_begun_phase(ctx, index, &stats, args.rate, warm_up, Duration::ZERO).await;
         }
         let (index, stats) = ctx.registry.begin(args.rate, Instant::now());
         progress(shared).result_phase = Some(index);
