@@ -522,31 +522,35 @@ async fn watch_roles(
     roles: watch::Sender<RoleState>,
     leading: Arc<Mutex<Option<Leading>>>,
 ) {
-    let mut metrics = raft.metrics();
+    // The server's metrics (state, vote, leader, membership) change on elections and
+    // membership changes only; the data metrics at every append, commit and acknowledgement.
+    // The data metrics are watched only while they can move the role: a new leader waiting for
+    // its blank entry's apply, or a leader cut off (or not yet acknowledged) waiting for its
+    // quorum; a leader heard by its quorum looks again when its lease would run out.
+    let mut server = raft.server_metrics();
+    let mut data = raft.data_metrics();
     let mut last = (ServerState::Learner, 0, None::<NodeId>);
     let mut was_cut_off = false;
     loop {
-        let (state, term, leader, applied_term, quorum_silent) = {
-            let m = metrics.borrow_watched();
-            // How long the quorum has been silent, for a leader with others to hear from (a
-            // group of one is its own quorum).
+        let (state, term, leader, alone) = {
+            let m = server.borrow_and_update();
+            // A group of one is its own quorum.
             let alone = m
                 .membership_config
                 .membership()
                 .voter_ids()
                 .nth(1)
                 .is_none();
-            let quorum_silent = match (&m.state, &m.last_quorum_acked) {
+            (m.state, m.vote.leader_id().term, m.current_leader, alone)
+        };
+        let (applied_term, quorum_silent) = {
+            let m = data.borrow_and_update();
+            // How long the quorum has been silent, for a leader with others to hear from.
+            let quorum_silent = match (state, &m.last_quorum_acked) {
                 (ServerState::Leader, Some(acked)) if !alone => Some(acked.elapsed()),
                 _ => None,
             };
-            (
-                m.state,
-                m.current_term,
-                m.current_leader,
-                m.last_applied.as_ref().map(term_of),
-                quorum_silent,
-            )
+            (m.last_applied.as_ref().map(term_of), quorum_silent)
         };
         let cut_off = quorum_silent.is_some_and(|silent| silent >= lease);
         if cut_off != was_cut_off {
@@ -613,8 +617,15 @@ async fn watch_roles(
         let expires = quorum_silent
             .filter(|_| !cut_off)
             .map(|silent| lease.saturating_sub(silent));
+        let awaits_data = state == ServerState::Leader
+            && (role != Role::Leader || (!alone && (cut_off || quorum_silent.is_none())));
         tokio::select! {
-            changed = metrics.changed() => {
+            changed = server.changed() => {
+                if changed.is_err() {
+                    break;
+                }
+            }
+            changed = data.changed(), if awaits_data => {
                 if changed.is_err() {
                     break;
                 }
