@@ -524,7 +524,7 @@ impl Brokers {
         bench: &BenchArgs,
         change: impl FnOnce(&mut BenchArgs),
     ) -> Result<Report, String> {
-        load(&self.gateway(0), bench, change, never()).await
+        load(&self.gateway(0), bench, change, never(), || {}).await
     }
 
     /// What the brokers have used so far, summed (`None` if one cannot be read).
@@ -588,12 +588,13 @@ fn never() -> std::future::Pending<()> {
 }
 
 /// `beeline bench` with `bench`'s flags, changed by `change`, against `gateway`, until its
-/// phases are over or `until` completes.
+/// phases are over or `until` completes; `began` is called when its load begins.
 async fn load(
     gateway: &str,
     bench: &BenchArgs,
     change: impl FnOnce(&mut BenchArgs),
     until: impl std::future::Future<Output = ()>,
+    began: impl FnOnce(),
 ) -> Result<Report, String> {
     let mut args = bench.clone();
     args.gateway = Some(gateway.to_string());
@@ -601,7 +602,7 @@ async fn load(
     // Only the hold warms up (`--hold-warm-up`).
     args.warm_up = None;
     change(&mut args);
-    beeline_bench::run_until(args, until)
+    beeline_bench::run_until(args, until, began)
         .await
         .map_err(|e| e.to_string())
 }
@@ -800,6 +801,7 @@ async fn kill_leader(
         (leader + 1 + random.below(cluster.nodes.len() as u64 - 1) as usize) % cluster.nodes.len();
     let gateway = cluster.gateway(through);
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let (began, load_began) = tokio::sync::oneshot::channel::<()>();
     let load = load(
         &gateway,
         bench,
@@ -810,9 +812,16 @@ async fn kill_leader(
         async {
             let _ = stopped.await;
         },
+        || {
+            let _ = began.send(());
+        },
     );
     let kill = async {
-        // A steady load before the kill.
+        // A steady load before the kill: its set-up (connections, the deployment, the job
+        // streams) does not count.
+        if load_began.await.is_err() {
+            return Err("the load ended before it began".to_string());
+        }
         tokio::time::sleep(Duration::from_millis(3000 + random.below(1000))).await;
         let killed = Instant::now();
         cluster.nodes[leader].kill();
@@ -836,8 +845,8 @@ async fn kill_leader(
         whole.and_then(|back| probe.map(|(took, before)| (took, before, back)))
     };
     let (report, outcome) = tokio::join!(load, kill);
-    let (took, before, back) = outcome?;
     let report = report?;
+    let (took, before, back) = outcome?;
     let line = format!(
         "broker {leader} (leader of partitions {}; partition {partition} measured) killed under \
          {rate}/s through broker {through}; \

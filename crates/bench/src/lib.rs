@@ -115,19 +115,25 @@ pub async fn main(args: BenchArgs) -> ExitCode {
 /// Runs the load the flags describe until it is done or Ctrl-C, which ends it early with the
 /// figures measured so far (`Report::interrupted`).
 pub async fn run(args: BenchArgs) -> Result<Report, BenchError> {
-    run_until(args, async {
-        if tokio::signal::ctrl_c().await.is_err() {
-            // No signal handling here: never interrupt.
-            std::future::pending::<()>().await;
-        }
-    })
+    run_until(
+        args,
+        async {
+            if tokio::signal::ctrl_c().await.is_err() {
+                // No signal handling here: never interrupt.
+                std::future::pending::<()>().await;
+            }
+        },
+        || {},
+    )
     .await
 }
 
-/// [`run`], ended early when `interrupt` completes.
+/// [`run`], ended early when `interrupt` completes; `began` is called when the load begins
+/// (the model deployed, the workers started), before its first instance.
 pub async fn run_until(
     args: BenchArgs,
     interrupt: impl Future<Output = ()>,
+    began: impl FnOnce(),
 ) -> Result<Report, BenchError> {
     if args.worker_capacity == 0 || args.worker_capacity > 10_000 {
         return Err(BenchError::Args(
@@ -245,6 +251,7 @@ pub async fn run_until(
     )));
 
     let machine_before = machine::CpuTimes::read();
+    began();
     let mode = drive(&args, &ctx, sampler.as_deref(), &shared);
     let interrupted = tokio::select! {
         _ = mode => false,
