@@ -172,6 +172,33 @@ impl Store for RocksDbStore {
         Box::new(iter)
     }
 
+    fn scan_keys<'a>(&'a self, prefix: &[u8], start: &[u8]) -> ScanIter<'a> {
+        let mut read = ReadOptions::default();
+        if let Some(end) = prefix_end(prefix) {
+            read.set_iterate_upper_bound(end);
+        }
+        let mut iter = self.db.raw_iterator_opt(read);
+        iter.seek(start);
+        let path = self.path.clone();
+        let mut done = false;
+        Box::new(std::iter::from_fn(move || {
+            if done {
+                return None;
+            }
+            match iter.key() {
+                Some(key) => {
+                    let key = key.to_vec();
+                    iter.next();
+                    Some(Ok((key, Vec::new())))
+                }
+                None => {
+                    done = true;
+                    iter.status().err().map(|e| Err(store_error(&path, e)))
+                }
+            }
+        }))
+    }
+
     /// Seeks where the prefix's live entries begin, as far as this store knows
     /// (`queue_hints.rs`), and learns that place from what it finds.
     fn scan_queue<'a>(&'a self, prefix: &[u8], start: &[u8]) -> ScanIter<'a> {

@@ -136,6 +136,23 @@ fn scans_stay_in_their_prefix_and_order<S: Store>(store: S) {
     );
     assert_eq!(from_b.len(), 4);
     assert!(scan_all(&store, b"\x00\x03", b"\x00\x03").is_empty());
+    for (prefix, start) in [
+        (&b"\x00\x01"[..], &b"\x00\x01"[..]),
+        (b"\x00\x01", b"\x00\x01b"),
+    ] {
+        let keys: Vec<(Vec<u8>, Vec<u8>)> = store
+            .scan_keys(prefix, start)
+            .map(|r| r.expect("scan_keys"))
+            .collect();
+        let scanned: Vec<(Vec<u8>, Vec<u8>)> = scan_all(&store, prefix, start)
+            .into_iter()
+            .map(|(k, _)| (k, Vec::new()))
+            .collect();
+        assert_eq!(
+            keys, scanned,
+            "scan_keys names the keys scan finds, values left empty"
+        );
+    }
 }
 
 /// Queues consumed from the front, refilled below and above it, scanned from the front and

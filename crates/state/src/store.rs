@@ -23,6 +23,15 @@ pub trait Store: Send + Sync + 'static {
         self.scan(prefix, start)
     }
 
+    /// The keys [`scan`](Store::scan) would return, each with an empty value: a store need not
+    /// read or copy the values (a scope's entries deleted by key, say).
+    fn scan_keys<'a>(&'a self, prefix: &[u8], start: &[u8]) -> ScanIter<'a> {
+        Box::new(
+            self.scan(prefix, start)
+                .map(|entry| entry.map(|(key, _)| (key, Vec::new()))),
+        )
+    }
+
     /// The greatest key starting with `prefix`.
     fn last_key(&self, prefix: &[u8]) -> Result<Option<Vec<u8>>> {
         let mut last = None;

@@ -178,11 +178,7 @@ impl<'t, 's> MutableVariableState<'t, 's> {
     /// Removes a scope and its variables (its element instance ended).
     pub fn remove_scope(&mut self, scope: i64) -> Result<()> {
         let prefix = KeyBuilder::new(ColumnFamily::Variables).i64(scope).build();
-        let keys: Vec<Vec<u8>> = self
-            .txn
-            .scan(&prefix)
-            .map(|entry| entry.map(|(k, _)| k))
-            .collect::<Result<_>>()?;
+        let keys: Vec<Vec<u8>> = self.txn.scan_keys(&prefix).collect::<Result<_>>()?;
         for key in keys {
             self.txn.delete(key);
         }
