@@ -181,6 +181,42 @@ impl Unanswered {
     }
 }
 
+/// Counts an AppendEntries call in `beeline_raft_append_entries_failed_total` when it is
+/// dropped without every request answered: failed, ended early by the follower, or given up
+/// by openraft (a heartbeat's time-out drops the call it waits for, a hung broker's included).
+struct CallOutcome {
+    metrics: Arc<GroupMetrics>,
+    /// The stream's requests sent and not yet answered; `None` for a single call.
+    unanswered: Option<Arc<Unanswered>>,
+    /// Not answered yet (a single call), or the stream not yet opened.
+    open: bool,
+    failed: bool,
+    /// Ended by an answer (a conflict, a newer vote): what was still in flight is not lost to a
+    /// failure.
+    answered: bool,
+}
+
+impl CallOutcome {
+    fn new(metrics: Arc<GroupMetrics>, unanswered: Option<Arc<Unanswered>>) -> Self {
+        Self {
+            metrics,
+            unanswered,
+            open: true,
+            failed: false,
+            answered: false,
+        }
+    }
+}
+
+impl Drop for CallOutcome {
+    fn drop(&mut self) {
+        let waiting = self.unanswered.as_ref().is_some_and(|u| u.waiting());
+        if self.failed || (!self.answered && (self.open || waiting)) {
+            GroupMetrics::add(&self.metrics.appends_failed, 1);
+        }
+    }
+}
+
 impl GroupNetwork {
     async fn ask_vote(
         &self,
@@ -223,14 +259,13 @@ impl RaftNetworkV2<TypeConfig> for GroupNetwork {
         request.to_node = self.target;
         GroupMetrics::add(&self.metrics.appends_sent, 1);
         GroupMetrics::add(&self.metrics.entries_sent, rpc.entries.len() as u64);
-        let response = async {
-            self.client()?
-                .append_entries(with_deadline(request, &option))
-                .await
-                .map_err(|status| self.failed(status))
-        }
-        .await
-        .inspect_err(|_| GroupMetrics::add(&self.metrics.appends_failed, 1))?;
+        let mut outcome = CallOutcome::new(self.metrics.clone(), None);
+        let response = self
+            .client()?
+            .append_entries(with_deadline(request, &option))
+            .await
+            .map_err(|status| self.failed(status))?;
+        outcome.open = false;
         convert::append_response_from(response.into_inner()).map_err(malformed)
     }
 
@@ -263,17 +298,13 @@ impl RaftNetworkV2<TypeConfig> for GroupNetwork {
             let Some(first) = input.next().await else {
                 return Ok(futures_util::stream::empty().boxed());
             };
-            let metrics = self.metrics.clone();
-            let count_failure = move |error: RPCError<TypeConfig>| {
-                GroupMetrics::add(&metrics.appends_failed, 1);
-                error
-            };
-            let mut client = self.client().map_err(&count_failure)?;
-            let (partition_id, target) = (self.partition_id, self.target);
             let unanswered = Arc::new(Unanswered {
                 window: Arc::new(tokio::sync::Semaphore::new(APPENDS_IN_FLIGHT)),
                 sent: Mutex::default(),
             });
+            let mut outcome = CallOutcome::new(self.metrics.clone(), Some(unanswered.clone()));
+            let mut client = self.client()?;
+            let (partition_id, target) = (self.partition_id, self.target);
             let requests = {
                 let unanswered = unanswered.clone();
                 let metrics = self.metrics.clone();
@@ -314,13 +345,14 @@ impl RaftNetworkV2<TypeConfig> for GroupNetwork {
             let answers = client
                 .stream_append(requests)
                 .await
-                .map_err(|status| count_failure(failed(target, partition_id, status)))?
+                .map_err(|status| failed(target, partition_id, status))?
                 .into_inner();
+            outcome.open = false;
             let ttl = option.hard_ttl();
             let check = tokio::time::interval(ttl / 4);
-            let state = (answers, unanswered, check, self.metrics.clone());
+            let state = (answers, unanswered, check, outcome);
             let answers = futures_util::stream::unfold(Some(state), move |state| async move {
-                let (mut answers, unanswered, mut check, metrics) = state?;
+                let (mut answers, unanswered, mut check, mut outcome) = state?;
                 let answer = loop {
                     tokio::select! {
                         answer = answers.message() => break answer,
@@ -336,23 +368,17 @@ impl RaftNetworkV2<TypeConfig> for GroupNetwork {
                         unanswered.answered();
                         convert::stream_result_from(answer).map_err(malformed)
                     }
-                    Ok(None) => {
-                        // Ended with requests unanswered: openraft takes that as a
-                        // failed call too.
-                        if unanswered.waiting() {
-                            GroupMetrics::add(&metrics.appends_failed, 1);
-                        }
-                        return None;
-                    }
+                    // Ended: with requests unanswered, openraft takes that as a failed
+                    // call too (counted as the outcome drops).
+                    Ok(None) => return None,
                     Err(status) => Err(failed(target, partition_id, status)),
                 };
-                if result.is_err() {
-                    GroupMetrics::add(&metrics.appends_failed, 1);
-                }
+                outcome.failed = result.is_err();
+                outcome.answered = matches!(result, Ok(Err(_)));
                 let go_on = matches!(result, Ok(Ok(_)));
                 Some((
                     result,
-                    go_on.then_some((answers, unanswered, check, metrics)),
+                    go_on.then_some((answers, unanswered, check, outcome)),
                 ))
             });
             Ok(answers.boxed())
@@ -471,8 +497,66 @@ mod tests {
     use openraft::entry::RaftEntry;
     use openraft::raft::AppendEntriesRequest;
 
-    use super::{COMMIT_NOTICE_DELAY, with_next_request};
+    use super::{COMMIT_NOTICE_DELAY, CallOutcome, Unanswered, with_next_request};
+    use crate::metrics::GroupMetrics;
     use crate::types::{Batch, Entry, TypeConfig, Vote, log_id};
+
+    /// What a call's outcome counts in `appends_failed` as it drops: a call given up before
+    /// its answer (a heartbeat's time-out drops it, a hung broker's included), one that failed
+    /// or ended with requests in flight count once; one answered in full, or ended by an answer
+    /// (a conflict), does not.
+    #[test]
+    fn a_call_given_up_or_failed_counts_once_and_an_answered_one_not() {
+        let metrics = std::sync::Arc::new(GroupMetrics::default());
+        let failed = || {
+            metrics
+                .appends_failed
+                .load(std::sync::atomic::Ordering::Relaxed)
+        };
+        let stream = || {
+            let unanswered = std::sync::Arc::new(Unanswered {
+                window: std::sync::Arc::new(tokio::sync::Semaphore::new(4)),
+                sent: std::sync::Mutex::default(),
+            });
+            (
+                CallOutcome::new(metrics.clone(), Some(unanswered.clone())),
+                unanswered,
+            )
+        };
+
+        drop(CallOutcome::new(metrics.clone(), None));
+        assert_eq!(failed(), 1, "a single call dropped unanswered");
+        let mut answered = CallOutcome::new(metrics.clone(), None);
+        answered.open = false;
+        drop(answered);
+        assert_eq!(failed(), 1, "a single call answered");
+
+        let (outcome, _) = stream();
+        drop(outcome);
+        assert_eq!(failed(), 2, "a stream given up before it opened");
+        let (mut outcome, unanswered) = stream();
+        outcome.open = false;
+        unanswered.sent_at().push_back(Instant::now());
+        drop(outcome);
+        assert_eq!(failed(), 3, "a stream dropped with a request in flight");
+        let (mut outcome, unanswered) = stream();
+        outcome.open = false;
+        unanswered.sent_at().push_back(Instant::now());
+        unanswered.answered();
+        drop(outcome);
+        assert_eq!(failed(), 3, "a stream whose requests were all answered");
+        let (mut outcome, unanswered) = stream();
+        outcome.open = false;
+        unanswered.sent_at().push_back(Instant::now());
+        outcome.answered = true;
+        drop(outcome);
+        assert_eq!(failed(), 3, "a stream ended by a conflict's answer");
+        let (mut outcome, _) = stream();
+        outcome.open = false;
+        outcome.failed = true;
+        drop(outcome);
+        assert_eq!(failed(), 4, "a stream that failed");
+    }
 
     /// A request after `prev` carrying the commit index `commit` and entries `entries`.
     fn request(prev: u64, commit: u64, entries: u64) -> AppendEntriesRequest<TypeConfig> {
