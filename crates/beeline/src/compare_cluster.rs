@@ -774,10 +774,11 @@ struct Killed {
 }
 
 /// One kill under load: waits for the cluster to be whole, starts the load at `rate` through
-/// a broker other than the victim, lets it run steadily, kills the leader of a partition,
-/// measures the time to that partition's first successful command, restarts the broker (its
-/// sampler follows the new process), measures the time until the cluster is whole again and
-/// then stops the load.
+/// a broker other than a partition's leader, lets it run steadily, kills that partition's
+/// leader as it is then (or another partition's, should the leadership have moved onto the
+/// load's broker), measures the time to that partition's first successful command, restarts
+/// the broker (its sampler follows the new process), measures the time until the cluster is
+/// whole again and then stops the load.
 async fn kill_leader(
     cluster: &mut Brokers,
     bench: &BenchArgs,
@@ -786,17 +787,9 @@ async fn kill_leader(
 ) -> Result<Killed, String> {
     cluster.whole(WHOLE_WITHIN).await?;
     let partition = random.below(u64::from(cluster.partitions)) as u16 + 1;
-    let leaders = leaders(&cluster.client.roles().await);
-    let leader = *leaders
+    let leader = *leaders(&cluster.client.roles().await)
         .get(&partition)
         .ok_or_else(|| format!("partition {partition} has no leader"))?;
-    // Every partition the killed broker leads fails over with it: with all of them, the
-    // load's new instances have no partition to go to until one has a new leader.
-    let led: Vec<String> = leaders
-        .iter()
-        .filter(|(_, node)| **node == leader)
-        .map(|(partition, _)| partition.to_string())
-        .collect();
     let through =
         (leader + 1 + random.below(cluster.nodes.len() as u64 - 1) as usize) % cluster.nodes.len();
     let gateway = cluster.gateway(through);
@@ -823,6 +816,26 @@ async fn kill_leader(
             return Err("the load ended before it began".to_string());
         }
         tokio::time::sleep(Duration::from_millis(3000 + random.below(1000))).await;
+        // Leadership may have moved since the load was placed: the partition's leader now is
+        // killed, or, if that is the broker the load goes through, another partition's.
+        // Every partition it leads fails over with it: with all of them, the load's new
+        // instances have no partition to go to until one has a new leader.
+        let now = leaders(&cluster.client.roles().await);
+        let (partition, leader) = now
+            .get(&partition)
+            .filter(|&&node| node != through)
+            .map(|&node| (partition, node))
+            .or_else(|| {
+                now.iter()
+                    .find(|&(_, &node)| node != through)
+                    .map(|(&partition, &node)| (partition, node))
+            })
+            .unwrap_or((partition, leader));
+        let led: Vec<String> = now
+            .iter()
+            .filter(|(_, node)| **node == leader)
+            .map(|(partition, _)| partition.to_string())
+            .collect();
         let killed = Instant::now();
         cluster.nodes[leader].kill();
         let probe = cluster
@@ -842,18 +855,23 @@ async fn kill_leader(
             Err(e) => Err(e),
         };
         let _ = stop.send(());
-        whole.and_then(|back| probe.map(|(took, before)| (took, before, back)))
+        whole.and_then(|back| {
+            probe.map(|(took, before)| (partition, leader, led, took, before, back))
+        })
     };
     let (report, outcome) = tokio::join!(load, kill);
     let report = report?;
-    let (took, before, back) = outcome?;
+    let (partition, leader, led, took, before, back) = outcome?;
+    let led = match led.is_empty() {
+        true => "no partition".to_string(),
+        false => format!("partitions {}", led.join(", ")),
+    };
     let line = format!(
-        "broker {leader} (leader of partitions {}; partition {partition} measured) killed under \
-         {rate}/s through broker {through}; \
+        "broker {leader} (leader of {led} at the kill; partition {partition} measured) killed \
+         under {rate}/s through broker {through}; \
          the partition's first successful command {} ms later (the last answer before: \
          {before}); the restarted broker's replicas all back {} ms after its restart; instance \
          p99 of that load {}; its failed requests: {}",
-        led.join(", "),
         took.as_millis(),
         back.as_millis(),
         ms_text(report.result.latency.p99_ms),

@@ -322,8 +322,8 @@ fn compare_cluster_measures_both_sides_the_failover_and_each_broker_s_memory() {
     );
     let failovers = report["failover_ms"].as_array().expect("failover_ms");
     assert_eq!(failovers.len(), 2, "both kills measured:\n{stdout}");
-    // Each kill's line says which partitions the killed broker led, and which requests failed
-    // under it, by RPC and code.
+    // Each kill's line says which partitions the killed broker led at the kill, and which
+    // requests failed under it, by RPC and code.
     let kills: Vec<&str> = stdout
         .lines()
         .filter(|line| line.starts_with("kill "))
@@ -333,6 +333,7 @@ fn compare_cluster_measures_both_sides_the_failover_and_each_broker_s_memory() {
         kills
             .iter()
             .all(|line| line.contains("(leader of partitions ")
+                && line.contains(" at the kill; partition ")
                 && line.contains(" measured) killed under ")
                 && line.contains("; its failed requests: ")),
         "{stdout}"
