@@ -137,13 +137,24 @@ fn request_line(line: &[u8]) -> (String, String) {
     (method, encoded)
 }
 
-/// The body with its waits cut short, where it is a JSON object.
+/// The body with its waits cut short, where it is a JSON object. The API reads some bodies
+/// that are not valid UTF-8 (serde skips the value of a property it does not know without
+/// checking its bytes): such a body that waits is sent with the bad bytes replaced, so its
+/// wait is cut short too; one that does not wait is sent as it is.
 fn bounded_body(path: &str, body: &[u8]) -> Vec<u8> {
-    let Ok(serde_json::Value::Object(mut object)) = serde_json::from_slice(body) else {
-        return body.to_vec();
+    let (mut object, valid) = match serde_json::from_slice(body) {
+        Ok(serde_json::Value::Object(object)) => (object, true),
+        Ok(_) => return body.to_vec(),
+        Err(_) => match serde_json::from_str(&String::from_utf8_lossy(body)) {
+            Ok(serde_json::Value::Object(object)) => (object, false),
+            _ => return body.to_vec(),
+        },
     };
     let waits = path.ends_with("/jobs/activation")
         || object.get("awaitCompletion") == Some(&serde_json::Value::Bool(true));
+    if !waits && !valid {
+        return body.to_vec();
+    }
     if waits {
         let timeout = object
             .get("requestTimeout")
